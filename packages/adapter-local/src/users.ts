@@ -1,0 +1,33 @@
+import { readFileSync } from 'node:fs';
+import { InvalidArgument } from '@sandstream/types';
+
+/** The numeric identity a command runs as. */
+export interface UserIds {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+/**
+ * Resolves an account name (or a numeric uid) through `/etc/passwd`. An
+ * unknown name is the caller's mistake, reported before anything starts.
+ */
+export function resolveUser(name: string, passwdPath = '/etc/passwd'): UserIds {
+  let passwd = '';
+  try {
+    passwd = readFileSync(passwdPath, 'utf8');
+  } catch {
+    // fall through: only numeric ids can be honoured without the database
+  }
+  for (const line of passwd.split('\n')) {
+    const [login, , uid, gid] = line.split(':');
+    if (login === undefined || uid === undefined || gid === undefined) continue;
+    if (login === name || uid === name) return { uid: Number(uid), gid: Number(gid) };
+  }
+  if (/^[0-9]+$/.test(name)) return { uid: Number(name), gid: Number(name) };
+  throw new InvalidArgument('options.user', `no account named ${JSON.stringify(name)} in ${passwdPath}`);
+}
+
+/** Whether this process may switch to another account (it must be root). */
+export function canSwitchUser(): boolean {
+  return typeof process.getuid === 'function' && process.getuid() === 0;
+}

@@ -1,0 +1,104 @@
+import type { RunOptions, Signal, StreamOptions } from './options.js';
+import type { CapabilityManifest } from './schema/capability.js';
+import type { ExecResult } from './schema/exec-result.js';
+import type { OutputChunk } from './schema/output-chunk.js';
+
+/**
+ * The writer a Process exposes when started with `stdin: 'pipe'`.
+ * Writes are delivered in call order. After `end()`, or once the command has
+ * exited or stopped reading, `write()` rejects with `StdinClosed`.
+ */
+export interface StdinWriter {
+  /** Queues bytes (strings are UTF-8 encoded); resolves once the backend accepted them. */
+  write(data: Uint8Array | string): Promise<void>;
+  /** Closes standard input so the command sees end-of-file. Idempotent; never rejects because the command already exited. */
+  end(): Promise<void>;
+  /** True once `end()` was called or the pipe was found closed. */
+  readonly closed: boolean;
+}
+
+/**
+ * A running command, returned synchronously by `Sandbox.stream()`.
+ *
+ * It is an async iterable of tagged chunks and an async disposable. Leaving
+ * its scope terminates the command and everything it started, however the
+ * scope is left (ADR-0003):
+ *
+ * @example
+ * ```ts
+ * import type { Sandbox } from '@sandstream/types';
+ * async function test(sb: Sandbox): Promise<number | null> {
+ *   await using proc = sb.stream(['npm', 'test'], { timeout: 300_000 });
+ *   for await (const chunk of proc) {
+ *     (chunk.stream === 'stdout' ? process.stdout : process.stderr).write(chunk.data);
+ *   }
+ *   const result = await proc.wait();
+ *   return result.exitCode;
+ * }
+ * ```
+ */
+export interface Process extends AsyncIterable<OutputChunk>, AsyncDisposable {
+  /** Identifies this process within its sandbox; stable and unique. */
+  readonly id: string;
+  /** The command as it was validated. */
+  readonly argv: readonly string[];
+  /** The backend's process id once the start was confirmed, otherwise undefined. */
+  readonly pid: number | undefined;
+  /** The writer when started with `stdin: 'pipe'`, otherwise null. */
+  readonly stdin: StdinWriter | null;
+  /** True once the command's exit (or failure) is known. */
+  readonly exited: boolean;
+  /**
+   * Iterates the chunks in arrival order. A Process can be iterated once.
+   * Leaving the loop early (break, return, throw) terminates the command.
+   */
+  [Symbol.asyncIterator](): AsyncIterator<OutputChunk, undefined>;
+  /**
+   * Resolves with the terminal result (`streamed: true`). Idempotent; output
+   * nobody has read is drained and discarded. Rejects with `AbortError` when
+   * the caller's signal ended the command, or `SpawnFailed` when it never started.
+   */
+  wait(): Promise<ExecResult>;
+  /** Sends a signal to the command's process tree. A no-op once it exited. */
+  kill(signal?: Signal): Promise<void>;
+  /** Terminates the command if it is still running (SIGTERM, then SIGKILL after the grace period) and waits for it. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * A place that runs commands. Obtain one from an adapter; dispose it to
+ * terminate everything it started.
+ *
+ * @example
+ * ```ts
+ * import type { Sandbox } from '@sandstream/types';
+ * async function version(sb: Sandbox): Promise<string> {
+ *   const result = await sb.run(['node', '--version'], { timeout: 10_000 });
+ *   return result.stdoutText.trim();
+ * }
+ * ```
+ */
+export interface Sandbox<Native = unknown> extends AsyncDisposable {
+  /** The adapter's name, as reports print it. */
+  readonly name: string;
+  /** What this sandbox supports. Constant for the sandbox's lifetime. */
+  readonly capabilities: Readonly<CapabilityManifest>;
+  /** The backend's own handle, for what the contract does not cover. */
+  readonly native: Native;
+  /** Runs a command to completion and buffers its output. */
+  run(argv: readonly string[], options?: RunOptions): Promise<ExecResult>;
+  /**
+   * Starts a command and returns its Process synchronously. The Process is
+   * not thenable, so forgetting the scope cannot be papered over by `await`.
+   * Throws `CapabilityNotSupported`, `InvalidArgument` or `SandboxClosed`
+   * before any side effect.
+   */
+  stream(argv: readonly string[], options?: StreamOptions): Process;
+  /** Terminates every process this sandbox started, then releases it. Idempotent. */
+  close(): Promise<void>;
+  /** Same as `close()`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** A factory that returns a fresh, isolated sandbox on every call. */
+export type SandboxFactory = () => Promise<Sandbox> | Sandbox;

@@ -1,0 +1,25 @@
+/**
+ * The Sandstream contract: what a sandbox adapter implements and what its
+ * callers rely on. Schemas are TypeBox values (the JSON Schema of the spec is
+ * generated from them); types sit beside them under the same names.
+ *
+ * @packageDocumentation
+ */
+export { SPEC_VERSION, SCHEMA_ID, schemaRef } from './version.js';
+export * from './schema/index.js';
+export * from './errors.js';
+export * from './options.js';
+export type { Process, Sandbox, SandboxFactory, StdinWriter } from './contract.js';
+export { createExecResult } from './result.js';
+export { lines, type Line } from './lines.js';
+export { validateArgv, planRun, planStream } from './validate-options.js';
+export {
+  validatorFor,
+  encodeOutputChunk,
+  decodeOutputChunk,
+  encodeExecResult,
+  decodeExecResult,
+  type SchemaIssue,
+  type SpecValidator,
+} from './validators.js';
+export { buildSpecDocument, serializeSpecDocument, type SpecDocument } from './spec-document.js';

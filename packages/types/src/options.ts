@@ -1,0 +1,93 @@
+import type { OutputChunk } from './schema/output-chunk.js';
+
+/** Signals a caller may send with `Process.kill()`. */
+export const SIGNALS = Object.freeze([
+  'SIGTERM',
+  'SIGKILL',
+  'SIGINT',
+  'SIGHUP',
+  'SIGQUIT',
+  'SIGUSR1',
+  'SIGUSR2',
+  'SIGSTOP',
+  'SIGCONT',
+] as const);
+export type Signal = (typeof SIGNALS)[number];
+
+/**
+ * Per-command resource limits (capability `resource-limits`). Exceeding one
+ * shows in the result: usually death by a signal (`SIGXCPU`, `SIGKILL`,
+ * `SIGXFSZ`) or a failing exit code from the command's own error handling.
+ */
+export interface ResourceLimits {
+  /** CPU time in whole seconds (RLIMIT_CPU). */
+  readonly cpuSeconds?: number;
+  /** Address-space size in bytes (RLIMIT_AS). */
+  readonly addressSpaceBytes?: number;
+  /** Largest file the command may write, in bytes (RLIMIT_FSIZE). */
+  readonly fileSizeBytes?: number;
+  /** Number of open file descriptors (RLIMIT_NOFILE). */
+  readonly openFiles?: number;
+}
+
+/** Options that `run()` and `stream()` share. */
+export interface CommandOptions {
+  /** Wall-clock limit in milliseconds, measured from the start request. On expiry the command is terminated and the result has `timedOut: true`. */
+  readonly timeout?: number;
+  /** Variables added to the sandbox's base environment (they override same-named ones). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Working directory; the sandbox's default when absent. */
+  readonly cwd?: string;
+  /** Aborting terminates the command and rejects with `AbortError`, which carries the partial result. */
+  readonly signal?: AbortSignal;
+  /** Resource limits (capability `resource-limits`). */
+  readonly limits?: ResourceLimits;
+  /** Account to run as (capability `user`). */
+  readonly user?: string;
+  /**
+   * One-shot standard input (capability `stdin`): written in full, then
+   * closed. A command that exits without reading it all is not an error.
+   */
+  readonly input?: Uint8Array | string;
+}
+
+/**
+ * Options of `Sandbox.run()`.
+ *
+ * @example
+ * ```ts
+ * import type { RunOptions } from '@sandstream/types';
+ * const options: RunOptions = {
+ *   timeout: 30_000,
+ *   maxOutputBytes: 1 << 20,
+ *   onOutput: (chunk) => process.stdout.write(chunk.data),
+ * };
+ * ```
+ */
+export interface RunOptions extends CommandOptions {
+  /** Cap on the bytes kept per stream (default 64 MiB). Past it, output is still drained and delivered to `onOutput`, not kept, and the stream's truncation flag is set. */
+  readonly maxOutputBytes?: number;
+  /**
+   * Receives every chunk as it arrives, past the cap too, while `run()` still
+   * buffers. Called synchronously in arrival order; if it throws, the command
+   * is terminated and `run()` rejects with `CallbackFailed`.
+   */
+  readonly onOutput?: (chunk: OutputChunk) => void;
+}
+
+/**
+ * Options of `Sandbox.stream()`.
+ *
+ * @example
+ * ```ts
+ * import type { StreamOptions } from '@sandstream/types';
+ * const options: StreamOptions = { stdin: 'pipe', timeout: 60_000 };
+ * ```
+ */
+export interface StreamOptions extends CommandOptions {
+  /** `'pipe'` gives the Process a `stdin` writer (capability `stdin`); the default `'ignore'` gives the command an empty standard input. */
+  readonly stdin?: 'pipe' | 'ignore';
+}
+
+/** The default per-stream cap of `run()`: 64 MiB. */
+export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;

@@ -1,0 +1,127 @@
+import type { Process, Sandbox } from '../contract.js';
+import { AbortError, CapabilityNotSupported, SandboxClosed } from '../errors.js';
+import type { RunOptions, StreamOptions } from '../options.js';
+import type { Capability, CapabilityManifest } from '../schema/capability.js';
+import type { ExecResult } from '../schema/exec-result.js';
+import { planRun, planStream, type CommandSpec, type ExecutionPlan } from '../validate-options.js';
+import type { ProcessDriver } from './driver.js';
+import { ProcessCore, type CoreSettings } from './process-core.js';
+import { ProcessHandle } from './process-handle.js';
+
+/** Default time between SIGTERM and SIGKILL. */
+export const DEFAULT_GRACE_MS = 2_000;
+/** Default wait for an exit report after SIGKILL. */
+export const DEFAULT_KILL_WAIT_MS = 5_000;
+/** Default queued bytes at which a driver is paused. */
+export const DEFAULT_HIGH_WATER_MARK = 4 * 1024 * 1024;
+
+/**
+ * What an adapter supplies; {@link defineSandbox} turns it into a full
+ * {@link Sandbox} with validation, capability checks, the Process runtime
+ * and close-terminates-everything.
+ */
+export interface SandboxBackend<Native = unknown> {
+  readonly name: string;
+  readonly capabilities: CapabilityManifest;
+  readonly native: Native;
+  /** Time between SIGTERM and SIGKILL during teardown (default 2000 ms). */
+  readonly graceMs?: number;
+  /** Wait for an exit report after SIGKILL before failing with `TransportError` (default 5000 ms). */
+  readonly killWaitMs?: number;
+  /** Queued bytes at which the driver is paused (default 4 MiB). */
+  readonly highWaterMark?: number;
+  /** Creates the driver of one command. Must not start it: the runtime calls `start()`. */
+  createDriver(command: CommandSpec): ProcessDriver;
+  /** Releases the backend after every process it started is gone. */
+  close?(): Promise<void>;
+}
+
+function requiredCapabilities(plan: ExecutionPlan): Capability[] {
+  const needed: Capability[] = [];
+  if (plan.command.stdin === 'pipe') needed.push('stdin');
+  if (plan.command.limits !== undefined) needed.push('resource-limits');
+  if (plan.command.user !== undefined) needed.push('user');
+  return needed;
+}
+
+/**
+ * Builds a {@link Sandbox} from a backend. Adapter authors write only the
+ * driver; everything the spec says about Processes is enforced here.
+ *
+ * @example
+ * ```ts
+ * import { defineSandbox, type ProcessDriver } from '@sandstream/types/runtime';
+ * declare function myDriver(argv: readonly string[]): ProcessDriver;
+ * const sandbox = defineSandbox({
+ *   name: 'my-backend',
+ *   capabilities: { streaming: true, stdin: false, 'resource-limits': false, user: false },
+ *   native: undefined,
+ *   createDriver: (command) => myDriver(command.argv),
+ * });
+ * ```
+ */
+export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<Native> {
+  const settings: CoreSettings = {
+    graceMs: backend.graceMs ?? DEFAULT_GRACE_MS,
+    killWaitMs: backend.killWaitMs ?? DEFAULT_KILL_WAIT_MS,
+    highWaterMark: backend.highWaterMark ?? DEFAULT_HIGH_WATER_MARK,
+  };
+  const capabilities = Object.freeze({ ...backend.capabilities });
+  const live = new Set<ProcessCore>();
+  let counter = 0;
+  let closing: Promise<void> | undefined;
+
+  function check(operation: string, plan: ExecutionPlan): void {
+    for (const capability of requiredCapabilities(plan)) {
+      if (!capabilities[capability]) throw new CapabilityNotSupported(capability, operation);
+    }
+  }
+
+  function launch(plan: ExecutionPlan, mode: 'run' | 'stream'): ProcessCore {
+    const driver = backend.createDriver(plan.command);
+    const core = new ProcessCore(`${backend.name}:${++counter}`, plan, driver, mode, settings);
+    live.add(core);
+    void core.whenSettled().then(() => live.delete(core));
+    return core;
+  }
+
+  const sandbox: Sandbox<Native> = {
+    name: backend.name,
+    capabilities,
+    native: backend.native,
+
+    async run(argv: readonly string[], options?: RunOptions): Promise<ExecResult> {
+      if (closing !== undefined) throw new SandboxClosed();
+      const plan = planRun(argv, options);
+      check('run()', plan);
+      if (plan.signal?.aborted) throw new AbortError(undefined, { cause: plan.signal.reason });
+      const core = launch(plan, 'run');
+      try {
+        return await core.result();
+      } finally {
+        await core.dispose().catch(() => undefined);
+      }
+    },
+
+    stream(argv: readonly string[], options?: StreamOptions): Process {
+      if (closing !== undefined) throw new SandboxClosed();
+      if (!capabilities.streaming) throw new CapabilityNotSupported('streaming', 'stream()');
+      const plan = planStream(argv, options);
+      check('stream()', plan);
+      return new ProcessHandle(launch(plan, 'stream'));
+    },
+
+    close(): Promise<void> {
+      closing ??= (async () => {
+        await Promise.allSettled([...live].map((core) => core.dispose()));
+        await backend.close?.();
+      })();
+      return closing;
+    },
+
+    [Symbol.asyncDispose](): Promise<void> {
+      return sandbox.close();
+    },
+  };
+  return sandbox;
+}

@@ -1,0 +1,18 @@
+/**
+ * The shared Process runtime. Adapter authors implement a
+ * {@link ProcessDriver} for their backend and hand it to
+ * {@link defineSandbox}; queueing, backpressure, timeouts, abort, teardown
+ * and results come from here, identical for every adapter.
+ *
+ * @packageDocumentation
+ */
+export type { DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from './driver.js';
+export {
+  defineSandbox,
+  DEFAULT_GRACE_MS,
+  DEFAULT_HIGH_WATER_MARK,
+  DEFAULT_KILL_WAIT_MS,
+  type SandboxBackend,
+} from './define-sandbox.js';
+export type { CommandSpec, ExecutionPlan } from '../validate-options.js';
+

@@ -1,0 +1,457 @@
+import {
+  AbortError,
+  CallbackFailed,
+  SandstreamError,
+  StdinClosed,
+  TransportError,
+} from '../errors.js';
+import type { Signal } from '../options.js';
+import { createExecResult } from '../result.js';
+import type { ExecResult } from '../schema/exec-result.js';
+import type { OutputChunk, StreamName } from '../schema/output-chunk.js';
+import type { ExecutionPlan } from '../validate-options.js';
+import type { DriverEvents, ExitStatus, ProcessDriver } from './driver.js';
+
+/** Timing and flow-control settings of one process. */
+export interface CoreSettings {
+  /** Time between SIGTERM and SIGKILL during teardown. */
+  readonly graceMs: number;
+  /** How long to wait for the exit report after SIGKILL before declaring the transport broken. */
+  readonly killWaitMs: number;
+  /** Queued bytes at which the driver is paused while nobody reads. */
+  readonly highWaterMark: number;
+}
+
+/**
+ * `stream`: chunks are queued for the iterator (result has `streamed: true`).
+ * `run`: chunks are accumulated up to the cap (result has `streamed: false`).
+ */
+export type CoreMode = 'stream' | 'run';
+
+type Phase = 'starting' | 'running' | 'settled';
+
+interface Waiter {
+  resolve(value: IteratorResult<OutputChunk, undefined>): void;
+  reject(error: unknown): void;
+}
+
+/** Accumulates one stream's bytes for `run()`, up to the cap. */
+class Capture {
+  private readonly parts: Uint8Array[] = [];
+  private kept = 0;
+  truncated = false;
+  constructor(private readonly cap: number) {}
+
+  add(data: Uint8Array): void {
+    const room = this.cap - this.kept;
+    if (data.byteLength <= room) {
+      this.parts.push(data);
+      this.kept += data.byteLength;
+      return;
+    }
+    if (room > 0) {
+      this.parts.push(data.subarray(0, room));
+      this.kept += room;
+    }
+    this.truncated = true;
+  }
+
+  bytes(): Uint8Array {
+    if (this.parts.length === 1) return this.parts[0]!;
+    const out = Buffer.allocUnsafe(this.kept);
+    let offset = 0;
+    for (const part of this.parts) {
+      out.set(part, offset);
+      offset += part.byteLength;
+    }
+    return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+  }
+}
+
+function delay(ms: number): { promise: Promise<void>; cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const promise = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return { promise, cancel: () => clearTimeout(timer) };
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/**
+ * The Process state machine, written once for every adapter. It owns the
+ * chunk queue, backpressure, timeout, abort, teardown order and the result;
+ * the driver owns only the backend.
+ *
+ * It holds no reference to the public Process object, so that object can
+ * be garbage-collected (and the leak caught) while the core lives on.
+ */
+export class ProcessCore {
+  readonly startedAt = performance.now();
+  pid: number | undefined;
+
+  private phase: Phase = 'starting';
+  private readonly settledPromise: Promise<void>;
+  private resolveSettled!: () => void;
+  private status: ExitStatus | undefined;
+  private endedAt = 0;
+  /** Why the command failed to start or to report, if it did. */
+  private failure: Error | undefined;
+  private timedOut = false;
+  private abortReason: unknown;
+  private aborted = false;
+  private callbackError: unknown;
+  private callbackFailed = false;
+
+  // Stream mode: the queue of unread chunks.
+  private queue: OutputChunk[] = [];
+  private queueHead = 0;
+  private queuedBytes = 0;
+  private waiter: Waiter | undefined;
+  private paused = false;
+  private discarding = false;
+  private unbounded = false;
+
+  // Run mode: what is kept.
+  private readonly captures: Record<StreamName, Capture> | undefined;
+
+  private terminating: Promise<void> | undefined;
+  private timeoutTimer: NodeJS.Timeout | undefined;
+  private readonly onAbort = (): void => {
+    this.aborted = true;
+    this.abortReason = this.plan.signal?.reason;
+    void this.terminate();
+  };
+  private resultPromise: Promise<ExecResult> | undefined;
+  private released: Promise<void> | undefined;
+  private readonly started: Promise<void>;
+
+  constructor(
+    readonly id: string,
+    readonly plan: ExecutionPlan,
+    private readonly driver: ProcessDriver,
+    readonly mode: CoreMode,
+    private readonly settings: CoreSettings,
+  ) {
+    this.settledPromise = new Promise((resolve) => {
+      this.resolveSettled = resolve;
+    });
+    this.captures =
+      mode === 'run'
+        ? { stdout: new Capture(plan.maxOutputBytes), stderr: new Capture(plan.maxOutputBytes) }
+        : undefined;
+
+    const events: DriverEvents = {
+      output: (stream, data) => this.handleOutput(stream, data),
+      exit: (status) => this.settle(status, undefined),
+      fail: (error) => this.settle(undefined, error),
+    };
+    if (plan.timeout !== undefined) {
+      this.timeoutTimer = setTimeout(() => {
+        this.timedOut = true;
+        void this.terminate();
+      }, plan.timeout);
+    }
+    if (plan.signal?.aborted) {
+      // Already aborted: nothing is started, so there is nothing to tear down.
+      this.aborted = true;
+      this.abortReason = plan.signal.reason;
+      this.started = Promise.resolve();
+      this.settle(undefined, undefined);
+      return;
+    }
+    plan.signal?.addEventListener('abort', this.onAbort, { once: true });
+
+    this.started = this.start(events);
+  }
+
+  private async start(events: DriverEvents): Promise<void> {
+    try {
+      const info = await this.driver.start(events);
+      this.pid = info.pid;
+      if (this.phase === 'starting') this.phase = 'running';
+    } catch (error) {
+      this.settle(undefined, error instanceof SandstreamError ? error : new TransportError('start failed', { cause: error }));
+      return;
+    }
+    if (this.plan.input !== undefined) {
+      // One-shot input: a command that exits without reading it all is fine,
+      // as a shell treats a closed pipe.
+      try {
+        await this.driver.writeStdin(this.plan.input);
+        await this.driver.closeStdin();
+      } catch (error) {
+        if (!(error instanceof StdinClosed)) void this.failTransport(asError(error));
+      }
+    }
+  }
+
+  get settled(): boolean {
+    return this.phase === 'settled';
+  }
+
+  /** Resolves once the command's fate is known (exit or failure). Never rejects. */
+  whenSettled(): Promise<void> {
+    return this.settledPromise;
+  }
+
+  // ---- output ---------------------------------------------------------
+
+  private handleOutput(stream: StreamName, data: Uint8Array): void {
+    if (this.phase === 'settled' || data.byteLength === 0) return;
+    const chunk: OutputChunk = { stream, data };
+    if (this.plan.onOutput !== undefined && !this.callbackFailed) {
+      try {
+        this.plan.onOutput(chunk);
+      } catch (error) {
+        this.callbackFailed = true;
+        this.callbackError = error;
+        void this.terminate();
+      }
+    }
+    if (this.captures !== undefined) {
+      this.captures[stream].add(data);
+      return;
+    }
+    if (this.discarding) return;
+    if (this.waiter !== undefined) {
+      const waiter = this.waiter;
+      this.waiter = undefined;
+      waiter.resolve({ value: chunk, done: false });
+      return;
+    }
+    this.queue.push(chunk);
+    this.queuedBytes += data.byteLength;
+    if (!this.paused && !this.unbounded && this.queuedBytes >= this.settings.highWaterMark) {
+      this.paused = true;
+      this.driver.pause?.();
+    }
+  }
+
+  private resumeIfPaused(): void {
+    if (this.paused) {
+      this.paused = false;
+      this.driver.resume?.();
+    }
+  }
+
+  /** Drops unread output and stops queueing: nobody will read it. */
+  discard(): void {
+    this.discarding = true;
+    this.queue = [];
+    this.queueHead = 0;
+    this.queuedBytes = 0;
+    this.resumeIfPaused();
+  }
+
+  /** Pulls the next chunk for the iterator. */
+  next(): Promise<IteratorResult<OutputChunk, undefined>> {
+    if (this.queueHead < this.queue.length) {
+      const chunk = this.queue[this.queueHead]!;
+      this.queue[this.queueHead++] = undefined as never;
+      this.queuedBytes -= chunk.data.byteLength;
+      if (this.queueHead === this.queue.length) {
+        this.queue = [];
+        this.queueHead = 0;
+      }
+      if (this.paused && this.queuedBytes <= this.settings.highWaterMark / 2) this.resumeIfPaused();
+      return Promise.resolve({ value: chunk, done: false });
+    }
+    if (this.phase === 'settled' || this.discarding) {
+      return this.settledPromise.then(() => {
+        const error = this.terminalError(true);
+        if (error !== undefined) throw error;
+        return { value: undefined, done: true };
+      });
+    }
+    if (this.aborted || this.callbackFailed) {
+      // The loop ends with the error, but only once the command is gone.
+      return this.settledPromise.then(() => {
+        throw this.terminalError(true);
+      });
+    }
+    if (this.waiter !== undefined) {
+      return Promise.reject(new TypeError('next() called again before the previous call resolved'));
+    }
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+    });
+  }
+
+  // ---- ending ---------------------------------------------------------
+
+  private settle(status: ExitStatus | undefined, failure: unknown): void {
+    if (this.phase === 'settled') return;
+    this.phase = 'settled';
+    this.endedAt = performance.now();
+    this.status = status;
+    if (failure !== undefined) this.failure = asError(failure);
+    clearTimeout(this.timeoutTimer);
+    this.plan.signal?.removeEventListener('abort', this.onAbort);
+    this.resolveSettled();
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    if (waiter !== undefined) {
+      const error = this.terminalError(true);
+      if (error !== undefined) waiter.reject(error);
+      else waiter.resolve({ value: undefined, done: true });
+    }
+  }
+
+  private failTransport(error: Error): Promise<void> {
+    const failure = error instanceof SandstreamError ? error : new TransportError(error.message, { cause: error });
+    this.settle(undefined, failure);
+    return Promise.resolve();
+  }
+
+  /** The error the command ended with, if any, for iteration (`streamed`) or run. */
+  private terminalError(streamed: boolean): Error | undefined {
+    if (this.failure !== undefined) return this.failure;
+    if (this.aborted) return new AbortError(this.buildResult(streamed), { cause: this.abortReason });
+    if (this.callbackFailed) return new CallbackFailed(this.buildResult(streamed), { cause: this.callbackError });
+    return undefined;
+  }
+
+  private buildResult(streamed: boolean): ExecResult {
+    const stdout = this.captures?.stdout;
+    const stderr = this.captures?.stderr;
+    return createExecResult({
+      exitCode: this.status?.exitCode ?? null,
+      signal: this.status?.signal ?? null,
+      streamed,
+      stdout: streamed ? undefined : stdout?.bytes(),
+      stderr: streamed ? undefined : stderr?.bytes(),
+      stdoutTruncated: stdout?.truncated ?? false,
+      stderrTruncated: stderr?.truncated ?? false,
+      timedOut: this.timedOut,
+      durationMs: Math.max(0, this.endedAt - this.startedAt),
+    });
+  }
+
+  /**
+   * The terminal result. Idempotent. In stream mode unread output is
+   * drained and discarded first.
+   */
+  result(): Promise<ExecResult> {
+    if (this.resultPromise === undefined) {
+      if (this.mode === 'stream') this.discard();
+      this.resultPromise = this.settledPromise.then(() => {
+        const streamed = this.mode === 'stream';
+        const error = this.terminalError(streamed);
+        if (error !== undefined) throw error;
+        return this.buildResult(streamed);
+      });
+    }
+    return this.resultPromise;
+  }
+
+  /** Sends a signal to the process tree; a no-op once settled. */
+  async kill(signal: Signal): Promise<void> {
+    await this.started;
+    if (this.phase === 'settled') return;
+    await this.driver.signal(signal);
+  }
+
+  /**
+   * SIGTERM, then SIGKILL after the grace period, then a bounded wait for
+   * the exit report. Runs on internal timers only, so it completes even when
+   * the caller's own signal has long been aborted. Idempotent.
+   */
+  terminate(): Promise<void> {
+    this.terminating ??= this.runTermination();
+    return this.terminating;
+  }
+
+  private async runTermination(): Promise<void> {
+    // Output still flows during teardown so a child blocked on a full pipe
+    // can act on SIGTERM; in stream mode the queue grows past the mark
+    // only for the few milliseconds teardown takes.
+    this.unbounded = true;
+    this.resumeIfPaused();
+    await this.started;
+    if (this.phase === 'settled') return;
+    const steps: Array<[Signal, number]> = [
+      ['SIGTERM', this.settings.graceMs],
+      ['SIGKILL', this.settings.killWaitMs],
+    ];
+    for (const [signal, wait] of steps) {
+      try {
+        await this.driver.signal(signal);
+      } catch (error) {
+        await this.failTransport(asError(error));
+        return;
+      }
+      if (this.settled) return;
+      const timer = delay(wait);
+      await Promise.race([this.settledPromise, timer.promise]);
+      timer.cancel();
+      if (this.settled) return;
+    }
+    await this.failTransport(
+      new TransportError(`no exit was reported within ${this.settings.killWaitMs} ms of SIGKILL`),
+    );
+  }
+
+  /**
+   * Leaves the scope: discards unread output, terminates the command if it
+   * is still running, closes standard input and releases the driver.
+   * Rejects only when termination could not be confirmed.
+   */
+  dispose(): Promise<void> {
+    this.released ??= this.runDispose();
+    return this.released;
+  }
+
+  private async runDispose(): Promise<void> {
+    this.discard();
+    await this.terminate();
+    try {
+      await this.driver.release?.();
+    } catch {
+      // The command is gone; a failure to free the transport changes nothing for the caller.
+    }
+    if (this.failure instanceof TransportError) throw this.failure;
+  }
+
+  // ---- stdin ----------------------------------------------------------
+
+  private stdinChain: Promise<void> = Promise.resolve();
+  private stdinEnded: Promise<void> | undefined;
+  stdinClosed = false;
+
+  writeStdin(data: Uint8Array): Promise<void> {
+    if (this.stdinClosed) return Promise.reject(new StdinClosed('standard input is closed'));
+    const write = this.stdinChain.then(async () => {
+      await this.started;
+      if (this.stdinClosed || this.phase === 'settled') {
+        throw new StdinClosed('the command has exited; standard input is closed');
+      }
+      try {
+        await this.driver.writeStdin(data);
+      } catch (error) {
+        if (error instanceof StdinClosed) this.stdinClosed = true;
+        throw error;
+      }
+    });
+    this.stdinChain = write.catch(() => undefined);
+    return write;
+  }
+
+  endStdin(): Promise<void> {
+    if (this.stdinEnded === undefined) {
+      this.stdinClosed = true;
+      this.stdinEnded = this.stdinChain.then(async () => {
+        await this.started;
+        if (this.phase === 'settled') return;
+        try {
+          await this.driver.closeStdin();
+        } catch (error) {
+          if (!(error instanceof StdinClosed)) throw error;
+        }
+      });
+    }
+    return this.stdinEnded;
+  }
+}

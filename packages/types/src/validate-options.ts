@@ -1,0 +1,218 @@
+import { InvalidArgument } from './errors.js';
+import {
+  DEFAULT_MAX_OUTPUT_BYTES,
+  type CommandOptions,
+  type ResourceLimits,
+  type RunOptions,
+  type StreamOptions,
+} from './options.js';
+import type { OutputChunk } from './schema/output-chunk.js';
+
+/** A validated, normalised command: what a driver is asked to start. */
+export interface CommandSpec {
+  readonly argv: readonly string[];
+  /** Only the caller's additions; the adapter merges them over its base environment. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd: string | undefined;
+  /** `'pipe'` when the caller asked for a writer or gave one-shot input. */
+  readonly stdin: 'pipe' | 'ignore';
+  readonly limits: ResourceLimits | undefined;
+  readonly user: string | undefined;
+}
+
+/** Everything the runtime needs besides the command itself. */
+export interface ExecutionPlan {
+  readonly command: CommandSpec;
+  readonly timeout: number | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly input: Uint8Array | undefined;
+  /** True when the caller asked for an interactive writer (`stdin: 'pipe'`). */
+  readonly interactive: boolean;
+  readonly maxOutputBytes: number;
+  readonly onOutput: ((chunk: OutputChunk) => void) | undefined;
+}
+
+const COMMON_KEYS = ['timeout', 'env', 'cwd', 'signal', 'limits', 'user', 'input'] as const;
+const RUN_KEYS = new Set<string>([...COMMON_KEYS, 'maxOutputBytes', 'onOutput']);
+const STREAM_KEYS = new Set<string>([...COMMON_KEYS, 'stdin']);
+const LIMIT_KEYS = new Set<string>(['cpuSeconds', 'addressSpaceBytes', 'fileSizeBytes', 'openFiles']);
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (value instanceof Uint8Array) return 'a Uint8Array';
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+function noNul(key: string, value: string): string {
+  if (value.includes('\0')) throw new InvalidArgument(key, 'must not contain a NUL character');
+  return value;
+}
+
+/**
+ * Checks argv: a non-empty array of strings, the first non-empty, none
+ * containing NUL (which no exec call can carry). Returns a frozen copy so a
+ * caller mutating its array later cannot change what runs.
+ */
+export function validateArgv(argv: unknown): readonly string[] {
+  if (!Array.isArray(argv)) {
+    throw new InvalidArgument('argv', `must be an array of strings, got ${describe(argv)}`);
+  }
+  if (argv.length === 0) throw new InvalidArgument('argv', 'must not be empty');
+  const copy = argv.map((item: unknown, index) => {
+    if (typeof item !== 'string') {
+      throw new InvalidArgument(`argv[${index}]`, `must be a string, got ${describe(item)}`);
+    }
+    return noNul(`argv[${index}]`, item);
+  });
+  if (copy[0] === '') throw new InvalidArgument('argv[0]', 'must not be empty');
+  return Object.freeze(copy);
+}
+
+function positiveNumber(key: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new InvalidArgument(key, `must be a finite number greater than 0, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function positiveInteger(key: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    throw new InvalidArgument(key, `must be a positive integer, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function nonEmptyString(key: string, value: unknown): string {
+  if (typeof value !== 'string' || value === '') {
+    throw new InvalidArgument(key, `must be a non-empty string, got ${describe(value)}`);
+  }
+  return noNul(key, value);
+}
+
+function validateEnv(value: unknown): Readonly<Record<string, string>> {
+  if (!isPlainObject(value)) {
+    throw new InvalidArgument('options.env', `must be an object of strings, got ${describe(value)}`);
+  }
+  const env: Record<string, string> = {};
+  for (const [name, entry] of Object.entries(value)) {
+    const key = `options.env.${name}`;
+    if (name === '' || name.includes('=') || name.includes('\0')) {
+      throw new InvalidArgument(key, 'a variable name must be non-empty and contain neither "=" nor NUL');
+    }
+    if (typeof entry !== 'string') throw new InvalidArgument(key, `must be a string, got ${describe(entry)}`);
+    env[name] = noNul(key, entry);
+  }
+  return Object.freeze(env);
+}
+
+function validateLimits(value: unknown): ResourceLimits {
+  if (!isPlainObject(value)) {
+    throw new InvalidArgument('options.limits', `must be an object, got ${describe(value)}`);
+  }
+  const limits: Record<string, number> = {};
+  for (const [name, entry] of Object.entries(value)) {
+    if (!LIMIT_KEYS.has(name)) throw new InvalidArgument(`options.limits.${name}`, 'unknown resource limit');
+    if (entry === undefined) continue;
+    limits[name] = positiveInteger(`options.limits.${name}`, entry);
+  }
+  return Object.freeze(limits) as ResourceLimits;
+}
+
+function validateInput(value: unknown): Uint8Array {
+  if (typeof value === 'string') return new TextEncoder().encode(value);
+  if (value instanceof Uint8Array) return value;
+  throw new InvalidArgument('options.input', `must be a Uint8Array or a string, got ${describe(value)}`);
+}
+
+function isAbortSignal(value: unknown): value is AbortSignal {
+  return value instanceof AbortSignal;
+}
+
+function planCommand(
+  argv: unknown,
+  options: unknown,
+  allowed: ReadonlySet<string>,
+): { plan: Omit<ExecutionPlan, 'maxOutputBytes' | 'onOutput' | 'interactive' | 'command'>; raw: Record<string, unknown>; argv: readonly string[] } {
+  const checkedArgv = validateArgv(argv);
+  if (options !== undefined && !isPlainObject(options)) {
+    throw new InvalidArgument('options', `must be an object, got ${describe(options)}`);
+  }
+  const raw = options ?? {};
+  for (const key of Object.keys(raw)) {
+    if (!allowed.has(key)) throw new InvalidArgument(`options.${key}`, 'unknown option');
+  }
+  const o = raw as CommandOptions;
+  const plan = {
+    timeout: o.timeout === undefined ? undefined : positiveNumber('options.timeout', o.timeout),
+    signal: undefined as AbortSignal | undefined,
+    input: o.input === undefined ? undefined : validateInput(o.input),
+  };
+  if (o.signal !== undefined) {
+    if (!isAbortSignal(o.signal)) {
+      throw new InvalidArgument('options.signal', `must be an AbortSignal, got ${describe(o.signal)}`);
+    }
+    plan.signal = o.signal;
+  }
+  return { plan, raw, argv: checkedArgv };
+}
+
+function commandSpec(argv: readonly string[], raw: Record<string, unknown>, stdin: 'pipe' | 'ignore'): CommandSpec {
+  return Object.freeze({
+    argv,
+    env: raw['env'] === undefined ? Object.freeze({}) : validateEnv(raw['env']),
+    cwd: raw['cwd'] === undefined ? undefined : nonEmptyString('options.cwd', raw['cwd']),
+    stdin,
+    limits: raw['limits'] === undefined ? undefined : validateLimits(raw['limits']),
+    user: raw['user'] === undefined ? undefined : nonEmptyString('options.user', raw['user']),
+  });
+}
+
+/**
+ * Validates the arguments of `run()`. Every problem raises
+ * {@link InvalidArgument} naming the offending key; nothing is started.
+ */
+export function planRun(argv: unknown, options?: RunOptions): ExecutionPlan {
+  const { plan, raw, argv: checked } = planCommand(argv, options, RUN_KEYS);
+  const max = raw['maxOutputBytes'];
+  if (max !== undefined && (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 0)) {
+    throw new InvalidArgument('options.maxOutputBytes', `must be a non-negative integer, got ${describe(max)}`);
+  }
+  const onOutput = raw['onOutput'];
+  if (onOutput !== undefined && typeof onOutput !== 'function') {
+    throw new InvalidArgument('options.onOutput', `must be a function, got ${describe(onOutput)}`);
+  }
+  return {
+    ...plan,
+    command: commandSpec(checked, raw, plan.input === undefined ? 'ignore' : 'pipe'),
+    interactive: false,
+    maxOutputBytes: max ?? DEFAULT_MAX_OUTPUT_BYTES,
+    onOutput: onOutput as ((chunk: OutputChunk) => void) | undefined,
+  };
+}
+
+/** Validates the arguments of `stream()`, like {@link planRun}. */
+export function planStream(argv: unknown, options?: StreamOptions): ExecutionPlan {
+  const { plan, raw, argv: checked } = planCommand(argv, options, STREAM_KEYS);
+  const stdin = raw['stdin'];
+  if (stdin !== undefined && stdin !== 'pipe' && stdin !== 'ignore') {
+    throw new InvalidArgument('options.stdin', `must be "pipe" or "ignore", got ${describe(stdin)}`);
+  }
+  if (stdin === 'pipe' && plan.input !== undefined) {
+    throw new InvalidArgument('options.input', 'cannot be combined with stdin: "pipe"; write to the stdin writer instead');
+  }
+  const interactive = stdin === 'pipe';
+  return {
+    ...plan,
+    command: commandSpec(checked, raw, interactive || plan.input !== undefined ? 'pipe' : 'ignore'),
+    interactive,
+    maxOutputBytes: 0,
+    onOutput: undefined,
+  };
+}

@@ -1,0 +1,104 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { Value } from '@sinclair/typebox/value';
+import { InvalidArgument } from './errors.js';
+import { ExecResult, OutputChunk, type DefinitionName } from './schema/index.js';
+import type { ExecResult as ExecResultType, ExecResultJson } from './schema/exec-result.js';
+import type { OutputChunk as OutputChunkType, OutputChunkJson } from './schema/output-chunk.js';
+import { createExecResult } from './result.js';
+import { buildSpecDocument } from './spec-document.js';
+import { SCHEMA_ID } from './version.js';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+/** One validation failure, as ajv reports it. */
+export interface SchemaIssue {
+  /** JSON Pointer into the instance, e.g. `/data`. */
+  readonly instancePath: string;
+  /** The schema keyword that failed, e.g. `pattern`, `required`, `maxLength`. */
+  readonly keyword: string;
+  readonly message: string;
+}
+
+/** A validator of one spec definition. */
+export interface SpecValidator<T = unknown> {
+  (value: unknown): value is T;
+  /** The failures of the most recent call, empty when it passed. */
+  readonly issues: readonly SchemaIssue[];
+}
+
+let compiled: Map<DefinitionName, ValidateFunction> | undefined;
+
+function compile(): Map<DefinitionName, ValidateFunction> {
+  if (compiled) return compiled;
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false });
+  addFormats(ajv);
+  const document = buildSpecDocument();
+  ajv.addSchema(document);
+  compiled = new Map();
+  for (const name of Object.keys(document.$defs) as DefinitionName[]) {
+    compiled.set(name, ajv.getSchema(`${SCHEMA_ID}#/$defs/${name}`)!);
+  }
+  return compiled;
+}
+
+/**
+ * Returns the ajv validator of a spec definition (draft 2020-12, compiled
+ * once per process).
+ *
+ * @example
+ * ```ts
+ * import { validatorFor } from '@sandstream/types';
+ * const isChunk = validatorFor('OutputChunk');
+ * if (!isChunk({ stream: 'stdout', data: 'aGk=' })) console.error(isChunk.issues);
+ * ```
+ */
+export function validatorFor<T = unknown>(name: DefinitionName): SpecValidator<T> {
+  const validate = compile().get(name);
+  if (validate === undefined) throw new InvalidArgument('name', `no definition named ${name}`);
+  let issues: readonly SchemaIssue[] = [];
+  const check = ((value: unknown) => {
+    const ok = validate(value);
+    issues = ok ? [] : (validate.errors ?? []).map(toIssue);
+    return ok;
+  }) as SpecValidator<T>;
+  Object.defineProperty(check, 'issues', { get: () => issues });
+  return check;
+}
+
+function toIssue(error: ErrorObject): SchemaIssue {
+  return { instancePath: error.instancePath, keyword: error.keyword, message: error.message ?? error.keyword };
+}
+
+function invalid(what: string, issues: readonly SchemaIssue[]): InvalidArgument {
+  const first = issues[0];
+  return new InvalidArgument(
+    `${what}${first?.instancePath ?? ''}`,
+    issues.map((issue) => `${issue.instancePath || '/'} ${issue.message} (${issue.keyword})`).join('; '),
+  );
+}
+
+/** Encodes a chunk into its JSON wire form (`data` as base64). */
+export function encodeOutputChunk(chunk: OutputChunkType): OutputChunkJson {
+  return Value.Encode(OutputChunk, chunk);
+}
+
+/** Validates a chunk's JSON wire form and decodes it; throws `InvalidArgument` naming the failing path. */
+export function decodeOutputChunk(json: unknown): OutputChunkType {
+  const check = validatorFor('OutputChunk');
+  if (!check(json)) throw invalid('chunk', check.issues);
+  return Value.Decode(OutputChunk, json);
+}
+
+/** Encodes a result into its JSON wire form (output as base64; text views are dropped). */
+export function encodeExecResult(result: ExecResultType): ExecResultJson {
+  return Value.Encode(ExecResult, { ...result });
+}
+
+/** Validates a result's JSON wire form and decodes it, text views included. */
+export function decodeExecResult(json: unknown): ExecResultType {
+  const check = validatorFor('ExecResult');
+  if (!check(json)) throw invalid('result', check.issues);
+  return createExecResult(Value.Decode(ExecResult, json));
+}
