@@ -1,7 +1,10 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 
-// Canonical, padded RFC 4648 base64. An empty string encodes zero bytes.
-const BASE64_PATTERN = '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$';
+// Canonical, padded RFC 4648 base64 (section 3.5: the pad bits of the last
+// group are zero, so every byte string has exactly one encoding). An empty
+// string encodes zero bytes.
+const BASE64_PATTERN =
+  '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$';
 
 /** Decodes canonical base64 into bytes. The caller validates the alphabet first. */
 export function base64ToBytes(text: string): Uint8Array {
