@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs';
+import { delimiter, join, resolve } from 'node:path';
 import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
 import { limitArgs } from './limits.js';
@@ -7,6 +9,7 @@ import type { UserIds } from './users.js';
 /** What the local driver needs besides the command. */
 export interface ChildDriverOptions {
   readonly baseEnv: Readonly<Record<string, string>>;
+  /** Absolute; undefined means this process's working directory at spawn time. */
   readonly defaultCwd: string | undefined;
   /** Used when the leader exits while others in its group linger. */
   readonly graceMs: number;
@@ -17,26 +20,120 @@ export interface ChildDriverOptions {
 
 const STDIN_CLOSED_CODES = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
 
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
+/** First and last interval of the poll that waits for a group to empty. */
+const POLL_FIRST_MS = 5;
+const POLL_MAX_MS = 50;
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     // A negative pid addresses the whole process group the command leads.
-    process.kill(-pid, signal);
+    process.kill(-pgid, signal);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
   }
 }
 
 /**
+ * True while a process of the group is alive. `kill(-pgid, 0)` also counts
+ * zombies, and an orphan whose new parent does not reap (a container's
+ * init often does not) stays a zombie for good; so when procfs exists, a
+ * group whose members are all zombies counts as gone.
+ */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    const first = entry.charCodeAt(0);
+    if (first < 48 || first > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+    } catch {
+      continue;
+    }
+    // Fields after the parenthesised command name: state ppid pgrp ...
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 3);
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where `execvp` would find `file`, or undefined. Needed when `prlimit`
+ * execs the command: its failure to find the program would otherwise look
+ * like the command's own exit status.
+ */
+function findExecutable(file: string, path: string | undefined, cwd: string): string | undefined {
+  if (file.includes('/')) {
+    const full = resolve(cwd, file);
+    return isExecutableFile(full) ? full : undefined;
+  }
+  for (const dir of (path ?? '/usr/local/bin:/usr/bin:/bin').split(delimiter)) {
+    const full = resolve(cwd, join(dir === '' ? '.' : dir, file));
+    if (isExecutableFile(full)) return full;
+  }
+  return undefined;
+}
+
+/** Why a spawn failed, in words a caller can act on. */
+function spawnFailure(command: CommandSpec, cwd: string, error: NodeJS.ErrnoException): string {
+  const code = error.code ?? error.message;
+  if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES') {
+    let cwdProblem: string | undefined;
+    try {
+      if (!statSync(cwd).isDirectory()) cwdProblem = 'is not a directory';
+    } catch (statError) {
+      cwdProblem = (statError as NodeJS.ErrnoException).code === 'EACCES' ? 'is not accessible' : 'does not exist';
+    }
+    if (cwdProblem !== undefined) return `${code}: the working directory ${JSON.stringify(cwd)} ${cwdProblem}`;
+    if (code === 'ENOENT') return `${code}: no such executable ${JSON.stringify(command.argv[0])}`;
+  }
+  return `${code}: ${error.message}`;
+}
+
+/**
  * Runs one command as a child process that leads its own process group, so
- * signals reach everything it starts. The command is finished when its
- * leader was reaped and both pipes reached end-of-file; a lingering group
- * member holding a pipe is told to go (SIGTERM, then SIGKILL after grace)
- * so that it cannot keep the result waiting.
+ * signals reach everything it starts. The command is finished once its
+ * leader was reaped, both pipes reached end-of-file and no live process is
+ * left in its group: members that outlive the leader are told to go
+ * (SIGTERM, then SIGKILL after the grace period), so nothing the command
+ * started outlives its result, and a member holding a pipe open cannot keep
+ * the result waiting.
  */
 export class ChildDriver implements ProcessDriver {
   private child: ChildProcess | undefined;
+  private events: DriverEvents | undefined;
   private leaderStatus: ExitStatus | undefined;
+  private pipesClosed = false;
+  private lingerExpired = false;
+  private groupGone = false;
+  private finished = false;
+  private paused = false;
   private lingerTimer: NodeJS.Timeout | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private pollDelay = POLL_FIRST_MS;
+  /** Output bytes seen, and the count at the previous poll, to tell a quiet pipe. */
+  private bytesSeen = 0;
+  private quietSince = -1;
+  private quietPolls = 0;
 
   constructor(
     private readonly command: CommandSpec,
@@ -45,51 +142,125 @@ export class ChildDriver implements ProcessDriver {
 
   start(events: DriverEvents): Promise<StartedProcess> {
     const { command, options } = this;
+    this.events = events;
     const user = options.user;
-    const wrapper = command.limits === undefined ? [] : limitArgs(options.prlimitPath!, command.limits);
+    const cwd =
+      command.cwd === undefined
+        ? (options.defaultCwd ?? process.cwd())
+        : resolve(options.defaultCwd ?? process.cwd(), command.cwd);
+    const env = { ...options.baseEnv, ...command.env };
+    let wrapper: string[] = [];
+    if (command.limits !== undefined) {
+      wrapper = limitArgs(options.prlimitPath!, command.limits);
+      if (findExecutable(command.argv[0]!, env['PATH'], cwd) === undefined) {
+        const missing = Object.assign(new Error(`spawn ${command.argv[0]} ENOENT`), { code: 'ENOENT' });
+        return Promise.reject(new SpawnFailed(command.argv, spawnFailure(command, cwd, missing), { cause: missing }));
+      }
+    }
     const [file, ...args] = [...wrapper, ...command.argv];
     let child: ChildProcess;
     try {
       child = spawn(file!, args, {
-        cwd: command.cwd ?? options.defaultCwd,
-        env: { ...options.baseEnv, ...command.env },
+        cwd,
+        env,
         stdio: [command.stdin, 'pipe', 'pipe'],
         detached: true,
         ...(user === undefined ? {} : { uid: user.uid, gid: user.gid }),
       });
     } catch (error) {
-      return Promise.reject(new SpawnFailed(command.argv, (error as Error).message, { cause: error }));
+      return Promise.reject(
+        new SpawnFailed(command.argv, spawnFailure(command, cwd, error as NodeJS.ErrnoException), { cause: error }),
+      );
     }
     this.child = child;
-    const stdout = child.stdout!;
-    const stderr = child.stderr!;
-    stdout.on('data', (data: Buffer) => events.output('stdout', data));
-    stderr.on('data', (data: Buffer) => events.output('stderr', data));
+    child.stdout!.on('data', (data: Buffer) => {
+      this.bytesSeen += data.byteLength;
+      events.output('stdout', data);
+    });
+    child.stderr!.on('data', (data: Buffer) => {
+      this.bytesSeen += data.byteLength;
+      events.output('stderr', data);
+    });
     child.stdin?.on('error', () => {
       // Surfaced through the write callbacks; a listener must exist so a
       // reader that went away never becomes an uncaught EPIPE.
     });
 
-    return new Promise<StartedProcess>((resolve, reject) => {
-      child.once('spawn', () => {
-        resolve({ pid: child.pid! });
-      });
+    return new Promise<StartedProcess>((resolveStart, rejectStart) => {
+      child.once('spawn', () => resolveStart({ pid: child.pid! }));
       child.on('error', (error: NodeJS.ErrnoException) => {
         if (child.pid === undefined) {
-          reject(new SpawnFailed(command.argv, error.code ?? error.message, { cause: error }));
+          rejectStart(new SpawnFailed(command.argv, spawnFailure(command, cwd, error), { cause: error }));
         }
       });
       child.once('exit', (code, signal) => {
         this.leaderStatus = { exitCode: code, signal };
+        if (child.pid === undefined) return;
         // Anything still in the group outlived the command: tell it to go.
-        this.lingerTimer = setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), options.graceMs);
-        signalGroup(child.pid!, 'SIGTERM');
+        this.tellGroup('SIGTERM');
+        this.lingerTimer = setTimeout(() => {
+          this.lingerExpired = true;
+          if (!this.groupGone) signalGroup(child.pid!, 'SIGKILL');
+          this.check();
+        }, options.graceMs);
+        this.check();
       });
+      // Emitted once the leader exited and both output pipes are closed.
       child.once('close', () => {
-        clearTimeout(this.lingerTimer);
-        if (this.leaderStatus !== undefined) events.exit(this.leaderStatus);
+        this.pipesClosed = true;
+        this.check();
       });
     });
+  }
+
+  /** SIGTERM (and SIGCONT, so a stopped member can act on it) to the group. */
+  private tellGroup(signal: NodeJS.Signals): void {
+    const pgid = this.child?.pid;
+    if (pgid === undefined || this.groupGone) return;
+    signalGroup(pgid, signal);
+    if (signal === 'SIGTERM' || signal === 'SIGHUP' || signal === 'SIGINT') signalGroup(pgid, 'SIGCONT');
+  }
+
+  /** Reports the exit once the leader is reaped, the pipes are closed and the group is empty. */
+  private check(): void {
+    clearTimeout(this.pollTimer);
+    this.pollTimer = undefined;
+    const child = this.child;
+    if (this.finished || this.leaderStatus === undefined || child?.pid === undefined) return;
+    if (!this.groupGone && !groupAlive(child.pid)) this.groupGone = true;
+    if (this.pipesClosed) {
+      if (this.groupGone) this.finish();
+      else this.schedule(); // members without our pipes linger: SIGKILL comes with the linger timer
+      return;
+    }
+    // The pipes are open. 'close', the linger timer or resume() call again,
+    // except in one case: the group is gone and output is flowing, yet no
+    // end-of-file comes, because a process that left the group (setsid)
+    // holds a pipe. Once output has stayed quiet for two polls, stop
+    // waiting for it ('close' follows the destroy).
+    if (!this.lingerExpired || this.paused) return;
+    if (this.groupGone) {
+      if (this.quietSince === this.bytesSeen && this.quietPolls >= 2) {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        return;
+      }
+      this.quietPolls = this.quietSince === this.bytesSeen ? this.quietPolls + 1 : 0;
+      this.quietSince = this.bytesSeen;
+    }
+    this.schedule();
+  }
+
+  private schedule(): void {
+    this.pollTimer = setTimeout(() => this.check(), this.pollDelay);
+    this.pollDelay = Math.min(this.pollDelay * 2, POLL_MAX_MS);
+  }
+
+  private finish(): void {
+    this.finished = true;
+    clearTimeout(this.lingerTimer);
+    clearTimeout(this.pollTimer);
+    this.events!.exit(this.leaderStatus!);
   }
 
   writeStdin(data: Uint8Array): Promise<void> {
@@ -97,11 +268,11 @@ export class ChildDriver implements ProcessDriver {
     if (!stdin || stdin.destroyed || stdin.writableEnded) {
       return Promise.reject(new StdinClosed('standard input is closed'));
     }
-    return new Promise((resolve, reject) => {
+    return new Promise((resolveWrite, rejectWrite) => {
       stdin.write(data, (error) => {
-        if (!error) return resolve();
+        if (!error) return resolveWrite();
         const code = (error as NodeJS.ErrnoException).code ?? '';
-        reject(
+        rejectWrite(
           STDIN_CLOSED_CODES.has(code)
             ? new StdinClosed(`the command stopped reading standard input (${code})`, { cause: error })
             : error,
@@ -113,27 +284,30 @@ export class ChildDriver implements ProcessDriver {
   closeStdin(): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || stdin.destroyed || stdin.writableEnded) return Promise.resolve();
-    return new Promise((resolve) => stdin.end(() => resolve()));
+    return new Promise((resolveEnd) => stdin.end(() => resolveEnd()));
   }
 
   async signal(signal: Signal): Promise<void> {
-    const pid = this.child?.pid;
-    if (pid === undefined) return;
-    signalGroup(pid, signal);
+    this.tellGroup(signal);
   }
 
   pause(): void {
+    this.paused = true;
     this.child?.stdout?.pause();
     this.child?.stderr?.pause();
   }
 
   resume(): void {
+    this.paused = false;
     this.child?.stdout?.resume();
     this.child?.stderr?.resume();
+    if (this.leaderStatus !== undefined) this.check();
   }
 
   async release(): Promise<void> {
     clearTimeout(this.lingerTimer);
+    clearTimeout(this.pollTimer);
+    this.finished = true;
     const child = this.child;
     if (!child) return;
     child.stdin?.destroy();

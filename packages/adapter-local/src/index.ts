@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import {
   InvalidArgument,
   type CapabilityManifest,
@@ -10,7 +11,10 @@ import { canSwitchUser, resolveUser } from './users.js';
 
 /** Options of {@link createLocalSandbox}. */
 export interface LocalSandboxOptions {
-  /** Working directory of commands that do not pass `cwd` (default: this process's). */
+  /**
+   * Working directory of commands that do not pass `cwd`, and the base a
+   * relative per-call `cwd` resolves against (default: this process's).
+   */
   readonly cwd?: string;
   /**
    * The base environment. Per-command `env` is merged over it, entry by
@@ -39,6 +43,44 @@ function inheritedEnv(): Record<string, string> {
   return env;
 }
 
+const OPTION_KEYS = new Set(['cwd', 'env', 'graceMs', 'capabilities']);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+function validateBaseEnv(value: unknown): Record<string, string> {
+  if (!isPlainObject(value)) throw new InvalidArgument('options.env', 'must be an object of strings');
+  const env: Record<string, string> = {};
+  for (const [name, entry] of Object.entries(value)) {
+    const key = `options.env.${name}`;
+    if (name === '' || name.includes('=') || name.includes('\0')) {
+      throw new InvalidArgument(key, 'a variable name must be non-empty and contain neither "=" nor NUL');
+    }
+    if (typeof entry !== 'string') throw new InvalidArgument(key, 'must be a string');
+    if (entry.includes('\0')) throw new InvalidArgument(key, 'must not contain a NUL character');
+    env[name] = entry;
+  }
+  return env;
+}
+
+function validateCapabilities(value: unknown, available: CapabilityManifest): CapabilityManifest {
+  if (!isPlainObject(value)) throw new InvalidArgument('options.capabilities', 'must be an object of booleans');
+  const capabilities = { ...available };
+  for (const [name, enabled] of Object.entries(value)) {
+    const key = `options.capabilities.${name}`;
+    // Own keys only: `toString` and friends are not capabilities.
+    if (!Object.hasOwn(available, name)) throw new InvalidArgument(key, 'unknown capability');
+    if (enabled === undefined) continue;
+    if (typeof enabled !== 'boolean') throw new InvalidArgument(key, 'must be a boolean');
+    // Only ever off: what the machine cannot do stays off.
+    if (!enabled) capabilities[name as keyof CapabilityManifest] = false;
+  }
+  return capabilities;
+}
+
 /**
  * Creates a sandbox that runs commands as local child processes: argv only,
  * never a shell; each command leads its own process group, and teardown
@@ -53,10 +95,21 @@ function inheritedEnv(): Record<string, string> {
  * ```
  */
 export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox<LocalNative> {
+  if (!isPlainObject(options)) throw new InvalidArgument('options', 'must be an object');
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) throw new InvalidArgument(`options.${key}`, 'unknown option');
+  }
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
-  if (!Number.isFinite(graceMs) || graceMs < 0) {
+  if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0) {
     throw new InvalidArgument('options.graceMs', 'must be a non-negative finite number');
   }
+  const cwd: unknown = options.cwd;
+  if (cwd !== undefined && (typeof cwd !== 'string' || cwd === '' || cwd.includes('\0'))) {
+    throw new InvalidArgument('options.cwd', 'must be a non-empty string without NUL');
+  }
+  // Fixed now, so a later chdir() of this process cannot move it.
+  const defaultCwd = cwd === undefined ? undefined : resolve(cwd);
+  const baseEnv = options.env === undefined ? inheritedEnv() : validateBaseEnv(options.env);
   const prlimitPath = findPrlimit();
   const available: CapabilityManifest = {
     streaming: true,
@@ -64,12 +117,8 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox<L
     'resource-limits': prlimitPath !== undefined,
     user: canSwitchUser(),
   };
-  const capabilities = { ...available };
-  for (const [name, enabled] of Object.entries(options.capabilities ?? {})) {
-    if (!(name in available)) throw new InvalidArgument(`options.capabilities.${name}`, 'unknown capability');
-    if (enabled === false) capabilities[name as keyof CapabilityManifest] = false;
-  }
-  const baseEnv = options.env === undefined ? inheritedEnv() : { ...options.env };
+  const capabilities =
+    options.capabilities === undefined ? available : validateCapabilities(options.capabilities, available);
 
   return defineSandbox<LocalNative>({
     name: 'local',
@@ -79,7 +128,7 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox<L
     createDriver: (command) =>
       new ChildDriver(command, {
         baseEnv,
-        defaultCwd: options.cwd,
+        defaultCwd,
         graceMs,
         prlimitPath,
         user: command.user === undefined ? undefined : resolveUser(command.user),
