@@ -1,0 +1,32 @@
+import type { Capability } from '@sandstream/types';
+import type { CaseContext } from './context.js';
+
+/**
+ * One conformance case. Ids are stable and dotted (`teardown.break`); the
+ * first segment names the spec section the case belongs to.
+ */
+export interface ConformanceCase {
+  readonly id: string;
+  /** Quotes or paraphrases the requirement it proves. */
+  readonly title: string;
+  /** The spec requirement ids this case proves; at least one. */
+  readonly requirements: readonly string[];
+  /**
+   * Positive case: runs only when the adapter advertises all of these; it is
+   * `skipped` otherwise (optional capabilities only).
+   */
+  readonly needs?: readonly Capability[];
+  /**
+   * Negative case: runs only when the adapter does NOT advertise this
+   * capability, and proves the typed refusal.
+   */
+  readonly without?: Capability;
+  /** Milliseconds before the case fails as hung; default from the run options. */
+  readonly timeoutMs?: number;
+  readonly run: (ctx: CaseContext) => Promise<void>;
+}
+
+/** Identity helper that keeps case literals type-checked. */
+export function defineCase(spec: ConformanceCase): ConformanceCase {
+  return spec;
+}

@@ -1,0 +1,161 @@
+import type { RunOptions, StreamOptions } from '@sandstream/types';
+import { check, checkEqual, checkErrorCode, ConformanceFailure, describeError, rejectionOf, thrownBy } from '../assert.js';
+import { defineCase } from '../case.js';
+
+interface BadCall {
+  readonly argv: unknown;
+  readonly options?: unknown;
+  readonly key: string;
+}
+
+const BAD_ARGV: BadCall[] = [
+  { argv: [], key: 'argv' },
+  { argv: 'echo hi', key: 'argv' },
+  { argv: ['echo', 1], key: 'argv[1]' },
+  { argv: [''], key: 'argv[0]' },
+  { argv: ['echo', 'a\0b'], key: 'argv[1]' },
+];
+
+const BAD_COMMON: BadCall[] = [
+  { argv: ['true'], options: { nonsense: 1 }, key: 'options.nonsense' },
+  { argv: ['true'], options: { timeout: 0 }, key: 'options.timeout' },
+  { argv: ['true'], options: { timeout: -5 }, key: 'options.timeout' },
+  { argv: ['true'], options: { timeout: '100' }, key: 'options.timeout' },
+  { argv: ['true'], options: { timeout: Number.NaN }, key: 'options.timeout' },
+  { argv: ['true'], options: { env: { SANDSTREAM_X: 1 } }, key: 'options.env.SANDSTREAM_X' },
+  { argv: ['true'], options: { cwd: 42 }, key: 'options.cwd' },
+  { argv: ['true'], options: { signal: 'stop' }, key: 'options.signal' },
+  { argv: ['true'], options: 'fast', key: 'options' },
+];
+
+const BAD_RUN: BadCall[] = [
+  { argv: ['true'], options: { maxOutputBytes: -1 }, key: 'options.maxOutputBytes' },
+  { argv: ['true'], options: { onOutput: 'log' }, key: 'options.onOutput' },
+  { argv: ['true'], options: { stdin: 'pipe' }, key: 'options.stdin' },
+];
+
+const BAD_STREAM: BadCall[] = [
+  { argv: ['true'], options: { stdin: 'inherit' }, key: 'options.stdin' },
+  { argv: ['true'], options: { maxOutputBytes: 10 }, key: 'options.maxOutputBytes' },
+];
+
+function checkInvalid(error: unknown, key: string, what: string): void {
+  checkErrorCode(error, 'INVALID_ARGUMENT', what);
+  const named = (error as { key?: unknown }).key;
+  check(named === key, `${what}: InvalidArgument names ${JSON.stringify(named)}, expected ${JSON.stringify(key)}`);
+}
+
+function label(call: BadCall): string {
+  const show = (value: unknown): string => JSON.stringify(value, (_, v: unknown) => (typeof v === 'number' && Number.isNaN(v) ? 'NaN' : v));
+  return `(${show(call.argv)}${call.options === undefined ? '' : `, ${show(call.options)}`})`;
+}
+
+// The contract is typed; these calls deliberately break the types.
+type LooseRun = (argv: unknown, options?: unknown) => Promise<unknown>;
+type LooseStream = (argv: unknown, options?: unknown) => unknown;
+
+export const argumentCases = [
+  defineCase({
+    id: 'arguments.invalid-argv',
+    title: 'malformed argv raises InvalidArgument naming the element, before any side effect',
+    requirements: ['SS-ARG-1'],
+    async run(ctx) {
+      const run = ctx.sandbox.run.bind(ctx.sandbox) as LooseRun;
+      const stream = ctx.sandbox.stream.bind(ctx.sandbox) as LooseStream;
+      for (const call of BAD_ARGV) {
+        checkInvalid(await rejectionOf(run(call.argv), `run${label(call)}`), call.key, `run${label(call)}`);
+        checkInvalid(thrownBy(() => stream(call.argv), `stream${label(call)}`), call.key, `stream${label(call)}`);
+      }
+    },
+  }),
+  defineCase({
+    id: 'arguments.invalid-options',
+    title: 'an unknown option, or one of the wrong type or range, raises InvalidArgument naming it, before any side effect',
+    requirements: ['SS-ARG-2'],
+    async run(ctx) {
+      const dir = await ctx.scratch();
+      const touch = ['sh', '-c', 'touch "$1"', 'sh', `${dir}/ran`];
+      const run = ctx.sandbox.run.bind(ctx.sandbox) as LooseRun;
+      const stream = ctx.sandbox.stream.bind(ctx.sandbox) as LooseStream;
+      for (const call of [...BAD_COMMON, ...BAD_RUN]) {
+        let pending: Promise<unknown>;
+        try {
+          pending = run(touch, call.options);
+        } catch (error) {
+          throw new ConformanceFailure(`run${label(call)} must reject, not throw synchronously (threw ${describeError(error)})`);
+        }
+        checkInvalid(await rejectionOf(pending, `run${label(call)}`), call.key, `run${label(call)}`);
+      }
+      for (const call of [...BAD_COMMON, ...BAD_STREAM]) {
+        checkInvalid(thrownBy(() => stream(touch, call.options), `stream${label(call)}`), call.key, `stream${label(call)}`);
+      }
+      await ctx.sleep(150);
+      check((await ctx.readFile(`${dir}/ran`)) === undefined, 'a command with an invalid option ran anyway');
+    },
+  }),
+  defineCase({
+    id: 'arguments.argv-byte-exact',
+    title: 'each argv element reaches the command byte-exact, with no shell interpretation',
+    requirements: ['SS-ARGV-1'],
+    async run(ctx) {
+      const dir = await ctx.scratch();
+      const hostile = [
+        'it\'s "quoted"',
+        '$(touch pwned)',
+        '`touch pwned`',
+        'line one\nline two',
+        '*',
+        '?',
+        '--help',
+        '-n',
+        '',
+        ' spaced  out ',
+        '$HOME ${PATH} $1',
+        '; touch pwned | & > < \\',
+        'héllo wörld ✓ 日本語 🙂',
+        '\t\r\u0001',
+      ];
+      const options: RunOptions = { cwd: dir };
+      const result = await ctx.sandbox.run(['printf', '%s\\000', ...hostile], options);
+      check(result.exitCode === 0, `printf failed: ${result.stderrText}`);
+      const expected = Buffer.from(hostile.map((arg) => `${arg}\0`).join(''), 'utf8');
+      checkEqual(result.stdout, new Uint8Array(expected), 'the arguments as the command received them');
+      check((await ctx.readFile(`${dir}/pwned`)) === undefined, 'an argument was interpreted by a shell');
+      const streamOptions: StreamOptions = { cwd: dir };
+      await using proc = ctx.sandbox.stream(['printf', '%s\\000', ...hostile], streamOptions);
+      const parts: Uint8Array[] = [];
+      for await (const chunk of proc) if (chunk.stream === 'stdout') parts.push(chunk.data);
+      checkEqual(new Uint8Array(Buffer.concat(parts)), new Uint8Array(expected), 'the arguments as a streamed command received them');
+    },
+  }),
+  defineCase({
+    id: 'environment.env',
+    title: 'env variables reach the command, override base variables, and leave the rest of the base environment',
+    requirements: ['SS-ENV-1'],
+    async run(ctx) {
+      const result = await ctx.sandbox.run(['sh', '-c', 'printf "%s|%s|%s" "$SANDSTREAM_ONE" "$HOME" "${PATH:+has-path}"'], {
+        env: { SANDSTREAM_ONE: 'v a l=ue ✓', HOME: '/sandstream-home' },
+      });
+      checkEqual(result.stdoutText, 'v a l=ue ✓|/sandstream-home|has-path', 'the environment the command saw');
+      await using proc = ctx.sandbox.stream(['sh', '-c', 'printf %s "$SANDSTREAM_TWO"'], { env: { SANDSTREAM_TWO: 'streamed' } });
+      let text = '';
+      for await (const chunk of proc) text += Buffer.from(chunk.data).toString();
+      checkEqual(text, 'streamed', 'the environment of a streamed command');
+    },
+  }),
+  defineCase({
+    id: 'environment.cwd',
+    title: 'cwd is the command\'s working directory',
+    requirements: ['SS-ENV-1'],
+    async run(ctx) {
+      const dir = await ctx.scratch();
+      const real = (await ctx.exec(['sh', '-c', 'cd "$1" && pwd -P', 'sh', dir])).stdoutText;
+      const result = await ctx.sandbox.run(['pwd', '-P'], { cwd: dir });
+      checkEqual(result.stdoutText, real, 'the working directory of run()');
+      await using proc = ctx.sandbox.stream(['pwd', '-P'], { cwd: dir });
+      let text = '';
+      for await (const chunk of proc) text += Buffer.from(chunk.data).toString();
+      checkEqual(text, real, 'the working directory of stream()');
+    },
+  }),
+];

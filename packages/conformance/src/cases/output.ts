@@ -1,0 +1,244 @@
+import { encodeExecResult, lines, type ExecResult, type OutputChunk } from '@sandstream/types';
+import { check, checkEqual, ConformanceFailure } from '../assert.js';
+import { defineCase } from '../case.js';
+import { ALL_BYTES, collect, printfFormat } from './collect.js';
+
+const COUNT = 20_000;
+// Interleaves sequence numbers on both streams, flushing often so the
+// output arrives in many chunks.
+const SEQUENCE_SCRIPT = `awk 'BEGIN { for (i = 1; i <= ${COUNT}; i++) { print i; print i > "/dev/stderr"; if (i % 97 == 0) { fflush(); system("") } } }'`;
+
+function checkSequence(bytes: Uint8Array, what: string): void {
+  const text = Buffer.from(bytes).toString('latin1');
+  const numbers = text.split('\n');
+  check(numbers.pop() === '', `${what} does not end with a newline`);
+  check(numbers.length === COUNT, `${what} has ${numbers.length} lines, expected ${COUNT}: output was lost or duplicated`);
+  for (let i = 0; i < COUNT; i++) {
+    if (numbers[i] !== String(i + 1)) {
+      throw new ConformanceFailure(`${what}: line ${i + 1} is ${JSON.stringify(numbers[i])}, expected ${i + 1}: out of order`);
+    }
+  }
+}
+
+export const outputCases = [
+  defineCase({
+    id: 'ordering.within-stream',
+    title: 'chunks of each stream arrive in the order written, with nothing lost or duplicated, over many chunks',
+    requirements: ['SS-ORDER-1'],
+    async run(ctx) {
+      await using proc = ctx.sandbox.stream(['sh', '-c', SEQUENCE_SCRIPT]);
+      const got = await collect(proc);
+      check(got.chunks.length > 2, `the output arrived in only ${got.chunks.length} chunk(s); the case needs many`);
+      checkSequence(got.stdout, 'streamed stdout');
+      checkSequence(got.stderr, 'streamed stderr');
+      const result = await ctx.sandbox.run(['sh', '-c', SEQUENCE_SCRIPT]);
+      checkSequence(result.stdout, 'run() stdout');
+      checkSequence(result.stderr, 'run() stderr');
+    },
+  }),
+  defineCase({
+    id: 'ordering.tagging',
+    title: 'every chunk is tagged with the stream that produced it',
+    requirements: ['SS-ORDER-2'],
+    async run(ctx) {
+      const script = `awk 'BEGIN { for (i = 1; i <= 5000; i++) { printf "o"; printf "e" > "/dev/stderr"; if (i % 50 == 0) { fflush(); system("") } } }'`;
+      await using proc = ctx.sandbox.stream(['sh', '-c', script]);
+      const got = await collect(proc);
+      for (const chunk of got.chunks) {
+        const text = Buffer.from(chunk.data).toString('latin1');
+        const foreign = chunk.stream === 'stdout' ? 'e' : 'o';
+        check(!text.includes(foreign), `a ${chunk.stream} chunk contains bytes of the other stream: ${JSON.stringify(text.slice(0, 40))}`);
+      }
+      check(got.stdout.byteLength === 5000 && got.stderr.byteLength === 5000, `expected 5000 bytes on each stream, got ${got.stdout.byteLength}/${got.stderr.byteLength}`);
+      const result = await ctx.sandbox.run(['sh', '-c', script]);
+      checkEqual(result.stdout, new Uint8Array(5000).fill(0x6f), 'run() stdout');
+      checkEqual(result.stderr, new Uint8Array(5000).fill(0x65), 'run() stderr');
+    },
+  }),
+  defineCase({
+    id: 'bytes.all-values',
+    title: 'all 256 byte values survive run() and stream() on both streams, undecoded',
+    requirements: ['SS-BYTES-1'],
+    async run(ctx) {
+      const format = printfFormat(ALL_BYTES);
+      const script = 'printf "$1"; printf "$1" >&2';
+      const result = await ctx.sandbox.run(['sh', '-c', script, 'sh', format]);
+      checkEqual(result.stdout, ALL_BYTES, 'run() stdout');
+      checkEqual(result.stderr, ALL_BYTES, 'run() stderr');
+      await using proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', format]);
+      const got = await collect(proc);
+      checkEqual(got.stdout, ALL_BYTES, 'streamed stdout');
+      checkEqual(got.stderr, ALL_BYTES, 'streamed stderr');
+    },
+  }),
+  defineCase({
+    id: 'bytes.utf8-split',
+    title: 'a UTF-8 character split across chunks reassembles, and lines() decodes it',
+    requirements: ['SS-BYTES-1'],
+    async run(ctx) {
+      // "€" is E2 82 AC; the pause makes the split land between chunks.
+      const script = 'printf "\\342\\202"; sleep 0.3; printf "\\254 ok\\n"';
+      await using proc = ctx.sandbox.stream(['sh', '-c', script]);
+      const decoded: string[] = [];
+      const chunks: OutputChunk[] = [];
+      const tee = async function* (): AsyncGenerator<OutputChunk> {
+        for await (const chunk of proc) {
+          chunks.push(chunk);
+          yield chunk;
+        }
+      };
+      for await (const line of lines(tee())) decoded.push(line.text);
+      checkEqual(new Uint8Array(Buffer.concat(chunks.map((c) => c.data))), new Uint8Array([0xe2, 0x82, 0xac, 0x20, 0x6f, 0x6b, 0x0a]), 'the bytes of a split character');
+      checkEqual(decoded, ['€ ok\n'], 'the decoded lines');
+    },
+  }),
+  defineCase({
+    id: 'bytes.final-line',
+    title: 'output that ends without a newline is delivered in full',
+    requirements: ['SS-BYTES-2'],
+    async run(ctx) {
+      const script = 'printf "first\\nno newline"; printf "err tail" >&2';
+      const result = await ctx.sandbox.run(['sh', '-c', script]);
+      checkEqual(result.stdoutText, 'first\nno newline', 'run() stdout');
+      checkEqual(result.stderrText, 'err tail', 'run() stderr');
+      await using proc = ctx.sandbox.stream(['sh', '-c', script]);
+      const got = await collect(proc);
+      checkEqual(Buffer.from(got.stdout).toString(), 'first\nno newline', 'streamed stdout');
+      checkEqual(Buffer.from(got.stderr).toString(), 'err tail', 'streamed stderr');
+    },
+  }),
+  defineCase({
+    id: 'wait.idempotent',
+    title: 'wait() is idempotent and resolves with a streamed result',
+    requirements: ['SS-WAIT-1'],
+    async run(ctx) {
+      await using proc = ctx.sandbox.stream(['sh', '-c', 'echo hi; exit 3']);
+      await collect(proc);
+      const [a, b] = await Promise.all([proc.wait(), proc.wait()]);
+      const c = await proc.wait();
+      check(a.exitCode === 3, `wait() reports exit code ${a.exitCode}, expected 3`);
+      checkEqual(encodeExecResult(b), encodeExecResult(a), 'a second wait()');
+      checkEqual(encodeExecResult(c), encodeExecResult(a), 'a later wait()');
+      check(a.streamed, 'wait() resolved with streamed: false');
+    },
+  }),
+  defineCase({
+    id: 'wait.drains-unread',
+    title: 'wait() with much unread output drains and discards it without hanging',
+    requirements: ['SS-WAIT-2'],
+    timeoutMs: 30_000,
+    async run(ctx) {
+      await using proc = ctx.sandbox.stream(['sh', '-c', 'head -c 33554432 /dev/zero; head -c 8388608 /dev/zero >&2; exit 4']);
+      const result = await proc.wait();
+      check(result.exitCode === 4, `wait() reports ${result.exitCode}/${result.signal}, expected exit code 4`);
+      check(!result.timedOut, 'the command timed out');
+      const after = await collect(proc).catch(() => undefined);
+      check(after === undefined || after.chunks.length === 0, 'output discarded by wait() was delivered afterwards');
+    },
+  }),
+  defineCase({
+    id: 'result.streamed-flag',
+    title: 'stream() results have streamed: true and empty output; run() results have streamed: false and the output',
+    requirements: ['SS-RESULT-1'],
+    async run(ctx) {
+      await using proc = ctx.sandbox.stream(['sh', '-c', 'echo out; echo err >&2']);
+      await collect(proc);
+      const streamed = await proc.wait();
+      check(streamed.streamed === true, 'a stream() result has streamed: false');
+      check(streamed.stdout.byteLength === 0 && streamed.stderr.byteLength === 0, 'a stream() result carries output');
+      const ran = await ctx.sandbox.run(['sh', '-c', 'echo out; echo err >&2']);
+      check(ran.streamed === false, 'a run() result has streamed: true');
+      checkEqual(ran.stdoutText, 'out\n', 'run() stdout');
+      checkEqual(ran.stderrText, 'err\n', 'run() stderr');
+    },
+  }),
+  defineCase({
+    id: 'result.exit-codes',
+    title: 'exit codes 0, 1 and 255 are reported with a null signal; death by a signal is exitCode null with its name',
+    requirements: ['SS-RESULT-2'],
+    async run(ctx) {
+      for (const code of [0, 1, 255]) {
+        const result = await ctx.sandbox.run(['sh', '-c', `exit ${code}`]);
+        check(result.exitCode === code && result.signal === null, `exit ${code} reported as ${result.exitCode}/${result.signal}`);
+        await using proc = ctx.sandbox.stream(['sh', '-c', `exit ${code}`]);
+        const waited = await proc.wait();
+        check(waited.exitCode === code && waited.signal === null, `streamed exit ${code} reported as ${waited.exitCode}/${waited.signal}`);
+      }
+      for (const signal of ['KILL', 'TERM', 'INT']) {
+        const result = await ctx.sandbox.run(['sh', '-c', `kill -${signal} $$`]);
+        check(result.exitCode === null && result.signal === `SIG${signal}`, `death by SIG${signal} reported as ${result.exitCode}/${result.signal}`);
+      }
+    },
+  }),
+  defineCase({
+    id: 'result.schema',
+    title: 'every result validates against the ExecResult schema once encoded',
+    requirements: ['SS-RESULT-3'],
+    async run(ctx) {
+      const { validatorFor } = await import('@sandstream/types');
+      const validate = validatorFor('ExecResult');
+      const results: ExecResult[] = [
+        await ctx.sandbox.run(['sh', '-c', 'echo out; echo err >&2; exit 2']),
+        await ctx.sandbox.run(['sh', '-c', 'kill -KILL $$']),
+        await ctx.sandbox.run(['sleep', '5'], { timeout: 200 }),
+        await ctx.sandbox.run(['head', '-c', '5000', '/dev/zero'], { maxOutputBytes: 10 }),
+      ];
+      await using proc = ctx.sandbox.stream(['echo', 'x']);
+      results.push(await proc.wait());
+      for (const result of results) {
+        let encoded: unknown;
+        try {
+          encoded = encodeExecResult(result);
+        } catch (error) {
+          check(false, `a result could not be encoded: ${(error as Error).message}`);
+        }
+        check(validate(encoded), `a result does not match the schema: ${validate.issues.map((i) => `${i.instancePath || '/'} ${i.message}`).join('; ')}`);
+      }
+    },
+  }),
+  defineCase({
+    id: 'output-cap.truncation',
+    title: 'run() keeps at most maxOutputBytes per stream, flags truncation per stream, and keeps draining the command',
+    requirements: ['SS-CAPOUT-1'],
+    timeoutMs: 30_000,
+    async run(ctx) {
+      const result = await ctx.sandbox.run(['sh', '-c', 'head -c 100000 /dev/zero; printf tiny >&2'], { maxOutputBytes: 1000 });
+      check(result.stdout.byteLength === 1000, `stdout kept ${result.stdout.byteLength} bytes under a 1000-byte cap`);
+      check(result.stdoutTruncated === true, 'stdoutTruncated is false although stdout exceeded the cap');
+      checkEqual(result.stderrText, 'tiny', 'stderr under the cap');
+      check(result.stderrTruncated === false, 'stderrTruncated is true although stderr stayed under the cap');
+      const big = await ctx.sandbox.run(['head', '-c', '67108864', '/dev/zero'], { maxOutputBytes: 1024, timeout: 20_000 });
+      check(!big.timedOut && big.exitCode === 0, `a command writing past the cap was not drained (exit ${big.exitCode}/${big.signal}, timedOut ${big.timedOut})`);
+      check(big.stdout.byteLength === 1024 && big.stdoutTruncated, 'the capped result is wrong');
+      const exact = await ctx.sandbox.run(['head', '-c', '1000', '/dev/zero'], { maxOutputBytes: 1000 });
+      check(exact.stdout.byteLength === 1000 && !exact.stdoutTruncated, 'output of exactly the cap is flagged as truncated or cut');
+    },
+  }),
+  defineCase({
+    id: 'output-cap.on-output-live',
+    title: 'onOutput receives every chunk live, including those past the cap, in arrival order',
+    requirements: ['SS-ONOUT-1', 'SS-CAPOUT-1'],
+    async run(ctx) {
+      const dir = await ctx.scratch();
+      // The command waits for a file the callback creates: only a live callback lets it finish.
+      const script = 'echo first; while [ ! -f "$1/go" ]; do sleep 0.02; done; head -c 5000 /dev/zero | tr "\\0" x; echo; echo last';
+      const received: OutputChunk[] = [];
+      let released = false;
+      const result = await ctx.sandbox.run(['sh', '-c', script, 'sh', dir], {
+        maxOutputBytes: 10,
+        timeout: 15_000,
+        onOutput: (chunk) => {
+          received.push({ stream: chunk.stream, data: Uint8Array.from(chunk.data) });
+          if (!released) {
+            released = true;
+            void ctx.exec(['touch', `${dir}/go`]);
+          }
+        },
+      });
+      check(!result.timedOut, 'onOutput was not called while the command ran (it waited for the callback until the timeout)');
+      const all = Buffer.concat(received.filter((c) => c.stream === 'stdout').map((c) => c.data)).toString();
+      checkEqual(all, `first\n${'x'.repeat(5000)}\nlast\n`, 'what onOutput received');
+      check(result.stdout.byteLength === 10 && result.stdoutTruncated, 'the buffered result ignored the cap');
+    },
+  }),
+];

@@ -1,0 +1,168 @@
+#!/usr/bin/env node
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { ConformanceReport, SandboxFactory } from '@sandstream/types';
+import { CASES, runConformance } from './engine.js';
+import { formatJson } from './reporters/json.js';
+import { formatJunit } from './reporters/junit.js';
+import { createProgress, formatSummary, useColor } from './reporters/pretty.js';
+import { formatTap } from './reporters/tap.js';
+import { KIT_SPEC_VERSION, KIT_VERSION } from './version.js';
+
+const USAGE = `Usage: sandstream-conformance <adapter-module> [options]
+
+Runs the Sandstream ${KIT_SPEC_VERSION} conformance kit against the adapter whose
+module's default export is a factory returning a fresh Sandbox.
+
+Options:
+  --reporter <name>            pretty (default), json, junit or tap
+  --out <file>                 write the report there instead of standard output
+  --only <ids>                 comma-separated case ids, prefixes ("teardown.*") or requirement ids
+  --exclude <ids>              the same, reported as disabled
+  --expected-failures <file>   case ids the adapter is known to fail (JSON array, or one per line)
+  --case-timeout <ms>          per-case time limit (default 20000)
+  --grace-ms <ms>              the adapter's SIGTERM-to-SIGKILL grace period (default 2000)
+  --list                       list the cases and exit
+  --version                    print the kit and spec versions
+  -h, --help                   this text
+
+Exit status: 0 conforms, 1 a required case failed or an expected failure is stale,
+2 the harness failed (bad arguments, adapter not loadable, harness error).`;
+
+class UsageError extends Error {}
+
+function list(value: string | undefined): string[] {
+  return value === undefined ? [] : value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+function number(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a non-negative number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function readExpectedFailures(path: string | undefined): string[] {
+  if (path === undefined) return [];
+  const text = readFileSync(path, 'utf8');
+  if (text.trimStart().startsWith('[')) {
+    const parsed = JSON.parse(text) as unknown;
+    if (!Array.isArray(parsed) || !parsed.every((x) => typeof x === 'string')) {
+      throw new UsageError(`${path} must be a JSON array of case ids`);
+    }
+    return parsed;
+  }
+  return text
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim())
+    .filter((line) => line !== '');
+}
+
+async function loadFactory(specifier: string): Promise<SandboxFactory> {
+  const path = resolve(specifier);
+  let url: string;
+  if (existsSync(path)) {
+    url = pathToFileURL(path).href;
+  } else {
+    try {
+      url = pathToFileURL(createRequire(resolve('package.json')).resolve(specifier)).href;
+    } catch {
+      url = specifier;
+    }
+  }
+  const module = (await import(url)) as { default?: unknown };
+  if (typeof module.default !== 'function') {
+    throw new UsageError(`${specifier} has no default export that is a factory function`);
+  }
+  return module.default as SandboxFactory;
+}
+
+function render(report: ConformanceReport, reporter: string, color: boolean): string {
+  switch (reporter) {
+    case 'json':
+      return formatJson(report);
+    case 'junit':
+      return formatJunit(report);
+    case 'tap':
+      return formatTap(report);
+    default:
+      return formatSummary(report, color);
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      reporter: { type: 'string', default: 'pretty' },
+      out: { type: 'string' },
+      only: { type: 'string' },
+      exclude: { type: 'string' },
+      'expected-failures': { type: 'string' },
+      'case-timeout': { type: 'string' },
+      'grace-ms': { type: 'string' },
+      list: { type: 'boolean', default: false },
+      version: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (values.version) {
+    process.stdout.write(`sandstream-conformance ${KIT_VERSION} (spec ${KIT_SPEC_VERSION})\n`);
+    return 0;
+  }
+  if (values.list) {
+    for (const c of CASES) {
+      const gate = c.needs?.length ? ` needs ${c.needs.join(', ')}` : c.without ? ` without ${c.without}` : '';
+      process.stdout.write(`${c.id.padEnd(36)} ${c.requirements.join(',').padEnd(24)} ${c.title}${gate ? ` (${gate.trim()})` : ''}\n`);
+    }
+    return 0;
+  }
+  const reporter = values.reporter;
+  if (!['pretty', 'json', 'junit', 'tap'].includes(reporter)) throw new UsageError(`unknown reporter ${JSON.stringify(reporter)}`);
+  if (positionals.length !== 1) throw new UsageError('expected exactly one adapter module');
+
+  const factory = await loadFactory(positionals[0]!);
+  const color = values.out === undefined && useColor(process.stdout);
+  const progress = reporter === 'pretty' ? createProgress(process.stdout, color) : undefined;
+  if (progress) process.stdout.write(`Sandstream ${KIT_SPEC_VERSION} conformance (kit ${KIT_VERSION}) against ${positionals[0]}\n\n`);
+
+  const caseTimeoutMs = number(values['case-timeout'], '--case-timeout');
+  const graceMs = number(values['grace-ms'], '--grace-ms');
+  const report = await runConformance({
+    factory,
+    include: list(values.only),
+    exclude: list(values.exclude),
+    expectedFailures: readExpectedFailures(values['expected-failures']),
+    ...(caseTimeoutMs === undefined ? {} : { caseTimeoutMs }),
+    ...(graceMs === undefined ? {} : { graceMs }),
+    ...(progress ? { onCaseStart: progress.start, onCaseEnd: progress.end } : {}),
+  });
+
+  const output = render(report, reporter, color);
+  if (values.out !== undefined) writeFileSync(values.out, output);
+  else process.stdout.write(output);
+
+  if (report.summary.error > 0) return 2;
+  return report.ok ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    process.stderr.write(`sandstream-conformance: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (usage) process.stderr.write('Run with --help for usage.\n');
+    process.exitCode = 2;
+  },
+);

@@ -1,0 +1,126 @@
+import type { ExecResult, Sandbox, SandboxFactory } from '@sandstream/types';
+import { ConformanceFailure, HarnessError } from './assert.js';
+
+/** What a case gets: a fresh sandbox and helpers that work through it. */
+export interface CaseContext {
+  /** A fresh sandbox from the adapter's factory; the engine closes it. */
+  readonly sandbox: Sandbox;
+  /** The adapter's factory, for cases that need a second sandbox. */
+  readonly factory: SandboxFactory;
+  /** The adapter's SIGTERM-to-SIGKILL grace period, as the run options declare it. */
+  readonly graceMs: number;
+  /** Aborts when the case times out; long waits should honour it. */
+  readonly signal: AbortSignal;
+  /** A scratch directory inside the sandbox, removed after the case. */
+  scratch(): Promise<string>;
+  /** Runs a helper command through the sandbox; a failure to run it is a harness error. */
+  exec(argv: readonly string[]): Promise<ExecResult>;
+  /** Reads a file inside the sandbox, or undefined when it does not exist. */
+  readFile(path: string): Promise<string | undefined>;
+  /** Whether a pid is a live (non-zombie) process inside the sandbox. */
+  isAlive(pid: number): Promise<boolean>;
+  /** Waits until none of `pids` is alive, failing with `what` after `withinMs`. */
+  expectGone(pids: readonly number[], withinMs: number, what: string): Promise<void>;
+  /** Polls `read` until it returns a value, failing with `what` after `withinMs`. */
+  poll<T>(read: () => Promise<T | undefined>, withinMs: number, what: string): Promise<T>;
+  /** Resolves after `ms`, or rejects when the case is aborted. */
+  sleep(ms: number): Promise<void>;
+}
+
+// A process is alive when /proc says it is not a zombie; where there is no
+// /proc, `kill -0` is the fallback (zombies then count as alive).
+const ALIVE_SCRIPT =
+  'if [ -r "/proc/$1/stat" ]; then s=$(sed -e "s/^.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1); ' +
+  '[ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]; else kill -0 "$1" 2>/dev/null; fi';
+
+/** Builds the context of one case around its sandbox. */
+export function createContext(
+  sandbox: Sandbox,
+  factory: SandboxFactory,
+  graceMs: number,
+  signal: AbortSignal,
+): { ctx: CaseContext; cleanup(): Promise<void> } {
+  const dirs: string[] = [];
+
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason);
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      const onAbort = (): void => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+
+  const exec = async (argv: readonly string[]): Promise<ExecResult> => {
+    try {
+      return await sandbox.run(argv, { timeout: 10_000 });
+    } catch (error) {
+      throw new HarnessError(`helper command ${JSON.stringify(argv)} could not run: ${String(error)}`);
+    }
+  };
+
+  const isAlive = async (pid: number): Promise<boolean> => {
+    const result = await exec(['sh', '-c', ALIVE_SCRIPT, 'sh', String(pid)]);
+    return result.exitCode === 0;
+  };
+
+  const poll = async <T>(read: () => Promise<T | undefined>, withinMs: number, what: string): Promise<T> => {
+    const deadline = performance.now() + withinMs;
+    for (;;) {
+      const value = await read();
+      if (value !== undefined) return value;
+      if (performance.now() > deadline) throw new ConformanceFailure(`${what} (waited ${withinMs} ms)`);
+      await sleep(25);
+    }
+  };
+
+  const ctx: CaseContext = {
+    sandbox,
+    factory,
+    graceMs,
+    signal,
+    sleep,
+    exec,
+    isAlive,
+    poll,
+    async scratch() {
+      const result = await exec(['mktemp', '-d']);
+      const dir = result.stdoutText.trim();
+      if (result.exitCode !== 0 || dir === '') {
+        throw new HarnessError(`mktemp -d failed in the sandbox: ${result.stderrText.trim()}`);
+      }
+      dirs.push(dir);
+      return dir;
+    },
+    async readFile(path) {
+      const result = await exec(['sh', '-c', '[ -f "$1" ] && cat "$1"', 'sh', path]);
+      return result.exitCode === 0 ? result.stdoutText : undefined;
+    },
+    async expectGone(pids, withinMs, what) {
+      const deadline = performance.now() + withinMs;
+      for (;;) {
+        const alive: number[] = [];
+        for (const pid of pids) if (await isAlive(pid)) alive.push(pid);
+        if (alive.length === 0) return;
+        if (performance.now() > deadline) {
+          throw new ConformanceFailure(`${what}: pid ${alive.join(', ')} still running ${withinMs} ms later`);
+        }
+        await sleep(25);
+      }
+    },
+  };
+
+  return {
+    ctx,
+    async cleanup() {
+      for (const dir of dirs) {
+        await sandbox.run(['rm', '-rf', dir], { timeout: 10_000 }).catch(() => undefined);
+      }
+    },
+  };
+}

@@ -1,0 +1,17 @@
+/**
+ * The Sandstream conformance kit. One engine, three ways in: this
+ * programmatic API, `@sandstream/conformance/vitest`, and the
+ * `sandstream-conformance` CLI.
+ *
+ * @packageDocumentation
+ */
+export { runConformance, runCase, skipReason, isAdvisory, CASES, type ConformanceOptions } from './engine.js';
+export type { ConformanceCase } from './case.js';
+export type { CaseContext } from './context.js';
+export { ConformanceFailure, HarnessError } from './assert.js';
+export { REQUIREMENTS, REQUIREMENTS_SPEC_VERSION, type Requirement } from './requirements.js';
+export { formatJson } from './reporters/json.js';
+export { formatJunit } from './reporters/junit.js';
+export { formatTap } from './reporters/tap.js';
+export { formatSummary } from './reporters/pretty.js';
+export { KIT_VERSION, KIT_SPEC_VERSION } from './version.js';

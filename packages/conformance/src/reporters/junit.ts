@@ -1,0 +1,49 @@
+import type { ConformanceReport } from '@sandstream/types';
+
+function xml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    // XML 1.0 cannot carry most control characters, even escaped.
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** JUnit XML for CI systems: one testcase per case, classname = spec section. */
+export function formatJunit(report: ConformanceReport): string {
+  const s = report.summary;
+  const seconds = (ms: number): string => (ms / 1000).toFixed(3);
+  const lines = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="sandstream-conformance" tests="${report.cases.length}" failures="${s.fail}" errors="${s.error}" skipped="${s.skipped + s.disabled}" time="${seconds(report.durationMs)}">`,
+    `  <testsuite name="${xml(`Sandstream ${report.specVersion} conformance: ${report.adapter.name}`)}" tests="${report.cases.length}" failures="${s.fail}" errors="${s.error}" skipped="${s.skipped + s.disabled}" time="${seconds(report.durationMs)}" timestamp="${report.startedAt}">`,
+    '    <properties>',
+    `      <property name="specVersion" value="${xml(report.specVersion)}"/>`,
+    `      <property name="kitVersion" value="${xml(report.kitVersion)}"/>`,
+    ...Object.entries(report.adapter.capabilities).map(
+      ([name, on]) => `      <property name="capability.${xml(name)}" value="${String(on)}"/>`,
+    ),
+    '    </properties>',
+  ];
+  for (const c of report.cases) {
+    const section = c.id.split('.')[0] ?? c.id;
+    const open = `    <testcase classname="${xml(section)}" name="${xml(`${c.id}: ${c.title} [${c.requirements.join(', ')}]`)}" time="${seconds(c.durationMs)}"`;
+    const message = xml(c.message ?? '');
+    switch (c.status) {
+      case 'pass':
+        lines.push(`${open}/>`);
+        break;
+      case 'fail':
+        lines.push(`${open}>`, c.expectedFailure ? `      <skipped message="expected failure: ${message}"/>` : `      <failure message="${message}"/>`, '    </testcase>');
+        break;
+      case 'error':
+        lines.push(`${open}>`, `      <error message="${message}"/>`, '    </testcase>');
+        break;
+      default:
+        lines.push(`${open}>`, `      <skipped message="${xml(c.status)}: ${message}"/>`, '    </testcase>');
+    }
+  }
+  lines.push('  </testsuite>', '</testsuites>', '');
+  return lines.join('\n');
+}

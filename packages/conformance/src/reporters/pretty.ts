@@ -1,0 +1,68 @@
+import type { CaseResult, ConformanceReport } from '@sandstream/types';
+import type { ConformanceCase } from '../case.js';
+
+/** Colours unless NO_COLOR is set (https://no-color.org) or the stream is not a terminal. */
+export function useColor(stream: NodeJS.WriteStream | { isTTY?: boolean }): boolean {
+  const noColor = process.env['NO_COLOR'];
+  if (noColor !== undefined && noColor !== '') return false;
+  return stream.isTTY === true;
+}
+
+const CODES = { green: 32, red: 31, yellow: 33, gray: 90, bold: 1, cyan: 36 } as const;
+type Tint = keyof typeof CODES;
+
+function painter(color: boolean): (tint: Tint, text: string) => string {
+  return (tint, text) => (color ? `\u001b[${CODES[tint]}m${text}\u001b[0m` : text);
+}
+
+const MARKS: Record<CaseResult['status'], [string, Tint]> = {
+  pass: ['✓', 'green'],
+  fail: ['✗', 'red'],
+  skipped: ['-', 'yellow'],
+  disabled: ['○', 'gray'],
+  error: ['!', 'red'],
+};
+
+/** Live progress: on a terminal, a "running" line that each result replaces. */
+export function createProgress(out: NodeJS.WritableStream & { isTTY?: boolean }, color: boolean) {
+  const paint = painter(color);
+  const live = out.isTTY === true;
+  return {
+    start(testCase: ConformanceCase): void {
+      if (live) out.write(paint('gray', `  … ${testCase.id}`));
+    },
+    end(result: CaseResult): void {
+      if (live) out.write('\r\u001b[2K');
+      const [mark, tint] = MARKS[result.status];
+      const label = result.status === 'fail' && result.expectedFailure ? 'expected failure' : result.status;
+      const time = result.durationMs >= 1 ? paint('gray', ` ${Math.round(result.durationMs)} ms`) : '';
+      out.write(`  ${paint(tint, mark)} ${result.id}${time}${result.status === 'pass' ? '' : paint(tint, ` (${label})`)}\n`);
+      if (result.message && result.status !== 'disabled') {
+        out.write(`      ${paint(result.status === 'skipped' ? 'gray' : tint, result.message)}\n`);
+      }
+    },
+  };
+}
+
+/** The closing summary table. */
+export function formatSummary(report: ConformanceReport, color: boolean): string {
+  const paint = painter(color);
+  const s = report.summary;
+  const capabilities = Object.entries(report.adapter.capabilities)
+    .map(([name, on]) => (on ? name : paint('gray', `no ${name}`)))
+    .join(', ');
+  const rows: Array<[string, string]> = [
+    ['adapter', `${report.adapter.name} (${capabilities})`],
+    ['spec / kit', `${report.specVersion} / ${report.kitVersion}`],
+    ['passed', paint('green', String(s.pass))],
+    ['failed', s.fail > 0 ? paint('red', `${s.fail}${s.expectedFailures > 0 ? ` (${s.expectedFailures} expected)` : ''}`) : '0'],
+    ['skipped', String(s.skipped)],
+    ['disabled', String(s.disabled)],
+    ['errors', s.error > 0 ? paint('red', String(s.error)) : '0'],
+    ['stale expected failures', s.staleExpectedFailures.length > 0 ? paint('red', s.staleExpectedFailures.join(', ')) : '0'],
+    ['time', `${(report.durationMs / 1000).toFixed(1)} s`],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const verdict = report.ok ? paint('green', paint('bold', 'CONFORMS')) : paint('red', paint('bold', 'DOES NOT CONFORM'));
+  return ['', ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`), '', `  ${verdict} to Sandstream ${report.specVersion}`, ''].join('\n');
+}

@@ -1,0 +1,268 @@
+// Frozen copy of spec/1.0/requirements.json; test/requirements.test.ts fails when they differ.
+// Refresh with: npm run sync-requirements -w @sandstream/conformance
+
+/** One requirement of the spec, as requirements.json states it. */
+export interface Requirement {
+  readonly id: string;
+  readonly level: 'MUST' | 'SHOULD';
+  readonly section: string;
+  readonly statement: string;
+  readonly introduced: string;
+  readonly capability?: string;
+}
+
+/** The spec revision these requirements belong to. */
+export const REQUIREMENTS_SPEC_VERSION = "1.0";
+
+/** Every requirement of the spec revision this kit checks. */
+export const REQUIREMENTS: readonly Requirement[] = [
+  {
+    "id": "SS-STREAM-1",
+    "level": "MUST",
+    "section": "stream()",
+    "statement": "`stream()` MUST return its Process synchronously, and the Process MUST NOT be thenable (it has no `then` member), so `await sb.stream(...)` cannot stand in for a scope.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-STREAM-2",
+    "level": "MUST",
+    "section": "stream()",
+    "statement": "A Process MUST be an async iterable of OutputChunks, each tagged `stdout` or `stderr` with its bytes as a `Uint8Array`, and MUST be iterable at most once; a second iteration MUST raise `InvalidState`.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-START-1",
+    "level": "MUST",
+    "section": "Start",
+    "statement": "The command MUST be started by the `stream()` call itself, without waiting for iteration, `wait()` or disposal; a command that cannot be started MUST make iteration and `wait()` reject with `SpawnFailed`, and `run()` reject with it.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-CAP-1",
+    "level": "MUST",
+    "section": "Capabilities",
+    "statement": "An operation that needs a capability the sandbox does not advertise MUST raise `CapabilityNotSupported` naming that capability: thrown synchronously by `stream()`, a rejection of `run()`.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-CAP-2",
+    "level": "MUST",
+    "section": "Capabilities",
+    "statement": "A capability error MUST be raised before any side effect in the sandbox: the command MUST NOT have started.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-CAP-3",
+    "level": "MUST",
+    "section": "Capabilities",
+    "statement": "`sandbox.capabilities` MUST be a CapabilityManifest valid against the spec's schema and MUST NOT change during the sandbox's lifetime.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-ARG-1",
+    "level": "MUST",
+    "section": "Arguments",
+    "statement": "`argv` that is not an array of strings, is empty, has an empty first element or an element containing NUL MUST be rejected with `InvalidArgument` whose `key` names the offending element, before any side effect.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-ARG-2",
+    "level": "MUST",
+    "section": "Arguments",
+    "statement": "An unknown option key, or an option of the wrong type or range, MUST be rejected with `InvalidArgument` whose `key` names the option, before any side effect.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-ARGV-1",
+    "level": "MUST",
+    "section": "Arguments",
+    "statement": "Each argv element MUST reach the command byte-exact as one argument, with no shell interpretation (quotes, `$(...)`, backticks, globs, newlines, leading dashes, empty strings and non-ASCII text are passed through unchanged).",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-ENV-1",
+    "level": "MUST",
+    "section": "Environment",
+    "statement": "Variables in `env` MUST be visible to the command, overriding same-named base variables, and `cwd` MUST be its working directory.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-TEAR-1",
+    "level": "MUST",
+    "section": "Teardown",
+    "statement": "Disposing a Process (`await using` scope exit or an explicit `[Symbol.asyncDispose]()`) whose command is still running MUST terminate the command, and the returned promise MUST NOT resolve before it is gone.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-TEAR-2",
+    "level": "MUST",
+    "section": "Teardown",
+    "statement": "Leaving a `for await` loop over a Process early, by `break`, `return` or a thrown exception, MUST terminate the command before control leaves the loop.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-TEAR-3",
+    "level": "MUST",
+    "section": "Teardown",
+    "statement": "When the caller's AbortSignal fires, the command MUST be terminated and `run()`, `wait()` and iteration MUST reject with `AbortError` carrying the partial result; an already-aborted signal MUST start nothing.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-TEAR-4",
+    "level": "MUST",
+    "section": "Timeout",
+    "statement": "When `timeout` elapses, the command MUST be terminated and its result MUST have `timedOut: true`, keeping the output produced before (captured by `run()`, delivered to the iterator by `stream()`).",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-TEAR-5",
+    "level": "MUST",
+    "section": "Teardown",
+    "statement": "`Sandbox.close()` MUST terminate every process the sandbox started, including Processes never iterated nor disposed, before it resolves; afterwards `run()` and `stream()` MUST raise `SandboxClosed`.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-TEAR-6",
+    "level": "MUST",
+    "section": "Teardown",
+    "statement": "Termination MUST reach everything the command started (its process tree, background children included), and so MUST the end of a command whose leader exits by itself: nothing it started may outlive its result.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-TEAR-7",
+    "level": "MUST",
+    "section": "Teardown",
+    "statement": "Termination MUST send SIGTERM first and SIGKILL only after the grace period, so that a SIGTERM handler gets to run; a command that ignores SIGTERM MUST be gone within the grace period plus a bounded delay.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-TEAR-8",
+    "level": "MUST",
+    "section": "Teardown",
+    "statement": "Teardown MUST complete without the caller's AbortSignal: disposal after that signal has fired still terminates the command and resolves.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-TEAR-9",
+    "level": "SHOULD",
+    "section": "Teardown",
+    "statement": "An implementation SHOULD terminate the command of a Process that is garbage-collected without being disposed, and SHOULD warn, naming the command.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-ORDER-1",
+    "level": "MUST",
+    "section": "Ordering",
+    "statement": "Chunks of one stream MUST be delivered in the order the command wrote them, with no byte lost or duplicated. No order is promised between stdout and stderr.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-ORDER-2",
+    "level": "MUST",
+    "section": "Ordering",
+    "statement": "Every chunk MUST be tagged with the stream that produced it: no stderr byte may appear in a stdout chunk, nor the reverse.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-BYTES-1",
+    "level": "MUST",
+    "section": "Bytes",
+    "statement": "Output MUST be delivered byte-exact, with no decoding or normalisation: all 256 byte values and invalid UTF-8 survive `run()` and `stream()`, and text split across chunks MUST reassemble.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-BYTES-2",
+    "level": "MUST",
+    "section": "Bytes",
+    "statement": "Output that ends without a newline MUST be delivered in full, final chunk included.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-WAIT-1",
+    "level": "MUST",
+    "section": "wait()",
+    "statement": "`wait()` MUST be idempotent: every call resolves with an equal ExecResult (`streamed: true`).",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-WAIT-2",
+    "level": "MUST",
+    "section": "wait()",
+    "statement": "`wait()` called with output still unread MUST drain and discard it and MUST NOT hang, however much output remains.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-RESULT-1",
+    "level": "MUST",
+    "section": "ExecResult",
+    "statement": "A result from `stream()` MUST have `streamed: true` with empty `stdout` and `stderr`; a result from `run()` MUST have `streamed: false` with the captured output.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-RESULT-2",
+    "level": "MUST",
+    "section": "ExecResult",
+    "statement": "`exitCode` MUST be the code the command exited with (0 to 255) with `signal` null; a command ended by a signal MUST have `exitCode: null` and `signal` naming it.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-RESULT-3",
+    "level": "MUST",
+    "section": "ExecResult",
+    "statement": "Every ExecResult, encoded to its wire form, MUST validate against the spec's `ExecResult` schema.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-CAPOUT-1",
+    "level": "MUST",
+    "section": "Output cap",
+    "statement": "`run()` MUST keep at most `maxOutputBytes` bytes per stream and set that stream's truncation flag when more was written; the command MUST keep being drained past the cap.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-ONOUT-1",
+    "level": "MUST",
+    "section": "onOutput",
+    "statement": "`run()` with `onOutput` MUST deliver every chunk to the callback as it arrives, including chunks past the cap, in the order of arrival.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-STDIN-1",
+    "level": "MUST",
+    "section": "Standard input",
+    "statement": "With the `stdin` capability, `stream(..., { stdin: 'pipe' })` MUST give a writer whose writes arrive in call order and whose `end()` delivers end-of-file; after the command exited, `write()` MUST reject with `StdinClosed`.",
+    "introduced": "1.0",
+    "capability": "stdin"
+  },
+  {
+    "id": "SS-STDIN-2",
+    "level": "MUST",
+    "section": "Standard input",
+    "statement": "With the `stdin` capability, `run(..., { input })` MUST deliver the bytes then end-of-file.",
+    "introduced": "1.0",
+    "capability": "stdin"
+  },
+  {
+    "id": "SS-CONC-1",
+    "level": "MUST",
+    "section": "Concurrency",
+    "statement": "Processes running at the same time in one sandbox MUST stay separate: no chunk, exit status or signal crosses between them.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-LIMIT-1",
+    "level": "MUST",
+    "section": "Resource limits",
+    "statement": "With the `resource-limits` capability, a command exceeding a limit in `limits` MUST be stopped by it, and the result MUST show it (a signal or a failing exit code).",
+    "introduced": "1.0",
+    "capability": "resource-limits"
+  },
+  {
+    "id": "SS-USER-1",
+    "level": "MUST",
+    "section": "User",
+    "statement": "With the `user` capability, the `user` option MUST run the command as that account.",
+    "introduced": "1.0",
+    "capability": "user"
+  }
+];
