@@ -221,6 +221,14 @@ afterEach(async () => {
   const survivors = markedProcesses();
   await Promise.allSettled([...open].map((sandbox) => sandbox.close()));
   open.clear();
+  // Kill what survived so that one failure does not cascade into the next tests.
+  for (const { pid } of markedProcesses()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
   expect(survivors, 'processes outlived the test').toEqual([]);
   await eventually(() => fdCount() <= fdBaseline, 2_000);
   expect(fdCount(), 'file descriptors leaked').toBeLessThanOrEqual(fdBaseline);
