@@ -1,0 +1,117 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, test } from 'vitest';
+import { validatorFor, type ConformanceReport } from '@sandstream/types';
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), 'sandstream-cli-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Outcome> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+// Quick cases that need no long teardown; enough to exercise the CLI.
+const QUICK = 'stream.*,result.*,bytes.final-line';
+
+describe('sandstream-conformance CLI', () => {
+  test('exits 0 and prints a summary with the run time when the adapter conforms', async () => {
+    const out = await cli([fixture('local-fast.mjs'), '--only', QUICK], { NO_COLOR: '1' });
+    expect(out.stderr).toBe('');
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(/✓ stream\.synchronous/);
+    expect(out.stdout).toMatch(/time\s+\d+\.\d s/);
+    expect(out.stdout).toMatch(/CONFORMS to Sandstream 1\.0/);
+    expect(out.stdout).not.toMatch(/\u001b\[/);
+  });
+
+  test('exits 1 and names the failing case when a required case fails', async () => {
+    const out = await cli([fixture('streamed-lies.mjs'), '--only', 'result.streamed-flag'], { NO_COLOR: '1' });
+    expect(out.code).toBe(1);
+    expect(out.stdout).toMatch(/✗ result\.streamed-flag/);
+    expect(out.stdout).toMatch(/a run\(\) result has streamed: true/);
+    expect(out.stdout).toMatch(/DOES NOT CONFORM/);
+  });
+
+  test('an expected failure keeps exit 0; a stale one exits 1', async () => {
+    const list = join(scratch, 'expected.txt');
+    writeFileSync(list, '# known defects\nresult.streamed-flag\n');
+    const expected = await cli([fixture('streamed-lies.mjs'), '--only', 'result.streamed-flag', '--expected-failures', list]);
+    expect(expected.code).toBe(0);
+    expect(expected.stdout).toMatch(/expected failure/);
+    const stale = await cli([fixture('local-fast.mjs'), '--only', 'result.streamed-flag', '--expected-failures', list]);
+    expect(stale.code).toBe(1);
+    expect(stale.stdout).toMatch(/stale expected failures\s+result\.streamed-flag/);
+  });
+
+  test('exits 2 on a harness error: no default export, a throwing factory, bad flags', async () => {
+    const noDefault = await cli([fixture('no-default.mjs')]);
+    expect(noDefault.code).toBe(2);
+    expect(noDefault.stderr).toMatch(/no default export/);
+    const throwing = await cli([fixture('factory-throws.mjs'), '--only', 'stream.synchronous', '--reporter', 'json']);
+    expect(throwing.code).toBe(2);
+    expect((JSON.parse(throwing.stdout) as ConformanceReport).cases.find((c) => c.id === 'stream.synchronous')?.status).toBe('error');
+    expect((await cli([fixture('local-fast.mjs'), '--reporter', 'xml'])).code).toBe(2);
+    expect((await cli([fixture('local-fast.mjs'), '--bogus'])).code).toBe(2);
+    const typo = await cli([fixture('local-fast.mjs'), '--only', 'teardwn.*']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/matches no case/);
+  });
+
+  test('--reporter json writes a report valid against the spec schema, with disabled cases', async () => {
+    const file = join(scratch, 'report.json');
+    const out = await cli([fixture('local-fast.mjs'), '--only', QUICK, '--exclude', 'stream.single-iteration', '--reporter', 'json', '--out', file]);
+    expect(out.code).toBe(0);
+    const report = JSON.parse(readFileSync(file, 'utf8')) as ConformanceReport;
+    const validate = validatorFor('ConformanceReport');
+    expect(validate(report), JSON.stringify(validate.issues)).toBe(true);
+    expect(report.adapter.name).toBe('local');
+    expect(report.specVersion).toBe('1.0');
+    expect(report.cases.find((c) => c.id === 'stream.single-iteration')?.status).toBe('disabled');
+    expect(report.cases.find((c) => c.id === 'stream.synchronous')?.status).toBe('pass');
+    expect(report.cases.find((c) => c.id === 'teardown.break')?.status).toBe('disabled');
+  });
+
+  test('--reporter junit writes one testcase per case with failures marked', async () => {
+    const out = await cli([fixture('streamed-lies.mjs'), '--only', 'result.streamed-flag,stream.synchronous', '--reporter', 'junit']);
+    expect(out.code).toBe(1);
+    expect(out.stdout.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true);
+    expect(out.stdout.match(/<testcase /g)?.length).toBeGreaterThan(40);
+    expect(out.stdout).toMatch(/<testcase classname="result" name="result\.streamed-flag[^"]*"[^>]*>\s*<failure message="a run\(\) result has streamed: true"/);
+    expect(out.stdout).toMatch(/failures="1"/);
+  });
+
+  test('--reporter tap writes TAP 14 with a plan and a closing count', async () => {
+    const out = await cli([fixture('local-fast.mjs'), '--only', 'stream.synchronous', '--reporter', 'tap']);
+    expect(out.code).toBe(0);
+    const lines = out.stdout.split('\n');
+    expect(lines[0]).toBe('TAP version 14');
+    expect(lines[1]).toMatch(/^1\.\.\d+$/);
+    expect(out.stdout).toMatch(/^ok \d+ stream\.synchronous - /m);
+    expect(out.stdout).toMatch(/^ok \d+ teardown\.break - .* # SKIP disabled/m);
+  });
+
+  test('--list prints every case with its requirements; --version prints both versions', async () => {
+    const list = await cli(['--list']);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^teardown\.break\s+SS-TEAR-2/m);
+    expect(list.stdout).toMatch(/stdin\.echo-and-eof .*needs stdin/);
+    const version = await cli(['--version']);
+    expect(version.stdout).toMatch(/^sandstream-conformance \d+\.\d+\.\d+ \(spec 1\.0\)$/m);
+  });
+});
