@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CAPABILITIES } from '../src/schema/capability.js';
+import { SPEC_VERSION } from '../src/version.js';
+import { SPEC_DIR } from './paths.js';
+
+interface Requirement {
+  readonly id: string;
+  readonly level: 'MUST' | 'SHOULD' | 'MAY';
+  readonly section: string;
+  readonly statement: string;
+  readonly introduced: string;
+  readonly capability?: string;
+}
+
+// The pattern the ConformanceReport schema requires of requirement ids.
+const ID_PATTERN = /^SS-[A-Z]+(?:-[A-Z]+)*-[0-9]+$/;
+const VERSION_PATTERN = /^[0-9]+\.[0-9]+$/;
+
+const document = JSON.parse(readFileSync(join(SPEC_DIR, 'requirements.json'), 'utf8')) as {
+  specVersion: unknown;
+  requirements: unknown;
+};
+const requirements = document.requirements as Requirement[];
+const spec = readFileSync(join(SPEC_DIR, 'spec.md'), 'utf8');
+
+/** Every `**[SS-...]**` tag of spec.md, with its offset. */
+const tags = [...spec.matchAll(/\*\*\[(SS-[^\]]*)\]\*\*/g)].map((match) => ({ id: match[1]!, index: match.index }));
+
+/** The paragraph (text between blank lines) around an offset. */
+function paragraphAt(index: number): string {
+  const start = spec.lastIndexOf('\n\n', index);
+  const end = spec.indexOf('\n\n', index);
+  return spec.slice(start === -1 ? 0 : start, end === -1 ? spec.length : end);
+}
+
+/** The headings that enclose an offset, outermost first. */
+function headingsAt(index: number): string[] {
+  const chain: Array<{ level: number; text: string }> = [];
+  for (const match of spec.slice(0, index).matchAll(/^(#{1,6}) (.+)$/gm)) {
+    const level = match[1]!.length;
+    while (chain.length > 0 && chain[chain.length - 1]!.level >= level) chain.pop();
+    chain.push({ level, text: match[2]! });
+  }
+  return chain.map((heading) => heading.text);
+}
+
+describe('requirements.json', () => {
+  it('has the shape of a requirement list of this spec version', () => {
+    expect(Object.keys(document).sort()).toEqual(['requirements', 'specVersion']);
+    expect(document.specVersion).toBe(SPEC_VERSION);
+    expect(Array.isArray(document.requirements)).toBe(true);
+    expect(requirements.length).toBeGreaterThan(0);
+    for (const requirement of requirements) {
+      const where = JSON.stringify(requirement.id);
+      const keys = Object.keys(requirement);
+      for (const key of ['id', 'level', 'section', 'statement', 'introduced']) expect(keys, where).toContain(key);
+      for (const key of keys) {
+        expect(['id', 'level', 'section', 'statement', 'introduced', 'capability'], where).toContain(key);
+      }
+      expect(['MUST', 'SHOULD', 'MAY'], where).toContain(requirement.level);
+      expect(requirement.section, where).toMatch(/\S/);
+      expect(requirement.introduced, where).toMatch(VERSION_PATTERN);
+      if (requirement.capability !== undefined) expect(CAPABILITIES, where).toContain(requirement.capability);
+    }
+  });
+
+  it('uses unique ids that match the pattern of the report schema', () => {
+    const ids = requirements.map((requirement) => requirement.id);
+    for (const id of ids) expect(id).toMatch(ID_PATTERN);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('introduces no requirement after this spec version', () => {
+    const [major, minor] = SPEC_VERSION.split('.').map(Number);
+    for (const { id, introduced } of requirements) {
+      const [m, n] = introduced.split('.').map(Number);
+      expect(m! < major! || (m === major && n! <= minor!), `${id} introduced in ${introduced}`).toBe(true);
+    }
+  });
+
+  it('states each requirement with its own level keyword', () => {
+    for (const { id, level, statement } of requirements) {
+      expect(statement, id).toMatch(new RegExp(`\\b${level}\\b`));
+    }
+  });
+});
+
+describe('spec.md', () => {
+  it('tags every requirement exactly once', () => {
+    const counts = new Map<string, number>();
+    for (const { id } of tags) counts.set(id, (counts.get(id) ?? 0) + 1);
+    for (const { id } of requirements) expect(counts.get(id) ?? 0, `tags of ${id}`).toBe(1);
+  });
+
+  it('tags no id that requirements.json does not define', () => {
+    const known = new Set(requirements.map((requirement) => requirement.id));
+    expect(tags.map((tag) => tag.id).filter((id) => !known.has(id))).toEqual([]);
+  });
+
+  it('states each tagged requirement at its level', () => {
+    for (const requirement of requirements) {
+      const tag = tags.find((candidate) => candidate.id === requirement.id);
+      if (tag === undefined) continue; // reported by the tagging test
+      expect(paragraphAt(tag.index), requirement.id).toMatch(new RegExp(`\\b${requirement.level}\\b`));
+    }
+  });
+
+  it('places each tag under a heading of its section', () => {
+    for (const requirement of requirements) {
+      const tag = tags.find((candidate) => candidate.id === requirement.id);
+      if (tag === undefined) continue;
+      const headings = headingsAt(tag.index);
+      const section = requirement.section.toLowerCase();
+      expect(
+        headings.some((heading) => heading.toLowerCase().includes(section)),
+        `${requirement.id} (section "${requirement.section}") sits under ${JSON.stringify(headings)}`,
+      ).toBe(true);
+    }
+  });
+
+  it('cites RFC 2119 and RFC 8174 for its key words', () => {
+    expect(spec).toMatch(/RFC 2119/);
+    expect(spec).toMatch(/RFC 8174/);
+    expect(spec).toMatch(/when, and only when, they appear in all\s+capitals/);
+  });
+});
