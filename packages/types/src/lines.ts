@@ -34,13 +34,18 @@ export async function* lines(chunks: AsyncIterable<OutputChunk>): AsyncGenerator
   };
   const pending: Record<StreamName, string> = { stdout: '', stderr: '' };
   for await (const chunk of chunks) {
-    const text = pending[chunk.stream] + decoders[chunk.stream].decode(chunk.data, { stream: true });
+    const stream = chunk.stream;
+    const fresh = decoders[stream].decode(chunk.data, { stream: true });
+    // Only the new text is searched, so a long line arriving in many chunks
+    // costs linear time rather than quadratic.
     let start = 0;
-    for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
-      yield { stream: chunk.stream, text: text.slice(start, end + 1) };
+    for (let end = fresh.indexOf('\n'); end !== -1; end = fresh.indexOf('\n', start)) {
+      const line = pending[stream] + fresh.slice(start, end + 1);
+      pending[stream] = '';
       start = end + 1;
+      yield { stream, text: line };
     }
-    pending[chunk.stream] = text.slice(start);
+    pending[stream] += fresh.slice(start);
   }
   for (const stream of ['stdout', 'stderr'] as const) {
     const rest = pending[stream] + decoders[stream].decode();
