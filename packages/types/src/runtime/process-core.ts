@@ -176,15 +176,23 @@ export class ProcessCore {
       this.settle(undefined, error instanceof SandstreamError ? error : new TransportError('start failed', { cause: error }));
       return;
     }
-    if (this.plan.input !== undefined) {
-      // One-shot input: a command that exits without reading it all is fine,
-      // as a shell treats a closed pipe.
-      try {
-        await this.driver.writeStdin(this.plan.input);
-        await this.driver.closeStdin();
-      } catch (error) {
-        if (!(error instanceof StdinClosed)) void this.failTransport(asError(error));
-      }
+    // Fed in the background: `started` means "started", not "read all its
+    // input", or a command that never reads would block its own teardown.
+    if (this.plan.input !== undefined) void this.feedInput(this.plan.input);
+  }
+
+  private async feedInput(input: Uint8Array): Promise<void> {
+    // One-shot input: a command that exits without reading it all is fine,
+    // as a shell treats a closed pipe.
+    try {
+      await this.driver.writeStdin(input);
+      await this.driver.closeStdin();
+    } catch (error) {
+      if (error instanceof StdinClosed || this.phase === 'settled') return;
+      // The link broke: the command's result cannot be trusted, so it ends
+      // with the failure once it is gone.
+      this.failure ??= error instanceof SandstreamError ? error : new TransportError(asError(error).message, { cause: error });
+      void this.terminate();
     }
   }
 
@@ -419,19 +427,28 @@ export class ProcessCore {
 
   private stdinChain: Promise<void> = Promise.resolve();
   private stdinEnded: Promise<void> | undefined;
-  stdinClosed = false;
+  /** The pipe was found closed (the command exited or stopped reading). */
+  private stdinBroken = false;
+
+  /** True once `end()` was called or the pipe was found closed. */
+  get stdinClosed(): boolean {
+    return this.stdinEnded !== undefined || this.stdinBroken || this.phase === 'settled';
+  }
 
   writeStdin(data: Uint8Array): Promise<void> {
     if (this.stdinClosed) return Promise.reject(new StdinClosed('standard input is closed'));
+    // Writes queued before end() still go out, in call order; end() is
+    // chained behind them.
     const write = this.stdinChain.then(async () => {
       await this.started;
-      if (this.stdinClosed || this.phase === 'settled') {
+      if (this.stdinBroken || this.phase === 'settled') {
+        this.stdinBroken = true;
         throw new StdinClosed('the command has exited; standard input is closed');
       }
       try {
         await this.driver.writeStdin(data);
       } catch (error) {
-        if (error instanceof StdinClosed) this.stdinClosed = true;
+        if (error instanceof StdinClosed) this.stdinBroken = true;
         throw error;
       }
     });
@@ -441,7 +458,6 @@ export class ProcessCore {
 
   endStdin(): Promise<void> {
     if (this.stdinEnded === undefined) {
-      this.stdinClosed = true;
       this.stdinEnded = this.stdinChain.then(async () => {
         await this.started;
         if (this.phase === 'settled') return;

@@ -7,9 +7,19 @@ import type { ProcessCore } from './process-core.js';
 
 const encoder = new TextEncoder();
 
-/** The `stdin` writer of a Process; holds the core only. */
+/**
+ * The `stdin` writer of a Process. It holds its Process, so a caller still
+ * writing keeps the command alive even without the Process itself; the core
+ * holds neither.
+ */
 class CoreStdin implements StdinWriter {
-  constructor(private readonly core: ProcessCore) {}
+  readonly #owner: Process;
+  constructor(
+    private readonly core: ProcessCore,
+    owner: Process,
+  ) {
+    this.#owner = owner;
+  }
   get closed(): boolean {
     return this.core.stdinClosed;
   }
@@ -21,13 +31,43 @@ class CoreStdin implements StdinWriter {
     return this.core.writeStdin(data);
   }
   end(): Promise<void> {
+    keepAlive(this.#owner);
     return this.core.endStdin();
   }
 }
 
 /**
+ * Keeps a Process reachable from whatever holds the value passed along: the
+ * iterator a `for await` loop holds, or a `wait()` reaction while it is
+ * pending. A Process in use that way is not leaked, even when the caller
+ * kept no reference to the Process itself.
+ */
+function keepAlive(_owner: Process): void {}
+
+/** The iterator of a Process. Holds its Process, so a running loop keeps it alive. */
+class CoreIterator implements AsyncIterator<OutputChunk, undefined> {
+  readonly #core: ProcessCore;
+  readonly #owner: Process;
+  constructor(core: ProcessCore, owner: Process) {
+    this.#core = core;
+    this.#owner = owner;
+  }
+  next(): Promise<IteratorResult<OutputChunk, undefined>> {
+    return this.#core.next();
+  }
+  /** Leaving a for-await loop early is leaving the command's scope. */
+  async return(): Promise<IteratorResult<OutputChunk, undefined>> {
+    keepAlive(this.#owner);
+    await this.#core.dispose();
+    return { value: undefined, done: true };
+  }
+}
+
+/**
  * Safety net for Processes dropped without being disposed: the public
- * object is collectable because the core never points back at it.
+ * object is collectable because the core never points back at it, except
+ * transiently through a pending `wait()` or a suspended `for await` over it
+ * (both mean the caller is still using the command).
  */
 const leaked = new FinalizationRegistry<ProcessCore>((core) => {
   if (core.settled) return;
@@ -50,7 +90,7 @@ export class ProcessHandle implements Process {
 
   constructor(core: ProcessCore) {
     this.#core = core;
-    this.#stdin = core.plan.interactive ? new CoreStdin(core) : null;
+    this.#stdin = core.plan.interactive ? new CoreStdin(core, this) : null;
     // No unregister on settle: a reaction on the core's promises would point
     // back at this object and keep it alive. The finalizer checks instead.
     leaked.register(this, core, this);
@@ -75,19 +115,13 @@ export class ProcessHandle implements Process {
   [Symbol.asyncIterator](): AsyncIterator<OutputChunk, undefined> {
     if (this.#iterated) throw new InvalidState('a Process can be iterated only once');
     this.#iterated = true;
-    const core = this.#core;
-    return {
-      next: () => core.next(),
-      // Leaving a for-await loop early is leaving the command's scope.
-      return: async () => {
-        await core.dispose();
-        return { value: undefined, done: true };
-      },
-    };
+    return new CoreIterator(this.#core, this);
   }
 
   wait(): Promise<ExecResult> {
-    return this.#core.result();
+    // The reaction holds this Process until the result is in: a caller
+    // awaiting `sb.stream(argv).wait()` keeps no other reference to it.
+    return this.#core.result().finally(() => keepAlive(this));
   }
 
   kill(signal: Signal = 'SIGTERM'): Promise<void> {
