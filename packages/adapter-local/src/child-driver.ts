@@ -148,7 +148,12 @@ export class ChildDriver implements ProcessDriver {
       command.cwd === undefined
         ? (options.defaultCwd ?? process.cwd())
         : resolve(options.defaultCwd ?? process.cwd(), command.cwd);
-    const env = { ...options.baseEnv, ...command.env };
+    // Another account gets its own HOME, USER and LOGNAME (as su and sudo
+    // do), unless the call sets them.
+    const identity: Record<string, string> = {};
+    if (user?.name !== undefined) identity['USER'] = identity['LOGNAME'] = user.name;
+    if (user?.home !== undefined) identity['HOME'] = user.home;
+    const env = { ...options.baseEnv, ...identity, ...command.env };
     let wrapper: string[] = [];
     if (command.limits !== undefined) {
       wrapper = limitArgs(options.prlimitPath!, command.limits);

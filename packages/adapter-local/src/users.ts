@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { InvalidArgument } from '@sandstream/types';
 
-/** The numeric identity a command runs as. */
+/** The identity a command runs as. */
 export interface UserIds {
   readonly uid: number;
   readonly gid: number;
+  /** The login name and home directory, when the passwd database has the account. */
+  readonly name?: string;
+  readonly home?: string;
 }
 
 /**
@@ -19,9 +22,11 @@ export function resolveUser(name: string, passwdPath = '/etc/passwd'): UserIds {
     // fall through: only numeric ids can be honoured without the database
   }
   for (const line of passwd.split('\n')) {
-    const [login, , uid, gid] = line.split(':');
+    const [login, , uid, gid, , home] = line.split(':');
     if (login === undefined || uid === undefined || gid === undefined) continue;
-    if (login === name || uid === name) return { uid: Number(uid), gid: Number(gid) };
+    if (login === name || uid === name) {
+      return { uid: Number(uid), gid: Number(gid), name: login, ...(home ? { home } : {}) };
+    }
   }
   if (/^[0-9]+$/.test(name)) return { uid: Number(name), gid: Number(name) };
   throw new InvalidArgument('options.user', `no account named ${JSON.stringify(name)} in ${passwdPath}`);
