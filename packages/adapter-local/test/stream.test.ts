@@ -176,6 +176,19 @@ describe('backpressure', () => {
     const result = await within(20_000, proc.wait(), 'wait()');
     expect(result.exitCode).toBe(0);
   });
+  it('keeps memory bounded while tearing down a flooding command that ignores SIGTERM', async () => {
+    const sb = testSandbox({ graceMs: 1_000 });
+    await using proc = sb.stream(['sh', '-c', 'trap "" TERM; exec yes'], { timeout: 300 });
+    // Nobody reads: the timeout fires, SIGTERM is ignored, SIGKILL follows the grace period.
+    expect(await eventually(() => proc.pid !== undefined && !isAlive(proc.pid), 20_000)).toBe(true);
+    let received = 0;
+    for await (const chunk of proc) received += chunk.data.byteLength;
+    // Without a bound during teardown, this was hundreds of MiB per second of grace.
+    expect(received).toBeLessThan(32 * 1024 * 1024);
+    const result = await proc.wait();
+    expect(result.timedOut).toBe(true);
+    expect(result.signal).toBe('SIGKILL');
+  });
 });
 
 describe('timeout and abort', () => {
@@ -208,6 +221,24 @@ describe('timeout and abort', () => {
     expect(isAlive(pid)).toBe(false);
     await expect(proc.wait()).rejects.toBeInstanceOf(AbortError);
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('delivers what the command writes after the abort, then ends the loop with AbortError', async () => {
+    const sb = testSandbox({ graceMs: 5_000 });
+    const controller = new AbortController();
+    await using proc = sb.stream(['sh', '-c', 'trap "echo bye; exit 5" TERM; while :; do echo data; done'], {
+      signal: controller.signal,
+    });
+    let tail = '';
+    const error = await (async () => {
+      for await (const chunk of proc) {
+        tail = (tail + text(chunk.data)).slice(-100);
+        if (!controller.signal.aborted) controller.abort();
+      }
+    })().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AbortError);
+    expect(tail.endsWith('bye\n')).toBe(true);
+    expect((error as AbortError).result?.exitCode).toBe(5);
   });
 
   it('abort while the loop awaits a chunk rejects that pending next()', async () => {

@@ -112,7 +112,8 @@ export class ProcessCore {
   private waiter: Waiter | undefined;
   private paused = false;
   private discarding = false;
-  private unbounded = false;
+  /** Set once termination began: the queue may grow to the teardown mark. */
+  private tearingDown = false;
 
   // Run mode: what is kept.
   private readonly captures: Record<StreamName, Capture> | undefined;
@@ -232,10 +233,21 @@ export class ProcessCore {
     }
     this.queue.push(chunk);
     this.queuedBytes += data.byteLength;
-    if (!this.paused && !this.unbounded && this.queuedBytes >= this.settings.highWaterMark) {
+    if (!this.paused && this.queuedBytes >= this.pauseMark()) {
       this.paused = true;
       this.driver.pause?.();
     }
+  }
+
+  /**
+   * Queued bytes at which the driver is paused. During teardown the queue
+   * may grow by one more high-water mark, so a command blocked on a full
+   * pipe can still write its last words from a SIGTERM handler; a command
+   * that keeps flooding output is paused again and dies by SIGKILL, rather
+   * than filling memory for the whole grace period.
+   */
+  private pauseMark(): number {
+    return this.tearingDown ? 2 * this.settings.highWaterMark : this.settings.highWaterMark;
   }
 
   private resumeIfPaused(): void {
@@ -274,15 +286,12 @@ export class ProcessCore {
         return { value: undefined, done: true };
       });
     }
-    if (this.aborted || this.callbackFailed) {
-      // The loop ends with the error, but only once the command is gone.
-      return this.settledPromise.then(() => {
-        throw this.terminalError(true);
-      });
-    }
     if (this.waiter !== undefined) {
       return Promise.reject(new TypeError('next() called again before the previous call resolved'));
     }
+    // After an abort too, output keeps coming (what a SIGTERM handler
+    // writes, say) until the command is gone; settle() then ends the loop
+    // with the AbortError.
     return new Promise((resolve, reject) => {
       this.waiter = { resolve, reject };
     });
@@ -373,11 +382,10 @@ export class ProcessCore {
   }
 
   private async runTermination(): Promise<void> {
-    // Output still flows during teardown so a child blocked on a full pipe
-    // can act on SIGTERM; in stream mode the queue grows past the mark
-    // only for the few milliseconds teardown takes.
-    this.unbounded = true;
-    this.resumeIfPaused();
+    // Output still flows during teardown (up to the teardown mark) so a
+    // child blocked on a full pipe can act on SIGTERM.
+    this.tearingDown = true;
+    if (this.queuedBytes < this.pauseMark()) this.resumeIfPaused();
     await this.started;
     if (this.phase === 'settled') return;
     const steps: Array<[Signal, number]> = [
