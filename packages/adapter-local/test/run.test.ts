@@ -77,6 +77,25 @@ describe('run()', () => {
     expect(result.stdoutText).toBe('0123456789abcde');
   });
 
+  it('returns output as plain Uint8Arrays owning exactly their bytes', async () => {
+    const sb = testSandbox();
+    const cases = [
+      sb.run(['printf', 'ab']),
+      // Two small chunks: joined in memory of their own, not in Node's shared Buffer pool.
+      sb.run(['sh', '-c', 'printf a; sleep 0.05; printf b; printf c >&2; sleep 0.05; printf d >&2']),
+      // Cut inside one large chunk: the rest of that chunk is not kept alive.
+      sb.run(['head', '-c', '100000', '/dev/zero'], { maxOutputBytes: 1000 }),
+    ];
+    for (const result of await Promise.all(cases)) {
+      for (const data of [result.stdout, result.stderr]) {
+        expect(data.constructor).toBe(Uint8Array);
+        expect(data.byteOffset).toBe(0);
+        expect(data.buffer.byteLength).toBe(data.byteLength);
+      }
+    }
+    expect(text((await cases[1]!).stdout)).toBe('ab');
+  });
+
   it('rejects an invalid maxOutputBytes or onOutput', async () => {
     const sb = testSandbox();
     await expect(sb.run(['true'], { maxOutputBytes: -1 })).rejects.toBeInstanceOf(InvalidArgument);

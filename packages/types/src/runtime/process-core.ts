@@ -56,15 +56,23 @@ class Capture {
     this.truncated = true;
   }
 
+  /**
+   * The kept bytes as a plain Uint8Array that owns its memory: never a view
+   * into Node's shared Buffer pool (whose other contents `.buffer` would
+   * expose) nor into a larger read buffer (which it would keep alive).
+   */
   bytes(): Uint8Array {
-    if (this.parts.length === 1) return this.parts[0]!;
-    const out = Buffer.allocUnsafe(this.kept);
+    const only = this.parts.length === 1 ? this.parts[0]! : undefined;
+    if (only !== undefined && only.byteOffset === 0 && only.byteLength === only.buffer.byteLength) {
+      return new Uint8Array(only.buffer, 0, only.byteLength);
+    }
+    const out = new Uint8Array(this.kept);
     let offset = 0;
     for (const part of this.parts) {
       out.set(part, offset);
       offset += part.byteLength;
     }
-    return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+    return out;
   }
 }
 
