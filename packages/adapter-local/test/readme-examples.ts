@@ -1,0 +1,39 @@
+// The examples of README.md, type-checked here; test/readme.test.ts checks
+// that each README block is contained in this file, and runs them.
+import { createLocalSandbox } from '../src/index.js';
+import { lines } from '@sandstream/types';
+
+/** Runs the test suite, printing its output as it comes; true when it passed. */
+export async function runTests(cwd: string): Promise<boolean> {
+  await using sb = createLocalSandbox({ cwd, graceMs: 1_000 });
+  await using proc = sb.stream(['npm', 'test'], { timeout: 300_000, env: { CI: '1' } });
+  for await (const line of lines(proc)) {
+    console.log(`[${line.stream}] ${line.text.trimEnd()}`);
+  }
+  const result = await proc.wait();
+  return result.exitCode === 0;
+}
+
+/** The first line git prints for a revision, or undefined when it fails. */
+export async function describeRevision(repo: string, revision: string): Promise<string | undefined> {
+  await using sb = createLocalSandbox({ cwd: repo });
+  const result = await sb.run(['git', 'log', '-1', '--format=%s', revision], {
+    timeout: 10_000,
+    maxOutputBytes: 64 * 1024,
+  });
+  return result.exitCode === 0 ? result.stdoutText.trimEnd() : undefined;
+}
+
+/** Sorts lines with the system's sort(1), feeding them one by one. */
+export async function sortLines(input: readonly string[]): Promise<string[]> {
+  await using sb = createLocalSandbox();
+  await using proc = sb.stream(['sort'], { stdin: 'pipe' });
+  const output: string[] = [];
+  const reading = (async () => {
+    for await (const chunk of proc) output.push(new TextDecoder().decode(chunk.data));
+  })();
+  for (const line of input) await proc.stdin!.write(`${line}\n`);
+  await proc.stdin!.end();
+  await reading;
+  return output.join('').split('\n').filter((line) => line !== '');
+}

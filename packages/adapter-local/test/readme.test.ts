@@ -1,0 +1,62 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describeRevision, runTests, sortLines } from './readme-examples.js';
+import './helpers.js';
+
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const examples = readFileSync(new URL('./readme-examples.ts', import.meta.url), 'utf8');
+const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) =>
+  match[1]!
+    .split('\n')
+    .filter((line) => !line.startsWith('import '))
+    .join('\n')
+    .trim(),
+);
+
+const dir = mkdtempSync(join(tmpdir(), 'sandstream-readme-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('README.md', () => {
+  it('has TypeScript examples, each the type-checked code of test/readme-examples.ts', () => {
+    expect(blocks.length).toBeGreaterThanOrEqual(3);
+    for (const block of blocks) expect(examples).toContain(block);
+  });
+
+  it('ends with the Performance section pointing at the benchmark results', () => {
+    expect(readme.trimEnd().endsWith('## Performance\n\nSee bench/RESULTS.md')).toBe(true);
+  });
+
+  it('runTests() streams a test script line by line', async () => {
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify({ name: 'readme-example', private: true, scripts: { test: 'echo passed; echo warning >&2' } }),
+    );
+    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      expect(await runTests(dir)).toBe(true);
+      const printed = log.mock.calls.map(([line]) => String(line));
+      expect(printed).toContain('[stdout] passed');
+      expect(printed).toContain('[stderr] warning');
+    } finally {
+      log.mockRestore();
+    }
+  });
+
+  it('describeRevision() reads a commit subject', async () => {
+    const repo = join(dir, 'repo');
+    const git = (...args: string[]): void => {
+      execFileSync('git', ['-C', repo, ...args], { stdio: 'ignore' });
+    };
+    execFileSync('git', ['init', '-q', repo]);
+    git('-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '--allow-empty', '-m', 'first subject');
+    expect(await describeRevision(repo, 'HEAD')).toBe('first subject');
+    expect(await describeRevision(repo, 'no-such-revision')).toBeUndefined();
+  });
+
+  it('sortLines() feeds standard input', async () => {
+    expect(await sortLines(['pear', 'apple', 'fig'])).toEqual(['apple', 'fig', 'pear']);
+  });
+});
