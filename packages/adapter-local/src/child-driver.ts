@@ -190,6 +190,12 @@ export class ChildDriver implements ProcessDriver {
       // Surfaced through the write callbacks; a listener must exist so a
       // reader that went away never becomes an uncaught EPIPE.
     });
+    const onReadError = (): void => {
+      // A failed read ends that pipe like end-of-file ('close' follows); a
+      // listener must exist so it never becomes an uncaught exception.
+    };
+    child.stdout!.on('error', onReadError);
+    child.stderr!.on('error', onReadError);
 
     return new Promise<StartedProcess>((resolveStart, rejectStart) => {
       child.once('spawn', () => resolveStart({ pid: child.pid! }));
