@@ -20,6 +20,9 @@ export interface ChildDriverOptions {
 
 const STDIN_CLOSED_CODES = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
 
+/** The longest delay setTimeout honours. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** First and last interval of the poll that waits for a group to empty. */
 const POLL_FIRST_MS = 5;
 const POLL_MAX_MS = 50;
@@ -209,11 +212,15 @@ export class ChildDriver implements ProcessDriver {
         if (child.pid === undefined) return;
         // Anything still in the group outlived the command: tell it to go.
         this.tellGroup('SIGTERM');
-        this.lingerTimer = setTimeout(() => {
-          this.lingerExpired = true;
-          if (!this.groupGone) signalGroup(child.pid!, 'SIGKILL');
-          this.check();
-        }, options.graceMs);
+        this.lingerTimer = setTimeout(
+          () => {
+            this.lingerExpired = true;
+            if (!this.groupGone) signalGroup(child.pid!, 'SIGKILL');
+            this.check();
+          },
+          // setTimeout cuts longer delays to 1 ms; 24.8 days is as good as forever here.
+          Math.min(options.graceMs, MAX_TIMER_MS),
+        );
         this.check();
       });
       // Emitted once the leader exited and both output pipes are closed.

@@ -204,6 +204,25 @@ describe('timeout', () => {
     expect(result.exitCode).toBe(0);
   });
 
+  it('honours timeouts longer than setTimeout can hold (2^31 ms and up)', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning);
+    };
+    process.on('warning', onWarning);
+    try {
+      const sb = testSandbox();
+      const result = await sb.run(['sleep', '0.3'], { timeout: 2 ** 31 + 1_000 });
+      expect(result.timedOut).toBe(false);
+      expect(result.exitCode).toBe(0);
+      await using proc = sb.stream(['sleep', '0.3'], { timeout: 2 ** 33 });
+      expect((await proc.wait()).timedOut).toBe(false);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.map((w) => w.name)).not.toContain('TimeoutOverflowWarning');
+  });
+
   it('rejects a non-positive timeout', async () => {
     const sb = testSandbox();
     await expect(sb.run(['true'], { timeout: 0 })).rejects.toMatchObject({ key: 'options.timeout' });

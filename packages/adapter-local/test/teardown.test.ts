@@ -118,6 +118,18 @@ describe('termination', () => {
     expect(proc.exited).toBe(true);
   });
 
+  it('honours a grace period longer than setTimeout can hold', async () => {
+    const sb = testSandbox({ graceMs: 2 ** 32 });
+    // The leader exits and leaves a member that ignores SIGTERM: it must not be
+    // SIGKILLed 1 ms later, as an overflowing timer would.
+    await using proc = sb.stream(['sh', '-c', 'trap "" TERM; sleep 1000 >/dev/null 2>&1 </dev/null & echo $!']);
+    const { pid } = await firstLinePid(proc);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(isAlive(pid)).toBe(true);
+    process.kill(pid, 'SIGKILL');
+    expect((await within(TEARDOWN_BOUND_MS, proc.wait(), 'wait()')).exitCode).toBe(0);
+  });
+
   it('resolves disposal only once the leader was reaped', async () => {
     const sb = testSandbox();
     const proc = sb.stream(['sh', '-c', 'echo $$; exec sleep 1000']);

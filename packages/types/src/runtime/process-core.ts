@@ -76,12 +76,25 @@ class Capture {
   }
 }
 
-function delay(ms: number): { promise: Promise<void>; cancel(): void } {
+/** The longest delay setTimeout honours; longer ones fire after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** setTimeout for any finite delay: longer ones are chained, not cut to 1 ms. */
+function longTimeout(callback: () => void, ms: number): { cancel(): void } {
   let timer: NodeJS.Timeout | undefined;
+  const arm = (left: number): void => {
+    timer = left > MAX_TIMER_MS ? setTimeout(() => arm(left - MAX_TIMER_MS), MAX_TIMER_MS) : setTimeout(callback, left);
+  };
+  arm(ms);
+  return { cancel: () => clearTimeout(timer) };
+}
+
+function delay(ms: number): { promise: Promise<void>; cancel(): void } {
+  let timer: { cancel(): void } | undefined;
   const promise = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
+    timer = longTimeout(resolve, ms);
   });
-  return { promise, cancel: () => clearTimeout(timer) };
+  return { promise, cancel: () => timer?.cancel() };
 }
 
 function asError(error: unknown): Error {
@@ -127,7 +140,7 @@ export class ProcessCore {
   private readonly captures: Record<StreamName, Capture> | undefined;
 
   private terminating: Promise<void> | undefined;
-  private timeoutTimer: NodeJS.Timeout | undefined;
+  private timeoutTimer: { cancel(): void } | undefined;
   private readonly onAbort = (): void => {
     this.aborted = true;
     this.abortReason = this.plan.signal?.reason;
@@ -158,7 +171,7 @@ export class ProcessCore {
       fail: (error) => this.settle(undefined, error),
     };
     if (plan.timeout !== undefined) {
-      this.timeoutTimer = setTimeout(() => {
+      this.timeoutTimer = longTimeout(() => {
         this.timedOut = true;
         void this.terminate();
       }, plan.timeout);
@@ -313,7 +326,7 @@ export class ProcessCore {
     this.endedAt = performance.now();
     this.status = status;
     if (failure !== undefined) this.failure = asError(failure);
-    clearTimeout(this.timeoutTimer);
+    this.timeoutTimer?.cancel();
     this.plan.signal?.removeEventListener('abort', this.onAbort);
     this.resolveSettled();
     const waiter = this.waiter;
