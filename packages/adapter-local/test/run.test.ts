@@ -96,6 +96,17 @@ describe('run()', () => {
     expect(text((await cases[1]!).stdout)).toBe('ab');
   });
 
+  it('loses no output at the end of a command, even with a grace period of 0', async () => {
+    const sb = testSandbox({ graceMs: 0 });
+    for (let i = 0; i < 3; i++) {
+      const plain = await sb.run(['head', '-c', '5000000', '/dev/zero']);
+      expect(plain.stdout.byteLength).toBe(5_000_000);
+      const withMember = await sb.run(['sh', '-c', 'sleep 1000 & head -c 3000000 /dev/zero; printf end']);
+      expect(withMember.stdout.byteLength).toBe(3_000_003);
+      expect(text(withMember.stdout.subarray(-3))).toBe('end');
+    }
+  });
+
   it('rejects an invalid maxOutputBytes or onOutput', async () => {
     const sb = testSandbox();
     await expect(sb.run(['true'], { maxOutputBytes: -1 })).rejects.toBeInstanceOf(InvalidArgument);
