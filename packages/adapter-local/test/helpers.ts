@@ -28,8 +28,10 @@ export const RUN_ID = randomUUID();
 export const GRACE_MS = 250;
 /** Node, for child scripts that need more than a shell. */
 export const NODE = process.execPath;
-/** A generous upper bound for "teardown did not hang". */
+/** A generous upper bound for "teardown did not hang": the grace period plus 2 s. */
 export const TEARDOWN_BOUND_MS = GRACE_MS + 2_000;
+/** Upper bound for "a whole command (start, run, end) did not hang", robust to a loaded machine. */
+export const COMMAND_BOUND_MS = 10_000;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

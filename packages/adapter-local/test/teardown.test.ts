@@ -10,6 +10,7 @@ import {
   procStat,
   readUntil,
   TEARDOWN_BOUND_MS,
+  COMMAND_BOUND_MS,
   testSandbox,
   within,
 } from './helpers.js';
@@ -180,7 +181,7 @@ describe('background grandchildren die with the group', () => {
 
   it('run() of a command leaving a grandchild on the pipe returns its output', async () => {
     const sb = testSandbox();
-    const result = await within(TEARDOWN_BOUND_MS, sb.run(['sh', '-c', 'sleep 1000 & echo hi']), 'run()');
+    const result = await within(COMMAND_BOUND_MS, sb.run(['sh', '-c', 'sleep 1000 & echo hi']), 'run()');
     expect(result.stdoutText).toBe('hi\n');
     expect(result.exitCode).toBe(0);
   });
@@ -188,7 +189,7 @@ describe('background grandchildren die with the group', () => {
   it('when a grandchild ignores SIGTERM and holds no pipe', async () => {
     const sb = testSandbox();
     const result = await within(
-      TEARDOWN_BOUND_MS,
+      COMMAND_BOUND_MS,
       sb.run(['sh', '-c', 'trap "" TERM; sleep 1000 >/dev/null 2>&1 </dev/null & echo $!']),
       'run()',
     );
@@ -198,14 +199,14 @@ describe('background grandchildren die with the group', () => {
 
   it('when a grandchild ignores SIGTERM and holds the pipe', async () => {
     const sb = testSandbox();
-    const result = await within(TEARDOWN_BOUND_MS, sb.run(['sh', '-c', 'trap "" TERM; sleep 1000 & echo $!']), 'run()');
+    const result = await within(COMMAND_BOUND_MS, sb.run(['sh', '-c', 'trap "" TERM; sleep 1000 & echo $!']), 'run()');
     expectAllDead([Number(result.stdoutText.trim())]);
   });
 
   it('does not hang when a process that left the group holds the pipe', async () => {
     const sb = testSandbox();
     const result = await within(
-      TEARDOWN_BOUND_MS + 2_000,
+      COMMAND_BOUND_MS,
       sb.run(['sh', '-c', 'setsid -f sh -c "echo \\$\\$; exec sleep 1000"; sleep 0.3']),
       'run()',
     );
