@@ -211,11 +211,13 @@ export class ChildDriver implements ProcessDriver {
         this.leaderStatus = { exitCode: code, signal };
         if (child.pid === undefined) return;
         // Anything still in the group outlived the command: tell it to go.
-        this.tellGroup('SIGTERM');
+        // Best effort: an EPERM (a set-uid member) must not become an
+        // uncaught exception in this event handler.
+        this.tellGroupQuietly('SIGTERM');
         this.lingerTimer = setTimeout(
           () => {
             this.lingerExpired = true;
-            if (!this.groupGone) signalGroup(child.pid!, 'SIGKILL');
+            this.tellGroupQuietly('SIGKILL');
             this.check();
           },
           // setTimeout cuts longer delays to 1 ms; 24.8 days is as good as forever here.
@@ -237,6 +239,14 @@ export class ChildDriver implements ProcessDriver {
     if (pgid === undefined || this.groupGone) return;
     signalGroup(pgid, signal);
     if (signal === 'SIGTERM' || signal === 'SIGHUP' || signal === 'SIGINT') signalGroup(pgid, 'SIGCONT');
+  }
+
+  private tellGroupQuietly(signal: NodeJS.Signals): void {
+    try {
+      this.tellGroup(signal);
+    } catch {
+      // Nothing in the group could be signalled; the poll keeps watching it.
+    }
   }
 
   /** Reports the exit once the leader is reaped, the pipes are closed and the group is empty. */

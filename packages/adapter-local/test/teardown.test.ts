@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AbortError, CallbackFailed, SandboxClosed } from '@sandstream/types';
 import {
   collect,
@@ -11,6 +11,7 @@ import {
   readUntil,
   TEARDOWN_BOUND_MS,
   COMMAND_BOUND_MS,
+  GRACE_MS,
   testSandbox,
   within,
 } from './helpers.js';
@@ -153,6 +154,31 @@ describe('termination', () => {
     expect(result.signal).toBe('SIGKILL');
     await expect(proc.kill('SIGTERM')).resolves.toBeUndefined();
     await expect(proc.kill('SIGBOGUS' as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
+  it('a group it may not signal (EPERM) never becomes an uncaught exception', async () => {
+    const escaped: unknown[] = [];
+    const onEscape = (error: unknown): void => {
+      escaped.push(error);
+    };
+    process.on('uncaughtException', onEscape);
+    const realKill = process.kill.bind(process);
+    // As for a group whose remaining member runs set-uid: group signals fail with EPERM.
+    const kill = vi.spyOn(process, 'kill').mockImplementation((pid: number, signal?: string | number) => {
+      if (pid < 0 && signal !== 0) throw Object.assign(new Error(`kill ${pid} EPERM`), { code: 'EPERM' });
+      return realKill(pid, signal);
+    });
+    try {
+      const sb = testSandbox();
+      const result = await within(COMMAND_BOUND_MS, sb.run(['sh', '-c', 'echo hi; exit 3']), 'run()');
+      expect(result.exitCode).toBe(3);
+      expect(result.stdoutText).toBe('hi\n');
+      await new Promise((resolve) => setTimeout(resolve, GRACE_MS + 100));
+    } finally {
+      kill.mockRestore();
+      process.off('uncaughtException', onEscape);
+    }
+    expect(escaped).toEqual([]);
   });
 
   it('a stopped command still terminates on disposal', async () => {
