@@ -55,7 +55,8 @@ export class InvalidState extends SandstreamError {
 
 /**
  * The caller's AbortSignal fired. The command was terminated; `result`
- * holds what it produced until then (with `streamed` as the call implies).
+ * holds what it produced until then (with `streamed` as the call implies),
+ * or is undefined when the signal had fired before anything was started.
  * `cause` is the signal's reason.
  */
 export class AbortError extends SandstreamError {

@@ -354,8 +354,11 @@ describe('teardown', () => {
     const { sb, drivers } = fakeSandbox();
     const signal = AbortSignal.abort();
     await expect(sb.run(['x'], { signal })).rejects.toBeInstanceOf(AbortError);
+    await expect(sb.run(['x'], { signal })).rejects.toMatchObject({ result: undefined });
     const proc = sb.stream(['x'], { signal });
     await expect(proc.wait()).rejects.toBeInstanceOf(AbortError);
+    // Nothing ran, so neither call has a result to report.
+    await expect(proc.wait()).rejects.toMatchObject({ result: undefined });
     expect(drivers.every((driver) => driver.started === 0)).toBe(true);
     await proc[Symbol.asyncDispose]();
   });

@@ -123,6 +123,7 @@ export class ProcessCore {
   private timedOut = false;
   private abortReason: unknown;
   private aborted = false;
+  private neverStarted = false;
   private callbackError: unknown;
   private callbackFailed = false;
 
@@ -177,7 +178,9 @@ export class ProcessCore {
       }, plan.timeout);
     }
     if (plan.signal?.aborted) {
-      // Already aborted: nothing is started, so there is nothing to tear down.
+      // Already aborted: nothing is started, so there is nothing to tear down
+      // and no result to report, exactly as run() refuses such a call.
+      this.neverStarted = true;
       this.aborted = true;
       this.abortReason = plan.signal.reason;
       this.started = Promise.resolve();
@@ -347,7 +350,9 @@ export class ProcessCore {
   /** The error the command ended with, if any, for iteration (`streamed`) or run. */
   private terminalError(streamed: boolean): Error | undefined {
     if (this.failure !== undefined) return this.failure;
-    if (this.aborted) return new AbortError(this.buildResult(streamed), { cause: this.abortReason });
+    if (this.aborted) {
+      return new AbortError(this.neverStarted ? undefined : this.buildResult(streamed), { cause: this.abortReason });
+    }
     if (this.callbackFailed) return new CallbackFailed(this.buildResult(streamed), { cause: this.callbackError });
     return undefined;
   }
