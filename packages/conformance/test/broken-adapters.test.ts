@@ -1,0 +1,263 @@
+/**
+ * The kit tests itself: every broken adapter in ./broken (the local adapter
+ * with exactly one defect) must fail the cases meant to catch it, for the
+ * reason those cases give, while the cases run alongside still pass; and
+ * the real local adapter must pass every case.
+ *
+ * A broken adapter that no case catches is a gap in the kit: its test runs
+ * the cases that exercise what the defect breaks (the whole kit passes too),
+ * is marked `test.fails` and names the gap, so the suite stays green while
+ * the gap stays visible; a second test shows the defect outside the kit.
+ * Once the kit catches it, the test starts failing and the entry should
+ * become an ordinary one.
+ *
+ * Broken adapters leak processes on purpose: each test has its own Lab,
+ * whose marker variable finds and kills what its sandboxes left running.
+ */
+import { afterAll, describe, test, type ExpectStatic } from 'vitest';
+import type { Capability, CapabilityManifest, CaseStatus, ConformanceReport } from '@sandstream/types';
+import { createLocalSandbox } from '@sandstream/adapter-local';
+import { CASES, runCase, runConformance } from '../src/index.js';
+import { BROKEN_ADAPTERS, GRACE_MS, Lab, markedProcesses, type BrokenAdapter } from './broken/index.js';
+
+interface Outcome {
+  readonly status: CaseStatus;
+  readonly message?: string;
+}
+
+/** What the local adapter can do on this machine. */
+const LOCAL_CAPABILITIES: Readonly<CapabilityManifest> = await (async () => {
+  const probe = createLocalSandbox();
+  const capabilities = { ...probe.capabilities };
+  await probe.close();
+  return capabilities;
+})();
+
+/** Generous: a whole-kit run takes about 8 s alone, longer beside other tests. */
+const TEST_TIMEOUT_MS = 120_000;
+
+/**
+ * Runs the selected cases against a broken adapter: through runConformance,
+ * or, for an adapter with `caseTimeoutOverrideMs` or `viaRunCase`, through
+ * the kit's runCase, one case at a time (with the cases' own time limits
+ * lowered to the override).
+ */
+async function runSelected(
+  adapter: BrokenAdapter,
+  lab: Lab,
+  include: readonly string[],
+): Promise<{ outcomes: Map<string, Outcome>; report?: ConformanceReport }> {
+  const factory = () => adapter.create(lab);
+  const caseTimeoutMs = adapter.caseTimeoutMs ?? 10_000;
+  const override = adapter.caseTimeoutOverrideMs;
+  if (override === undefined && adapter.viaRunCase === undefined) {
+    const report = await runConformance({ factory, include, graceMs: GRACE_MS, caseTimeoutMs });
+    const outcomes = new Map<string, Outcome>(report.cases.map((c) => [c.id, c]));
+    return { outcomes, report };
+  }
+  const probe = factory();
+  const manifest = { ...probe.capabilities };
+  await probe.close();
+  const outcomes = new Map<string, Outcome>();
+  for (const id of include) {
+    const testCase = CASES.find((c) => c.id === id);
+    if (testCase === undefined) throw new Error(`no case ${id}`);
+    const shortened = override === undefined ? testCase : { ...testCase, timeoutMs: Math.min(testCase.timeoutMs ?? override, override) };
+    outcomes.set(id, await runCase({ testCase: shortened, manifest, factory, timeoutMs: caseTimeoutMs, graceMs: GRACE_MS }));
+  }
+  return { outcomes };
+}
+
+function describeOutcomes(outcomes: Map<string, Outcome>, ids: Iterable<string>): string {
+  return [...ids].map((id) => `${id}: ${outcomes.get(id)?.status} ${outcomes.get(id)?.message ?? ''}`).join('\n');
+}
+
+async function expectCaught(adapter: BrokenAdapter, expect: ExpectStatic): Promise<void> {
+  const caught = Object.keys(adapter.caughtBy);
+  const alsoFails = adapter.alsoFails ?? [];
+  const stillPasses = adapter.stillPasses ?? [];
+  const include = [...caught, ...alsoFails, ...stillPasses];
+  expect(caught.length, 'a broken adapter names the case that catches it').toBeGreaterThan(0);
+  const lab = new Lab(adapter.name);
+  try {
+    const { outcomes, report } = await runSelected(adapter, lab, include);
+    const statuses = Object.fromEntries(include.map((id) => [id, outcomes.get(id)?.status]));
+    const expected = Object.fromEntries([
+      ...caught.map((id) => [id, 'fail']),
+      ...alsoFails.map((id) => [id, 'fail']),
+      ...stillPasses.map((id) => [id, 'pass']),
+    ]);
+    expect(statuses, describeOutcomes(outcomes, include)).toEqual(expected);
+    for (const [id, pattern] of Object.entries(adapter.caughtBy)) {
+      expect(outcomes.get(id)?.message, `why ${id} failed`).toMatch(pattern);
+    }
+    if (report !== undefined) {
+      // An advisory (SHOULD) failure is reported but does not make the run fail.
+      expect(report.ok).toBe(adapter.advisory === true);
+      expect(report.summary.error).toBe(0);
+    }
+  } finally {
+    await lab.cleanup();
+  }
+}
+
+describe('the real local adapter', () => {
+  test('passes every case of the kit, and leaves no process behind', { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
+    const lab = new Lab('local');
+    let report: ConformanceReport;
+    try {
+      report = await runConformance({ factory: () => lab.local(), graceMs: GRACE_MS, caseTimeoutMs: 20_000 });
+    } finally {
+      const survivors = await lab.cleanup();
+      expect(survivors, 'processes the real adapter left running').toEqual([]);
+    }
+    const problems = report.cases.filter((c) => c.status !== 'pass' && c.status !== 'skipped');
+    expect(problems.map((c) => `${c.id}: ${c.status} ${c.message ?? ''}`)).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(report.summary.fail).toBe(0);
+    expect(report.summary.error).toBe(0);
+    expect(report.summary.disabled).toBe(0);
+    expect(report.summary.pass).toBeGreaterThan(CASES.length / 2);
+    for (const skipped of report.cases.filter((c) => c.status === 'skipped')) {
+      expect(skipped.message, `${skipped.id} is skipped without a reason`).toMatch(/advertise/);
+    }
+  });
+
+  test.for<Capability>(['stdin', 'resource-limits', 'user'])(
+    'without "%s", the negative case passes and the cases that need the capability are skipped with the reason',
+    { timeout: TEST_TIMEOUT_MS },
+    async (capability, { expect }) => {
+      const positive = CASES.filter((c) => c.needs?.includes(capability)).map((c) => c.id);
+      expect(positive.length, `cases that need ${capability}`).toBeGreaterThan(0);
+      const negative = `capabilities.absent-${capability}`;
+      const lab = new Lab(`without-${capability}`);
+      try {
+        const report = await runConformance({
+          factory: () => lab.local({ capabilities: { [capability]: false } }),
+          include: [negative, ...positive],
+          graceMs: GRACE_MS,
+        });
+        const byId = new Map(report.cases.map((c) => [c.id, c]));
+        expect(byId.get(negative)?.status, byId.get(negative)?.message).toBe('pass');
+        for (const id of positive) {
+          expect(byId.get(id)?.status, id).toBe('skipped');
+          expect(byId.get(id)?.message).toContain(`does not advertise "${capability}"; the negative case ${negative} runs instead`);
+        }
+        expect(report.ok).toBe(true);
+      } finally {
+        expect(await lab.cleanup()).toEqual([]);
+      }
+    },
+  );
+
+  test('without "streaming", capabilities.absent-streaming passes', { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
+    const lab = new Lab('without-streaming');
+    try {
+      const report = await runConformance({
+        factory: () => lab.local({ capabilities: { streaming: false } }),
+        include: ['capabilities.absent-streaming'],
+        graceMs: GRACE_MS,
+      });
+      const negative = report.cases.find((c) => c.id === 'capabilities.absent-streaming');
+      expect(negative?.status, negative?.message).toBe('pass');
+      expect(report.ok).toBe(true);
+    } finally {
+      expect(await lab.cleanup()).toEqual([]);
+    }
+  });
+});
+
+describe.concurrent('broken adapters', () => {
+  // Flaw: streaming is an optional capability (spec section 4.1, and
+  // capabilities.absent-streaming checks its absence), but neither the
+  // requirements about stream() (no "capability": "streaming" in
+  // requirements.json) nor the cases that call stream() (no
+  // `needs: ['streaming']`) say so, so a run-only adapter fails every one of
+  // them instead of having them skipped.
+  test.fails(
+    'without "streaming", the cases that call stream() are skipped rather than failed',
+    { timeout: TEST_TIMEOUT_MS },
+    async ({ expect }) => {
+      const lab = new Lab('run-only');
+      try {
+        const report = await runConformance({
+          factory: () => lab.local({ capabilities: { streaming: false } }),
+          graceMs: GRACE_MS,
+        });
+        expect(report.cases.filter((c) => c.status === 'fail').map((c) => c.id)).toEqual([]);
+      } finally {
+        await lab.cleanup();
+      }
+    },
+  );
+
+  // Kit flaw: runConformance copies the adapter's manifest into the report
+  // unchecked, so a manifest that fails the schema makes the report fail its
+  // own validation and runConformance throws HarnessError ("the kit produced
+  // an invalid report") instead of reporting capabilities.manifest as failed.
+  test.fails(
+    'an adapter whose manifest fails the schema gets a report in which capabilities.manifest fails',
+    { timeout: TEST_TIMEOUT_MS },
+    async ({ expect }) => {
+      const adapter = BROKEN_ADAPTERS.find((a) => a.name === 'manifest-invalid')!;
+      const lab = new Lab('manifest-report');
+      try {
+        const report = await runConformance({ factory: () => adapter.create(lab), include: ['capabilities.manifest'], graceMs: GRACE_MS });
+        expect(report.cases.find((c) => c.id === 'capabilities.manifest')?.status).toBe('fail');
+      } finally {
+        await lab.cleanup();
+      }
+    },
+  );
+
+  // Slow tests first, so that they overlap the quick ones instead of trailing.
+  const ordered = [...BROKEN_ADAPTERS].sort((a, b) => Number(b.slow === true) - Number(a.slow === true));
+  for (const adapter of ordered) {
+    const catchers = Object.keys(adapter.caughtBy).join(', ');
+    if (adapter.gap === undefined) {
+      test.skipIf(adapter.needs !== undefined && !LOCAL_CAPABILITIES[adapter.needs])(`${adapter.name} (${adapter.defect}) is caught by ${catchers}`, { timeout: TEST_TIMEOUT_MS }, ({ expect }) =>
+        expectCaught(adapter, expect),
+      );
+      continue;
+    }
+    // Gap: no case of the kit catches this defect (see `adapter.gap`).
+    test.fails(`${adapter.name} (${adapter.defect}) makes some case fail [gap: ${adapter.gap}]`, { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
+      const lab = new Lab(adapter.name);
+      try {
+        for (let run = 0; run < (adapter.gapRuns ?? 1); run++) {
+          const report = await runConformance({
+            factory: () => adapter.create(lab),
+            ...(adapter.gapCases === undefined ? {} : { include: adapter.gapCases }),
+            graceMs: GRACE_MS,
+            caseTimeoutMs: adapter.caseTimeoutMs ?? 10_000,
+          });
+          expect(report.ok, `run ${run + 1}`).toBe(false);
+        }
+      } finally {
+        await lab.cleanup();
+      }
+    });
+    if (adapter.demonstrate !== undefined) {
+      test(`${adapter.name}: the defect is observable outside the kit`, { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
+        const lab = new Lab(`${adapter.name}-demo`);
+        try {
+          await adapter.demonstrate!(lab, expect);
+        } finally {
+          await lab.cleanup();
+        }
+      });
+    }
+  }
+});
+
+afterAll(() => {
+  const leftovers = markedProcesses('*');
+  for (const { pid } of leftovers) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+  if (leftovers.length > 0) throw new Error(`processes outlived the broken-adapter tests: ${JSON.stringify(leftovers)}`);
+});

@@ -1,0 +1,10 @@
+/** Every broken adapter, each the local adapter with exactly one defect. */
+import type { BrokenAdapter } from './adapter.js';
+import { callAdapters } from './calls.js';
+import { outputAdapters } from './output.js';
+import { teardownAdapters } from './teardown.js';
+
+export type { BrokenAdapter } from './adapter.js';
+export { GRACE_MS, Lab, markedProcesses, MARKER } from './lab.js';
+
+export const BROKEN_ADAPTERS: readonly BrokenAdapter[] = [...callAdapters, ...teardownAdapters, ...outputAdapters];

@@ -1,0 +1,196 @@
+/**
+ * Where broken adapters are built and cleaned up after.
+ *
+ * Every sandbox made through a {@link Lab} runs its commands with a marker
+ * variable (`SANDSTREAM_BROKEN_ADAPTER=<label>-<uuid>`) in their base
+ * environment, which every process they start inherits. Broken adapters
+ * leak processes on purpose; {@link Lab.cleanup} finds them by scanning
+ * `/proc/<pid>/environ` for the lab's own marker and SIGKILLs them, so tests
+ * running at the same time never touch each other's processes.
+ */
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CAPABILITIES, type Capability, type CapabilityManifest, type Sandbox } from '@sandstream/types';
+import { defineSandbox, type CommandSpec, type ProcessDriver } from '@sandstream/types/runtime';
+import { createLocalSandbox, type LocalNative, type LocalSandboxOptions } from '@sandstream/adapter-local';
+// Internal modules of the local adapter, for defects below the public API.
+// The built files are used: the sources sit outside this package's rootDir.
+import { ChildDriver } from '../../../adapter-local/dist/child-driver.js';
+import { findPrlimit } from '../../../adapter-local/dist/limits.js';
+import { canSwitchUser, resolveUser } from '../../../adapter-local/dist/users.js';
+
+/** The grace period every lab sandbox uses, and the kit is told about. */
+export const GRACE_MS = 300;
+/** The marker variable. */
+export const MARKER = 'SANDSTREAM_BROKEN_ADAPTER';
+
+/** Turns the local adapter's driver into a defective one. */
+export type DriverDefect = (driver: ChildDriver, command: CommandSpec) => ProcessDriver;
+
+/** A live (non-zombie) process and its command line. */
+export interface Survivor {
+  readonly pid: number;
+  readonly cmdline: string;
+}
+
+function inheritedEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value;
+  return env;
+}
+
+function isLive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** Live processes whose environment has `MARKER=<value>`, or any value when `value` ends with `*`. */
+export function markedProcesses(value: string): Survivor[] {
+  const needle = value.endsWith('*') ? `\0${MARKER}=${value.slice(0, -1)}` : `\0${MARKER}=${value}\0`;
+  const found: Survivor[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (pid === process.pid) continue;
+    let environ: string;
+    try {
+      environ = `\0${readFileSync(`/proc/${pid}/environ`, 'latin1')}\0`;
+    } catch {
+      continue;
+    }
+    if (!environ.includes(needle) || !isLive(pid)) continue;
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').trim();
+    } catch {
+      // gone meanwhile
+    }
+    found.push({ pid, cmdline });
+  }
+  return found;
+}
+
+async function within<T>(ms: number, promise: Promise<T>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Builds the sandboxes of one test and cleans up after them. */
+export class Lab {
+  /** This lab's marker value. */
+  readonly marker: string;
+  readonly graceMs = GRACE_MS;
+  private readonly sandboxes = new Set<Sandbox>();
+
+  constructor(label: string) {
+    this.marker = `${label.replace(/[^a-z0-9-]/gi, '-')}-${randomUUID()}`;
+  }
+
+  /** The base environment of this lab's sandboxes: this process's, plus the marker. */
+  env(): Record<string, string> {
+    return { ...inheritedEnv(), [MARKER]: this.marker };
+  }
+
+  /** Registers a sandbox so that {@link cleanup} closes it. */
+  track<S extends Sandbox>(sandbox: S): S {
+    this.sandboxes.add(sandbox);
+    return sandbox;
+  }
+
+  /** The real local adapter, with the lab's grace period and marker. */
+  local(options: Omit<LocalSandboxOptions, 'env' | 'graceMs'> = {}): Sandbox<LocalNative> {
+    return this.track(createLocalSandbox({ ...options, graceMs: GRACE_MS, env: this.env() }));
+  }
+
+  /**
+   * The local adapter rebuilt from its parts (the shared runtime and the
+   * local driver, configured as `createLocalSandbox` configures them) with
+   * `defect` applied to each command's driver.
+   */
+  driver(
+    defect: DriverDefect,
+    options: { capabilities?: Partial<CapabilityManifest>; killWaitMs?: number } = {},
+  ): Sandbox<LocalNative> {
+    const prlimitPath = findPrlimit();
+    const available: Record<Capability, boolean> = {
+      streaming: true,
+      stdin: true,
+      'resource-limits': prlimitPath !== undefined,
+      user: canSwitchUser(),
+    };
+    // Only ever off, as createLocalSandbox's own option.
+    const capabilities: CapabilityManifest = { ...available };
+    for (const name of CAPABILITIES) {
+      if (options.capabilities?.[name] === false) available[name] = false;
+    }
+    Object.assign(capabilities, available);
+    const baseEnv = this.env();
+    return this.track(
+      defineSandbox<LocalNative>({
+        name: 'local',
+        capabilities,
+        native: { kind: 'local', prlimitPath },
+        graceMs: GRACE_MS,
+        ...(options.killWaitMs === undefined ? {} : { killWaitMs: options.killWaitMs }),
+        createDriver: (command) =>
+          defect(
+            new ChildDriver(command, {
+              baseEnv,
+              defaultCwd: undefined,
+              graceMs: GRACE_MS,
+              prlimitPath,
+              user: command.user === undefined ? undefined : resolveUser(command.user),
+            }),
+            command,
+          ),
+      }),
+    );
+  }
+
+  /** Live processes started by this lab's sandboxes. */
+  survivors(): Survivor[] {
+    return markedProcesses(this.marker);
+  }
+
+  /**
+   * SIGKILLs whatever this lab's sandboxes left running, then closes the
+   * sandboxes. Returns what had survived (after a short grace, so that
+   * processes already on their way out are not counted).
+   */
+  async cleanup(settleMs = 500): Promise<Survivor[]> {
+    const deadline = Date.now() + settleMs;
+    while (this.survivors().length > 0 && Date.now() < deadline) await sleep(25);
+    const survivors = this.survivors();
+    for (let round = 0; round < 20; round++) {
+      const alive = this.survivors();
+      if (alive.length === 0) break;
+      for (const { pid } of alive) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+      await sleep(25);
+    }
+    await within(
+      5_000,
+      Promise.allSettled([...this.sandboxes].map((sandbox) => sandbox.close())),
+    );
+    this.sandboxes.clear();
+    return survivors;
+  }
+}

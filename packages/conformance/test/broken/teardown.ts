@@ -1,0 +1,503 @@
+/** Defects of teardown: leaving a scope, aborting, timing out, closing, killing. */
+import { InvalidState, SandboxClosed, type OutputChunk, type Process, type Sandbox } from '@sandstream/types';
+import type { ProcessDriver } from '@sandstream/types/runtime';
+import type { BrokenAdapter } from './adapter.js';
+import type { ChildDriver } from '../../../adapter-local/dist/child-driver.js';
+import { alterResult, delay, delegateDriver, omit, wrapSandbox, type ChunkIterator } from './wrap.js';
+
+const EMPTY = new Uint8Array(0);
+
+/** Iterates until the first chunk arrives, then leaves the loop with `break`. */
+async function breakAfterFirstChunk(proc: Process): Promise<void> {
+  for await (const chunk of proc) {
+    void chunk;
+    break;
+  }
+}
+
+/** A command that prints `ready` and runs until it is killed. */
+const FOREVER = ['sh', '-c', 'echo ready; while :; do sleep 0.05; done'];
+
+/**
+ * The local driver believing that the command is its leader alone: signals
+ * go to the leader's pid instead of its process group, and once the leader
+ * is gone nothing else is waited for or killed. The driver's internals are
+ * patched on the instance; a refactor of them makes this throw rather than
+ * silently turn into a correct adapter.
+ */
+function leaderOnly(driver: ChildDriver): ProcessDriver {
+  const internals = driver as unknown as {
+    child?: { pid?: number; exitCode: number | null; signalCode: string | null };
+    groupGone: unknown;
+    tellGroup: unknown;
+  };
+  if (typeof internals.tellGroup !== 'function' || internals.groupGone !== false) {
+    throw new Error('the local driver no longer has tellGroup()/groupGone: update the kills-only-leader adapter');
+  }
+  const tell = (signal: NodeJS.Signals): void => {
+    const child = internals.child;
+    // Once the leader was reaped its pid may belong to someone else.
+    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const pid = child.pid;
+    try {
+      process.kill(pid, signal);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  };
+  internals.tellGroup = tell;
+  // The group counts as gone from the start: no wait for it, no SIGKILL to it.
+  internals.groupGone = true;
+  return driver;
+}
+
+export const teardownAdapters: readonly BrokenAdapter[] = [
+  {
+    name: 'leaks-on-break',
+    defect: 'the iterator\'s return() resolves without disposing, so a loop left by break leaves the command running',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        process: {
+          iterator(inner): ChunkIterator {
+            const iterator = inner[Symbol.asyncIterator]();
+            return {
+              next: () => iterator.next(),
+              return: () => Promise.resolve({ value: undefined, done: true }),
+            };
+          },
+        },
+      }),
+    caughtBy: { 'teardown.break': /after break: the command itself survived/ },
+    // The language calls the same return() for break, return and throw.
+    alsoFails: ['teardown.return', 'teardown.throw'],
+    stillPasses: ['teardown.dispose', 'teardown.dispose-never-iterated'],
+  },
+  {
+    name: 'leaks-on-throw',
+    defect:
+      'the iterator has no return() method, so an exception thrown in the loop body leaves the command running ' +
+      '(an iterator cannot tell a throw from a break: the language calls the same return() for both)',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        process: {
+          iterator(inner): ChunkIterator {
+            const iterator = inner[Symbol.asyncIterator]();
+            return { next: () => iterator.next() };
+          },
+        },
+      }),
+    caughtBy: { 'teardown.throw': /after a throw inside the loop: the command itself survived/ },
+    alsoFails: ['teardown.break', 'teardown.return'],
+    stillPasses: ['teardown.dispose'],
+  },
+  {
+    name: 'loop-exit-before-termination',
+    defect: 'the iterator\'s return() starts disposal without awaiting it, so control leaves the loop while the command still runs',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        process: {
+          iterator(inner): ChunkIterator {
+            const iterator = inner[Symbol.asyncIterator]();
+            return {
+              next: () => iterator.next(),
+              return: () => {
+                void iterator.return?.().catch(() => undefined);
+                return Promise.resolve({ value: undefined, done: true });
+              },
+            };
+          },
+        },
+      }),
+    caughtBy: { 'teardown.break': /./ },
+    gap:
+      'SS-TEAR-2 says the command is terminated "before control leaves the loop", but teardown.break, ' +
+      'teardown.return and teardown.throw only poll (expectTreeGone allows the leader 500 ms) after the loop; ' +
+      'none checks `proc.exited` right after the loop, as teardown.dispose does after scope exit',
+    gapCases: ['SS-TEAR-2'],
+    async demonstrate(lab, expect) {
+      const broken = this.create(lab);
+      const real = lab.local();
+      const exitedAfterBreak = async (sandbox: Sandbox): Promise<boolean> => {
+        const proc = sandbox.stream(FOREVER);
+        await breakAfterFirstChunk(proc);
+        const exited = proc.exited;
+        await proc[Symbol.asyncDispose]();
+        return exited;
+      };
+      expect(await exitedAfterBreak(real)).toBe(true);
+      expect(await exitedAfterBreak(broken)).toBe(false);
+    },
+  },
+  {
+    name: 'leaks-on-dispose',
+    defect: '[Symbol.asyncDispose]() resolves without terminating the command',
+    create: (lab) => wrapSandbox(lab.local(), { process: { dispose: () => Promise.resolve() } }),
+    caughtBy: {
+      'teardown.dispose': /after disposal resolved, the Process does not report the command as exited/,
+      'teardown.dispose-never-iterated': /after disposing a never-iterated Process: the command itself survived/,
+    },
+    // It disposes explicitly, then expects the SIGTERM handler to have run.
+    alsoFails: ['teardown.sigterm-first'],
+    stillPasses: ['teardown.break'],
+  },
+  {
+    name: 'dispose-resolves-early',
+    defect: '[Symbol.asyncDispose]() starts termination but resolves before the command is gone',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        process: {
+          dispose(inner) {
+            void inner[Symbol.asyncDispose]().catch(() => undefined);
+            return Promise.resolve();
+          },
+        },
+      }),
+    caughtBy: { 'teardown.dispose': /after disposal resolved, the Process does not report the command as exited/ },
+    stillPasses: ['teardown.break'],
+  },
+  {
+    name: 'abort-ignored',
+    slow: true,
+    defect: 'the caller\'s AbortSignal is not passed on by stream() or run(): aborting neither terminates nor rejects',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        run: (inner, argv, options) => inner.run(argv, omit(options, 'signal')),
+        stream: (inner, argv, options) => inner.stream(argv, omit(options, 'signal')),
+      }),
+    caughtBy: {
+      'teardown.abort-stream': /did not finish within/,
+      'teardown.abort-run': /did not finish within/,
+      'teardown.abort-before-start': /run\(\): expected a rejection, but it resolved/,
+    },
+    stillPasses: ['teardown.dispose'],
+    caseTimeoutMs: 3_000,
+  },
+  {
+    name: 'aborted-signal-starts-command',
+    defect: 'an already-aborted signal is noticed only after the command was started',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        run(inner, argv, options) {
+          if (options?.signal?.aborted) void inner.run(argv, omit(options, 'signal')).catch(() => undefined);
+          return inner.run(argv, options);
+        },
+        stream(inner, argv, options) {
+          if (options?.signal?.aborted) void inner.stream(argv, omit(options, 'signal')).wait().catch(() => undefined);
+          return inner.stream(argv, options);
+        },
+      }),
+    caughtBy: { 'teardown.abort-before-start': /run\(\) with an already-aborted signal started the command/ },
+    stillPasses: ['teardown.abort-stream', 'teardown.abort-run'],
+  },
+  {
+    name: 'kills-only-leader',
+    slow: true,
+    defect: 'signals go to the command\'s pid, not its process group, and the end of the leader is taken for the end of the command',
+    create: (lab) => lab.driver(leaderOnly),
+    caughtBy: {
+      'teardown.dispose': /after `await using` scope exit: a process the command started survived/,
+      'teardown.leader-exit': /background children of an exited command/,
+    },
+    alsoFails: ['teardown.break', 'teardown.sigkill-after-grace'],
+    stillPasses: ['teardown.sigterm-first', 'result.exit-codes'],
+  },
+  {
+    name: 'no-grace-period',
+    defect: 'termination sends SIGKILL at once instead of SIGTERM',
+    create: (lab) =>
+      lab.driver((driver) => delegateDriver(driver, { signal: (signal) => driver.signal(signal === 'SIGTERM' ? 'SIGKILL' : signal) })),
+    caughtBy: {
+      'teardown.sigterm-first': /SIGTERM handler never ran/,
+      'teardown.sigkill-after-grace': /before the 300 ms grace period/,
+    },
+    stillPasses: ['teardown.dispose', 'teardown.break'],
+  },
+  {
+    name: 'never-escalates',
+    slow: true,
+    defect: 'termination never sends SIGKILL (it repeats SIGTERM), so a command that ignores SIGTERM is never stopped',
+    // A short kill wait, so the runtime gives up quickly with TransportError.
+    create: (lab) =>
+      lab.driver((driver) => delegateDriver(driver, { signal: (signal) => driver.signal(signal === 'SIGKILL' ? 'SIGTERM' : signal) }), {
+        killWaitMs: 1_000,
+      }),
+    caughtBy: {
+      'teardown.sigkill-after-grace': /TransportError \[TRANSPORT\]: no exit was reported/,
+      'teardown.after-caller-abort': /TransportError \[TRANSPORT\]: no exit was reported/,
+    },
+    stillPasses: ['teardown.dispose', 'teardown.sigterm-first'],
+  },
+  {
+    name: 'timeout-ignored',
+    slow: true,
+    defect: 'the timeout option is not passed on: a command past its timeout keeps running',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        run: (inner, argv, options) => inner.run(argv, omit(options, 'timeout')),
+        stream: (inner, argv, options) => inner.stream(argv, omit(options, 'timeout')),
+      }),
+    caughtBy: {
+      'teardown.timeout-run': /did not finish within/,
+      'teardown.timeout-stream': /did not finish within/,
+    },
+    stillPasses: ['teardown.dispose'],
+    caseTimeoutMs: 3_000,
+  },
+  {
+    name: 'timeout-not-flagged',
+    defect: 'a command ended by its timeout reports timedOut: false',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        run: async (inner, argv, options) => alterResult(await inner.run(argv, options), { timedOut: false }),
+        process: { wait: async (inner) => alterResult(await inner.wait(), { timedOut: false }) },
+      }),
+    caughtBy: {
+      'teardown.timeout-run': /timedOut is not true/,
+      'teardown.timeout-stream': /timedOut is not true/,
+    },
+    stillPasses: ['result.schema'],
+  },
+  {
+    name: 'timeout-drops-output',
+    defect: 'run() past its timeout returns empty output instead of what the command wrote before',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        async run(inner, argv, options) {
+          const result = await inner.run(argv, options);
+          return result.timedOut ? alterResult(result, { stdout: EMPTY, stderr: EMPTY }) : result;
+        },
+      }),
+    caughtBy: { 'teardown.timeout-run': /stdout before the timeout was not kept/ },
+    stillPasses: ['teardown.timeout-stream'],
+  },
+  {
+    name: 'close-leaves-processes',
+    defect: 'close() refuses new commands but does not terminate the running ones',
+    create(lab) {
+      let closed = false;
+      return wrapSandbox(lab.local(), {
+        run: (inner, argv, options) => (closed ? Promise.reject(new SandboxClosed()) : inner.run(argv, options)),
+        stream(inner, argv, options) {
+          if (closed) throw new SandboxClosed();
+          return inner.stream(argv, options);
+        },
+        close() {
+          closed = true;
+          return Promise.resolve();
+        },
+      });
+    },
+    caughtBy: { 'teardown.close': /close\(\) resolved while a Process it started still runs/ },
+    stillPasses: ['teardown.dispose'],
+  },
+  {
+    name: 'close-reopens',
+    defect: 'after close(), the sandbox reconnects and accepts new commands instead of raising SandboxClosed',
+    create(lab) {
+      let current: Sandbox = lab.local();
+      let closed = false;
+      const fresh = (): Sandbox => {
+        if (closed) {
+          closed = false;
+          current = lab.local();
+        }
+        return current;
+      };
+      return wrapSandbox(current, {
+        run: (_inner, argv, options) => fresh().run(argv, options),
+        stream: (_inner, argv, options) => fresh().stream(argv, options),
+        async close() {
+          await current.close();
+          closed = true;
+        },
+      });
+    },
+    caughtBy: { 'teardown.close': /stream\(\) on a closed sandbox: expected an error with code SANDBOX_CLOSED/ },
+    stillPasses: ['teardown.dispose'],
+  },
+  {
+    name: 'close-not-idempotent',
+    defect: 'a second close() rejects with InvalidState instead of resolving',
+    create(lab) {
+      let closing: Promise<void> | undefined;
+      return wrapSandbox(lab.local(), {
+        close(inner) {
+          if (closing !== undefined) return Promise.reject(new InvalidState('the sandbox is already closed'));
+          closing = inner.close();
+          return closing;
+        },
+      });
+    },
+    caughtBy: { 'teardown.close': /unexpected InvalidState \[INVALID_STATE\]: the sandbox is already closed/ },
+    stillPasses: ['teardown.dispose'],
+  },
+  {
+    name: 'close-abandons-runs',
+    defect: 'close() rejects run() calls in flight with SandboxClosed and leaves their commands running',
+    create(lab) {
+      // run() commands live in a pool that close() forgets; the lab closes it.
+      const pool = lab.local();
+      const inFlight = new Set<(error: Error) => void>();
+      let closed = false;
+      return wrapSandbox(lab.local(), {
+        run(_inner, argv, options) {
+          if (closed) return Promise.reject(new SandboxClosed());
+          return new Promise((resolve, reject) => {
+            inFlight.add(reject);
+            pool
+              .run(argv, options)
+              .then(resolve, reject)
+              .finally(() => inFlight.delete(reject));
+          });
+        },
+        async close(inner) {
+          closed = true;
+          for (const reject of inFlight) reject(new SandboxClosed());
+          await inner.close();
+        },
+      });
+    },
+    caughtBy: { 'teardown.close': /./ },
+    gap:
+      'SS-TEAR-5 says close() terminates every process the sandbox started, and section 9.6 that a run() in flight ' +
+      'resolves with a result reporting the terminating signal; teardown.close accepts any rejection of the run() it ' +
+      'started and never checks that its command is gone',
+    gapCases: ['SS-TEAR-5'],
+    async demonstrate(lab, expect) {
+      const runningAfterClose = async (sandbox: Sandbox): Promise<number> => {
+        const running = sandbox.run(FOREVER);
+        running.catch(() => undefined);
+        await delay(300);
+        await sandbox.close();
+        await running.catch(() => undefined);
+        return lab.survivors().length;
+      };
+      expect(await runningAfterClose(lab.local())).toBe(0);
+      expect(await runningAfterClose(this.create(lab))).toBeGreaterThan(0);
+    },
+  },
+  {
+    name: 'no-gc-safety-net',
+    slow: true,
+    defect: 'the sandbox keeps every Process it returned reachable, so a dropped Process is never collected and never terminated',
+    create(lab) {
+      const kept: Process[] = [];
+      return wrapSandbox(lab.local(), {
+        stream(inner, argv, options) {
+          const proc = inner.stream(argv, options);
+          kept.push(proc);
+          return proc;
+        },
+      });
+    },
+    caughtBy: { 'teardown.garbage-collected': /^advisory \(SHOULD\): a Process dropped without disposal kept its command running/ },
+    advisory: true,
+    stillPasses: ['teardown.dispose'],
+  },
+  {
+    name: 'callback-error-swallowed',
+    defect: 'an exception thrown by the onOutput callback is swallowed: the command runs on and run() resolves',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        run(inner, argv, options) {
+          const onOutput = options?.onOutput;
+          if (typeof onOutput !== 'function') return inner.run(argv, options);
+          return inner.run(argv, {
+            ...options,
+            onOutput(chunk) {
+              try {
+                onOutput(chunk);
+              } catch {
+                // swallowed
+              }
+            },
+          });
+        },
+      }),
+    caughtBy: {},
+    gap:
+      'SS-ONOUT-1 covers delivery only; the rule of spec section 5.2 for a callback that throws (it is not called ' +
+      'again, the command is terminated, run() rejects with CallbackFailed carrying the partial result) has no ' +
+      'requirement id and no case',
+    // The cases that pass an onOutput callback.
+    gapCases: ['output-cap.on-output-live', 'teardown.abort-run'],
+    async demonstrate(lab, expect) {
+      const outcome = (sandbox: Sandbox): Promise<unknown> =>
+        sandbox
+          .run(['sh', '-c', 'echo one; sleep 0.2; echo two'], {
+            onOutput() {
+              throw new Error('callback failed');
+            },
+          })
+          .then(
+            (result) => result.stdoutText,
+            (error: unknown) => (error as { code?: unknown }).code,
+          );
+      expect(await outcome(lab.local())).toBe('CALLBACK_FAILED');
+      expect(await outcome(this.create(lab))).toBe('one\ntwo\n');
+    },
+  },
+  {
+    name: 'kill-ignored',
+    defect: 'Process.kill() resolves without sending anything',
+    create: (lab) => wrapSandbox(lab.local(), { process: { kill: () => Promise.resolve() } }),
+    caughtBy: {},
+    gap:
+      'no requirement id and no case covers Process.kill() (spec section 2.2: "sends one signal to the command\'s ' +
+      'process tree"; an unknown signal rejects with InvalidArgument); the kit only checks that kill is a function',
+    // The only case that touches kill().
+    gapCases: ['stream.synchronous'],
+    async demonstrate(lab, expect) {
+      const killedBy = async (sandbox: Sandbox): Promise<boolean> => {
+        await using proc = sandbox.stream(FOREVER);
+        const iterator = proc[Symbol.asyncIterator]();
+        await iterator.next();
+        await proc.kill('SIGTERM');
+        await delay(500);
+        return proc.exited;
+      };
+      expect(await killedBy(lab.local())).toBe(true);
+      expect(await killedBy(this.create(lab))).toBe(false);
+    },
+  },
+  {
+    name: 'kill-crosses-processes',
+    defect: 'Process.kill() signals every running command of the sandbox, not just its own',
+    create(lab) {
+      const started = new Set<WeakRef<Process>>();
+      return wrapSandbox(lab.local(), {
+        stream(inner, argv, options) {
+          const proc = inner.stream(argv, options);
+          started.add(new WeakRef(proc));
+          return proc;
+        },
+        process: {
+          async kill(_inner, signal) {
+            await Promise.all([...started].map((ref) => ref.deref()?.kill(signal)));
+          },
+        },
+      });
+    },
+    caughtBy: { 'concurrency.separate': /./ },
+    gap:
+      'SS-CONC-1 says no signal crosses between concurrent Processes, but concurrency.separate only compares ' +
+      'output and exit codes; it never calls kill() on one Process and checks that the others keep running',
+    gapCases: ['SS-CONC-1', 'stream.synchronous'],
+    async demonstrate(lab, expect) {
+      const neighbourSurvives = async (sandbox: Sandbox): Promise<boolean> => {
+        await using target = sandbox.stream(FOREVER);
+        await using neighbour = sandbox.stream(FOREVER);
+        const chunks: Array<Promise<IteratorResult<OutputChunk, undefined>>> = [
+          target[Symbol.asyncIterator]().next(),
+          neighbour[Symbol.asyncIterator]().next(),
+        ];
+        await Promise.all(chunks);
+        await target.kill('SIGKILL');
+        await delay(500);
+        return target.exited && !neighbour.exited;
+      };
+      expect(await neighbourSurvives(lab.local())).toBe(true);
+      expect(await neighbourSurvives(this.create(lab))).toBe(false);
+    },
+  },
+];

@@ -1,0 +1,174 @@
+/**
+ * Wrappers that delegate to a real Sandbox, Process, StdinWriter or driver,
+ * replacing exactly the parts a defect needs.
+ */
+import {
+  createExecResult,
+  type CapabilityManifest,
+  type ExecResult,
+  type OutputChunk,
+  type Process,
+  type RunOptions,
+  type Sandbox,
+  type Signal,
+  type StdinWriter,
+  type StreamOptions,
+} from '@sandstream/types';
+import type { DriverEvents, ProcessDriver } from '@sandstream/types/runtime';
+
+export type ChunkIterator = AsyncIterator<OutputChunk, undefined>;
+
+/** What a defective Process replaces; everything else is delegated. */
+export interface ProcessDefects {
+  /** Replaces `[Symbol.asyncIterator]()`. */
+  iterator?(inner: Process): ChunkIterator;
+  wait?(inner: Process): Promise<ExecResult>;
+  dispose?(inner: Process): Promise<void>;
+  kill?(inner: Process, signal: Signal): Promise<void>;
+  /** Wraps the writer when there is one. */
+  stdin?(inner: StdinWriter): StdinWriter;
+}
+
+/** A Process delegating to a real one, except where `defects` says otherwise. */
+export class WrappedProcess implements Process {
+  readonly #inner: Process;
+  readonly #defects: ProcessDefects;
+  readonly #stdin: StdinWriter | null;
+
+  constructor(inner: Process, defects: ProcessDefects) {
+    this.#inner = inner;
+    this.#defects = defects;
+    this.#stdin = inner.stdin !== null && defects.stdin !== undefined ? defects.stdin(inner.stdin) : inner.stdin;
+  }
+
+  get id(): string {
+    return this.#inner.id;
+  }
+  get argv(): readonly string[] {
+    return this.#inner.argv;
+  }
+  get pid(): number | undefined {
+    return this.#inner.pid;
+  }
+  get stdin(): StdinWriter | null {
+    return this.#stdin;
+  }
+  get exited(): boolean {
+    return this.#inner.exited;
+  }
+  [Symbol.asyncIterator](): ChunkIterator {
+    return this.#defects.iterator?.(this.#inner) ?? this.#inner[Symbol.asyncIterator]();
+  }
+  wait(): Promise<ExecResult> {
+    return this.#defects.wait?.(this.#inner) ?? this.#inner.wait();
+  }
+  kill(signal?: Signal): Promise<void> {
+    return this.#defects.kill?.(this.#inner, signal ?? 'SIGTERM') ?? this.#inner.kill(signal);
+  }
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.#defects.dispose?.(this.#inner) ?? this.#inner[Symbol.asyncDispose]();
+  }
+}
+
+/** What a defective Sandbox replaces; everything else is delegated. */
+export interface SandboxDefects {
+  run?(inner: Sandbox, argv: readonly string[], options: RunOptions | undefined): Promise<ExecResult>;
+  stream?(inner: Sandbox, argv: readonly string[], options: StreamOptions | undefined): Process;
+  /** Applied to every Process that `stream()` returns. */
+  process?: ProcessDefects;
+  close?(inner: Sandbox): Promise<void>;
+  /** Read on every access of `sandbox.capabilities`. */
+  capabilities?(inner: Sandbox): Readonly<CapabilityManifest>;
+}
+
+/** A Sandbox delegating to a real one, except where `defects` says otherwise. */
+export function wrapSandbox(inner: Sandbox, defects: SandboxDefects): Sandbox {
+  const sandbox: Sandbox = {
+    get name() {
+      return inner.name;
+    },
+    get capabilities() {
+      return defects.capabilities?.(inner) ?? inner.capabilities;
+    },
+    get native() {
+      return inner.native;
+    },
+    run(argv, options) {
+      return defects.run?.(inner, argv, options) ?? inner.run(argv, options);
+    },
+    stream(argv, options) {
+      const proc = defects.stream?.(inner, argv, options) ?? inner.stream(argv, options);
+      return defects.process === undefined ? proc : new WrappedProcess(proc, defects.process);
+    },
+    close() {
+      return defects.close?.(inner) ?? inner.close();
+    },
+    [Symbol.asyncDispose]() {
+      return sandbox.close();
+    },
+  };
+  return sandbox;
+}
+
+/**
+ * An iterator over `inner` whose chunks pass through `transform`. The
+ * inner iterator is taken at once, so a second iteration still throws
+ * synchronously; leaving the outer loop early closes the inner one (the
+ * generator's `for await` does), so teardown is unchanged.
+ */
+export function transformChunks(
+  inner: Process,
+  transform: (source: AsyncIterable<OutputChunk>) => AsyncGenerator<OutputChunk, undefined, undefined>,
+): ChunkIterator {
+  const source = inner[Symbol.asyncIterator]();
+  return transform({ [Symbol.asyncIterator]: () => source });
+}
+
+/** A copy of `result` with some fields changed. */
+export function alterResult(result: ExecResult, changes: Partial<Omit<ExecResult, 'stdoutText' | 'stderrText'>>): ExecResult {
+  return createExecResult({ ...result, ...changes });
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/** `options` without `key`; malformed options are passed on untouched, for the adapter to refuse. */
+export function omit<T>(options: T, ...keys: string[]): T {
+  if (!isPlainObject(options)) return options;
+  const copy: Record<string, unknown> = { ...options };
+  for (const key of keys) delete copy[key];
+  return copy as T;
+}
+
+/** `options` keeping only `keys`; malformed options are passed on untouched. */
+export function pick<T>(options: T, keys: ReadonlySet<string>): T {
+  if (!isPlainObject(options)) return options;
+  return Object.fromEntries(Object.entries(options).filter(([key]) => keys.has(key))) as T;
+}
+
+/** A driver delegating to `driver`, except for `overrides`. */
+export function delegateDriver(driver: ProcessDriver, overrides: Partial<ProcessDriver> = {}): ProcessDriver {
+  return {
+    start: (events) => driver.start(events),
+    writeStdin: (data) => driver.writeStdin(data),
+    closeStdin: () => driver.closeStdin(),
+    signal: (signal) => driver.signal(signal),
+    pause: () => driver.pause?.(),
+    resume: () => driver.resume?.(),
+    release: () => driver.release?.() ?? Promise.resolve(),
+    ...overrides,
+  };
+}
+
+/** A driver whose events pass through `map` on their way to the runtime. */
+export function mapDriverEvents(driver: ProcessDriver, map: (events: DriverEvents) => DriverEvents): ProcessDriver {
+  return delegateDriver(driver, { start: (events) => driver.start(map(events)) });
+}
+
+/** Resolves after `ms`. */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
