@@ -17,8 +17,12 @@ export interface CaseContext {
   exec(argv: readonly string[]): Promise<ExecResult>;
   /** Reads a file inside the sandbox, or undefined when it does not exist. */
   readFile(path: string): Promise<string | undefined>;
-  /** Whether a pid is a live (non-zombie) process inside the sandbox. */
-  isAlive(pid: number): Promise<boolean>;
+  /**
+   * Whether a pid is a live (non-zombie) process inside the sandbox. With
+   * `token`, only a process whose command line contains it counts, so a
+   * reused pid, or one in another sandbox, is never mistaken for the command.
+   */
+  isAlive(pid: number, token?: string): Promise<boolean>;
   /** Waits until none of `pids` is alive, failing with `what` after `withinMs`. */
   expectGone(pids: readonly number[], withinMs: number, what: string): Promise<void>;
   /** Polls `read` until it returns a value, failing with `what` after `withinMs`. */
@@ -27,11 +31,16 @@ export interface CaseContext {
   sleep(ms: number): Promise<void>;
 }
 
-// A process is alive when /proc says it is not a zombie; where there is no
-// /proc, `kill -0` is the fallback (zombies then count as alive).
-const ALIVE_SCRIPT =
-  'if [ -r "/proc/$1/stat" ]; then s=$(sed -e "s/^.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1); ' +
-  '[ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]; else kill -0 "$1" 2>/dev/null; fi';
+// A process is alive when /proc says it is not a zombie (and, given a token,
+// its command line contains it); where there is no /proc, `kill -0` is the
+// fallback (zombies then count as alive, and the token is not checked).
+const ALIVE_SCRIPT = [
+  'if [ -r "/proc/$1/stat" ]; then',
+  '  s=$(sed -e "s/^.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1)',
+  '  [ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ] || exit 1',
+  '  [ -z "$2" ] || tr "\\000" " " < "/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$2"',
+  'else kill -0 "$1" 2>/dev/null; fi',
+].join('\n');
 
 /** Builds the context of one case around its sandbox. */
 export function createContext(
@@ -64,8 +73,8 @@ export function createContext(
     }
   };
 
-  const isAlive = async (pid: number): Promise<boolean> => {
-    const result = await exec(['sh', '-c', ALIVE_SCRIPT, 'sh', String(pid)]);
+  const isAlive = async (pid: number, token = ''): Promise<boolean> => {
+    const result = await exec(['sh', '-c', ALIVE_SCRIPT, 'sh', String(pid), token]);
     return result.exitCode === 0;
   };
 

@@ -1,4 +1,5 @@
 import {
+  CAPABILITIES,
   InvalidArgument,
   validatorFor,
   type CapabilityManifest,
@@ -95,6 +96,22 @@ export function skipReason(testCase: ConformanceCase, manifest: CapabilityManife
   return undefined;
 }
 
+/**
+ * The manifest as the report can state it: each spec capability `true` only
+ * when the adapter says exactly `true`, plus well-formed `x-` extensions.
+ * Whether the adapter's own manifest is valid is the `capabilities.manifest`
+ * case's verdict; the report must stay valid either way.
+ */
+export function manifestForReport(raw: unknown): CapabilityManifest {
+  const source = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+  const manifest: Record<string, boolean> = {};
+  for (const capability of CAPABILITIES) manifest[capability] = source[capability] === true;
+  for (const [key, value] of Object.entries(source)) {
+    if (/^x-[a-z0-9-]+$/.test(key) && typeof value === 'boolean') manifest[key] = value;
+  }
+  return manifest as CapabilityManifest;
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -181,7 +198,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   try {
     const probe = await withTimeout(createSandbox(options.factory), caseTimeoutMs, () => new HarnessError('the factory hung'));
     adapterName = typeof probe.name === 'string' && probe.name !== '' ? probe.name : 'unnamed';
-    manifest = { ...probe.capabilities };
+    manifest = manifestForReport(probe.capabilities);
     await probe.close();
   } catch (error) {
     harnessProblem = error instanceof HarnessError ? error.message : describeError(error);

@@ -21,14 +21,24 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "level": "MUST",
     "section": "stream()",
     "statement": "`stream()` MUST return its Process synchronously, and the Process MUST NOT be thenable (it has no `then` member), so `await sb.stream(...)` cannot stand in for a scope.",
-    "introduced": "1.0"
+    "introduced": "1.0",
+    "capability": "streaming"
   },
   {
     "id": "SS-STREAM-2",
     "level": "MUST",
     "section": "stream()",
     "statement": "A Process MUST be an async iterable of OutputChunks, each tagged `stdout` or `stderr` with its bytes as a `Uint8Array`, and MUST be iterable at most once; a second iteration MUST raise `InvalidState`.",
-    "introduced": "1.0"
+    "introduced": "1.0",
+    "capability": "streaming"
+  },
+  {
+    "id": "SS-KILL-1",
+    "level": "MUST",
+    "section": "Process",
+    "statement": "`Process.kill(signal)` MUST deliver the signal (`SIGTERM` when none is given) to the command's process tree and to no other command, MUST resolve without effect once the command has exited, and MUST reject a signal name the spec does not list with `InvalidArgument`.",
+    "introduced": "1.0",
+    "capability": "streaming"
   },
   {
     "id": "SS-START-1",
@@ -91,14 +101,16 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "level": "MUST",
     "section": "Teardown",
     "statement": "Disposing a Process (`await using` scope exit or an explicit `[Symbol.asyncDispose]()`) whose command is still running MUST terminate the command, and the returned promise MUST NOT resolve before it is gone.",
-    "introduced": "1.0"
+    "introduced": "1.0",
+    "capability": "streaming"
   },
   {
     "id": "SS-TEAR-2",
     "level": "MUST",
     "section": "Teardown",
     "statement": "Leaving a `for await` loop over a Process early, by `break`, `return` or a thrown exception, MUST terminate the command before control leaves the loop.",
-    "introduced": "1.0"
+    "introduced": "1.0",
+    "capability": "streaming"
   },
   {
     "id": "SS-TEAR-3",
@@ -140,14 +152,16 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "level": "MUST",
     "section": "Teardown",
     "statement": "Teardown MUST complete without the caller's AbortSignal: disposal after that signal has fired still terminates the command and resolves.",
-    "introduced": "1.0"
+    "introduced": "1.0",
+    "capability": "streaming"
   },
   {
     "id": "SS-TEAR-9",
     "level": "SHOULD",
     "section": "Teardown",
     "statement": "An implementation SHOULD terminate the command of a Process that is garbage-collected without being disposed, and SHOULD warn, naming the command.",
-    "introduced": "1.0"
+    "introduced": "1.0",
+    "capability": "streaming"
   },
   {
     "id": "SS-ORDER-1",
@@ -182,14 +196,16 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "level": "MUST",
     "section": "wait()",
     "statement": "`wait()` MUST be idempotent: every call resolves with an equal ExecResult (`streamed: true`).",
-    "introduced": "1.0"
+    "introduced": "1.0",
+    "capability": "streaming"
   },
   {
     "id": "SS-WAIT-2",
     "level": "MUST",
     "section": "wait()",
     "statement": "`wait()` called with output still unread MUST drain and discard it and MUST NOT hang, however much output remains.",
-    "introduced": "1.0"
+    "introduced": "1.0",
+    "capability": "streaming"
   },
   {
     "id": "SS-RESULT-1",
@@ -224,6 +240,13 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "level": "MUST",
     "section": "onOutput",
     "statement": "`run()` with `onOutput` MUST deliver every chunk to the callback as it arrives, including chunks past the cap, in the order of arrival.",
+    "introduced": "1.0"
+  },
+  {
+    "id": "SS-ONOUT-2",
+    "level": "MUST",
+    "section": "onOutput",
+    "statement": "When the `onOutput` callback throws, it MUST NOT be called again, the command MUST be terminated, and `run()` MUST reject with `CallbackFailed` whose `cause` is what the callback threw and whose `result` holds the output captured until then.",
     "introduced": "1.0"
   },
   {

@@ -1,6 +1,6 @@
 import { describe, test, beforeAll, type TestContext } from 'vitest';
 import type { CapabilityManifest, Sandbox } from '@sandstream/types';
-import { CASES, isAdvisory, runCase, type ConformanceOptions } from './engine.js';
+import { CASES, isAdvisory, manifestForReport, runCase, type ConformanceOptions } from './engine.js';
 import { matches } from './select.js';
 import { KIT_SPEC_VERSION } from './version.js';
 
@@ -28,7 +28,7 @@ export function describeConformance(options: DescribeConformanceOptions): void {
   describe(`Sandstream ${KIT_SPEC_VERSION} conformance`, () => {
     beforeAll(async () => {
       const probe: Sandbox = await options.factory();
-      manifest = { ...probe.capabilities };
+      manifest = manifestForReport(probe.capabilities);
       await probe.close();
     });
     for (const testCase of CASES) {

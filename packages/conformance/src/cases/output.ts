@@ -1,7 +1,15 @@
 import { encodeExecResult, lines, type ExecResult, type OutputChunk } from '@sandstream/types';
-import { check, checkEqual, ConformanceFailure } from '../assert.js';
+import { check, checkEqual, checkErrorCode, ConformanceFailure, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
 import { ALL_BYTES, collect, printfFormat } from './collect.js';
+
+function copy(chunk: OutputChunk): OutputChunk {
+  return { stream: chunk.stream, data: Uint8Array.from(chunk.data) };
+}
+
+function join(chunks: readonly OutputChunk[], stream: 'stdout' | 'stderr'): Uint8Array {
+  return new Uint8Array(Buffer.concat(chunks.filter((c) => c.stream === stream).map((c) => c.data)));
+}
 
 const COUNT = 20_000;
 // Interleaves sequence numbers on both streams, flushing often so the
@@ -26,14 +34,19 @@ export const outputCases = [
     title: 'chunks of each stream arrive in the order written, with nothing lost or duplicated, over many chunks',
     requirements: ['SS-ORDER-1'],
     async run(ctx) {
-      await using proc = ctx.sandbox.stream(['sh', '-c', SEQUENCE_SCRIPT]);
-      const got = await collect(proc);
-      check(got.chunks.length > 2, `the output arrived in only ${got.chunks.length} chunk(s); the case needs many`);
-      checkSequence(got.stdout, 'streamed stdout');
-      checkSequence(got.stderr, 'streamed stderr');
-      const result = await ctx.sandbox.run(['sh', '-c', SEQUENCE_SCRIPT]);
+      const live: OutputChunk[] = [];
+      const result = await ctx.sandbox.run(['sh', '-c', SEQUENCE_SCRIPT], { onOutput: (chunk) => live.push(copy(chunk)) });
       checkSequence(result.stdout, 'run() stdout');
       checkSequence(result.stderr, 'run() stderr');
+      check(live.length > 2, `the output arrived in only ${live.length} chunk(s); the case needs many`);
+      checkSequence(join(live, 'stdout'), 'stdout as onOutput received it');
+      checkSequence(join(live, 'stderr'), 'stderr as onOutput received it');
+      if (!ctx.sandbox.capabilities.streaming) return;
+      await using proc = ctx.sandbox.stream(['sh', '-c', SEQUENCE_SCRIPT]);
+      const got = await collect(proc);
+      check(got.chunks.length > 2, `the streamed output arrived in only ${got.chunks.length} chunk(s); the case needs many`);
+      checkSequence(got.stdout, 'streamed stdout');
+      checkSequence(got.stderr, 'streamed stderr');
     },
   }),
   defineCase({
@@ -42,17 +55,23 @@ export const outputCases = [
     requirements: ['SS-ORDER-2'],
     async run(ctx) {
       const script = `awk 'BEGIN { for (i = 1; i <= 5000; i++) { printf "o"; printf "e" > "/dev/stderr"; if (i % 50 == 0) { fflush(); system("") } } }'`;
-      await using proc = ctx.sandbox.stream(['sh', '-c', script]);
-      const got = await collect(proc);
-      for (const chunk of got.chunks) {
-        const text = Buffer.from(chunk.data).toString('latin1');
-        const foreign = chunk.stream === 'stdout' ? 'e' : 'o';
-        check(!text.includes(foreign), `a ${chunk.stream} chunk contains bytes of the other stream: ${JSON.stringify(text.slice(0, 40))}`);
-      }
-      check(got.stdout.byteLength === 5000 && got.stderr.byteLength === 5000, `expected 5000 bytes on each stream, got ${got.stdout.byteLength}/${got.stderr.byteLength}`);
-      const result = await ctx.sandbox.run(['sh', '-c', script]);
+      const checkTags = (chunks: readonly OutputChunk[], how: string): void => {
+        for (const chunk of chunks) {
+          const text = Buffer.from(chunk.data).toString('latin1');
+          const foreign = chunk.stream === 'stdout' ? 'e' : 'o';
+          check(!text.includes(foreign), `${how}: a ${chunk.stream} chunk contains bytes of the other stream: ${JSON.stringify(text.slice(0, 40))}`);
+        }
+      };
+      const live: OutputChunk[] = [];
+      const result = await ctx.sandbox.run(['sh', '-c', script], { onOutput: (chunk) => live.push(copy(chunk)) });
       checkEqual(result.stdout, new Uint8Array(5000).fill(0x6f), 'run() stdout');
       checkEqual(result.stderr, new Uint8Array(5000).fill(0x65), 'run() stderr');
+      checkTags(live, 'onOutput');
+      if (!ctx.sandbox.capabilities.streaming) return;
+      await using proc = ctx.sandbox.stream(['sh', '-c', script]);
+      const got = await collect(proc);
+      checkTags(got.chunks, 'stream()');
+      check(got.stdout.byteLength === 5000 && got.stderr.byteLength === 5000, `expected 5000 bytes on each stream, got ${got.stdout.byteLength}/${got.stderr.byteLength}`);
     },
   }),
   defineCase({
@@ -65,6 +84,7 @@ export const outputCases = [
       const result = await ctx.sandbox.run(['sh', '-c', script, 'sh', format]);
       checkEqual(result.stdout, ALL_BYTES, 'run() stdout');
       checkEqual(result.stderr, ALL_BYTES, 'run() stderr');
+      if (!ctx.sandbox.capabilities.streaming) return;
       await using proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', format]);
       const got = await collect(proc);
       checkEqual(got.stdout, ALL_BYTES, 'streamed stdout');
@@ -75,6 +95,7 @@ export const outputCases = [
     id: 'bytes.utf8-split',
     title: 'a UTF-8 character split across chunks reassembles, and lines() decodes it',
     requirements: ['SS-BYTES-1'],
+    needs: ['streaming'],
     async run(ctx) {
       // "€" is E2 82 AC; the pause makes the split land between chunks.
       const script = 'printf "\\342\\202"; sleep 0.3; printf "\\254 ok\\n"';
@@ -101,6 +122,7 @@ export const outputCases = [
       const result = await ctx.sandbox.run(['sh', '-c', script]);
       checkEqual(result.stdoutText, 'first\nno newline', 'run() stdout');
       checkEqual(result.stderrText, 'err tail', 'run() stderr');
+      if (!ctx.sandbox.capabilities.streaming) return;
       await using proc = ctx.sandbox.stream(['sh', '-c', script]);
       const got = await collect(proc);
       checkEqual(Buffer.from(got.stdout).toString(), 'first\nno newline', 'streamed stdout');
@@ -111,6 +133,7 @@ export const outputCases = [
     id: 'wait.idempotent',
     title: 'wait() is idempotent and resolves with a streamed result',
     requirements: ['SS-WAIT-1'],
+    needs: ['streaming'],
     async run(ctx) {
       await using proc = ctx.sandbox.stream(['sh', '-c', 'echo hi; exit 3']);
       await collect(proc);
@@ -126,6 +149,7 @@ export const outputCases = [
     id: 'wait.drains-unread',
     title: 'wait() with much unread output drains and discards it without hanging',
     requirements: ['SS-WAIT-2'],
+    needs: ['streaming'],
     timeoutMs: 30_000,
     async run(ctx) {
       await using proc = ctx.sandbox.stream(['sh', '-c', 'head -c 33554432 /dev/zero; head -c 8388608 /dev/zero >&2; exit 4']);
@@ -141,15 +165,16 @@ export const outputCases = [
     title: 'stream() results have streamed: true and empty output; run() results have streamed: false and the output',
     requirements: ['SS-RESULT-1'],
     async run(ctx) {
+      const ran = await ctx.sandbox.run(['sh', '-c', 'echo out; echo err >&2']);
+      check(ran.streamed === false, 'a run() result has streamed: true');
+      checkEqual(ran.stdoutText, 'out\n', 'run() stdout');
+      checkEqual(ran.stderrText, 'err\n', 'run() stderr');
+      if (!ctx.sandbox.capabilities.streaming) return;
       await using proc = ctx.sandbox.stream(['sh', '-c', 'echo out; echo err >&2']);
       await collect(proc);
       const streamed = await proc.wait();
       check(streamed.streamed === true, 'a stream() result has streamed: false');
       check(streamed.stdout.byteLength === 0 && streamed.stderr.byteLength === 0, 'a stream() result carries output');
-      const ran = await ctx.sandbox.run(['sh', '-c', 'echo out; echo err >&2']);
-      check(ran.streamed === false, 'a run() result has streamed: true');
-      checkEqual(ran.stdoutText, 'out\n', 'run() stdout');
-      checkEqual(ran.stderrText, 'err\n', 'run() stderr');
     },
   }),
   defineCase({
@@ -160,6 +185,7 @@ export const outputCases = [
       for (const code of [0, 1, 255]) {
         const result = await ctx.sandbox.run(['sh', '-c', `exit ${code}`]);
         check(result.exitCode === code && result.signal === null, `exit ${code} reported as ${result.exitCode}/${result.signal}`);
+        if (!ctx.sandbox.capabilities.streaming) continue;
         await using proc = ctx.sandbox.stream(['sh', '-c', `exit ${code}`]);
         const waited = await proc.wait();
         check(waited.exitCode === code && waited.signal === null, `streamed exit ${code} reported as ${waited.exitCode}/${waited.signal}`);
@@ -183,8 +209,10 @@ export const outputCases = [
         await ctx.sandbox.run(['sleep', '5'], { timeout: 200 }),
         await ctx.sandbox.run(['head', '-c', '5000', '/dev/zero'], { maxOutputBytes: 10 }),
       ];
-      await using proc = ctx.sandbox.stream(['echo', 'x']);
-      results.push(await proc.wait());
+      if (ctx.sandbox.capabilities.streaming) {
+        await using proc = ctx.sandbox.stream(['echo', 'x']);
+        results.push(await proc.wait());
+      }
       for (const result of results) {
         let encoded: unknown;
         try {
@@ -221,7 +249,7 @@ export const outputCases = [
     async run(ctx) {
       const dir = await ctx.scratch();
       // The command waits for a file the callback creates: only a live callback lets it finish.
-      const script = 'echo first; while [ ! -f "$1/go" ]; do sleep 0.02; done; head -c 5000 /dev/zero | tr "\\0" x; echo; echo last';
+      const script = `echo first; while [ ! -f "$1/go" ]; do sleep 0.02; done; ${SEQUENCE_SCRIPT}; echo last`;
       const received: OutputChunk[] = [];
       let released = false;
       const result = await ctx.sandbox.run(['sh', '-c', script, 'sh', dir], {
@@ -231,14 +259,45 @@ export const outputCases = [
           received.push({ stream: chunk.stream, data: Uint8Array.from(chunk.data) });
           if (!released) {
             released = true;
-            void ctx.exec(['touch', `${dir}/go`]);
+            ctx.exec(['touch', `${dir}/go`]).catch(() => undefined);
           }
         },
       });
       check(!result.timedOut, 'onOutput was not called while the command ran (it waited for the callback until the timeout)');
-      const all = Buffer.concat(received.filter((c) => c.stream === 'stdout').map((c) => c.data)).toString();
-      checkEqual(all, `first\n${'x'.repeat(5000)}\nlast\n`, 'what onOutput received');
+      const stdout = Buffer.from(join(received, 'stdout')).toString('latin1');
+      check(stdout.startsWith('first\n') && stdout.endsWith('last\n'), 'onOutput missed the first or the last line');
+      checkSequence(new Uint8Array(Buffer.from(stdout.slice('first\n'.length, -'last\n'.length), 'latin1')), 'stdout as onOutput received it');
+      checkSequence(join(received, 'stderr'), 'stderr as onOutput received it');
       check(result.stdout.byteLength === 10 && result.stdoutTruncated, 'the buffered result ignored the cap');
+    },
+  }),
+  defineCase({
+    id: 'output-cap.on-output-throws',
+    title: 'an onOutput callback that throws is not called again; the command is terminated and run() rejects with CallbackFailed',
+    requirements: ['SS-ONOUT-2'],
+    async run(ctx) {
+      const dir = await ctx.scratch();
+      const script = 'echo $$ > "$1/leader"; echo one; sleep 0.2; echo two; while :; do sleep 0.05; done';
+      const thrown = new Error('the callback failed');
+      let calls = 0;
+      const error = await rejectionOf(
+        ctx.sandbox.run(['sh', '-c', script, 'sh', dir], {
+          timeout: 3_000,
+          onOutput: () => {
+            calls += 1;
+            throw thrown;
+          },
+        }),
+        'run() whose onOutput throws',
+      );
+      checkErrorCode(error, 'CALLBACK_FAILED', 'run() whose onOutput throws');
+      check((error as { cause?: unknown }).cause === thrown, 'CallbackFailed.cause is not what the callback threw');
+      check(calls === 1, `the callback was called ${calls} times; after it threw it must not be called again`);
+      const result = (error as { result?: ExecResult }).result;
+      check(result?.stdout instanceof Uint8Array && Buffer.from(result.stdout).toString().startsWith('one\n'), 'CallbackFailed.result lost the output captured before the failure');
+      check(result.timedOut === false, 'the command ran on until the timeout: it was not terminated');
+      const leader = Number((await ctx.readFile(`${dir}/leader`))?.trim());
+      await ctx.expectGone([leader], 500, 'after the callback threw');
     },
   }),
 ];

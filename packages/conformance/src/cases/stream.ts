@@ -1,11 +1,16 @@
 import { check, checkErrorCode, rejectionOf, thrownBy } from '../assert.js';
 import { defineCase } from '../case.js';
+import { untilReady } from './tree.js';
+
+// Records each USR1 it receives, so a signal's arrival is visible in the sandbox.
+const USR1_SCRIPT = 'trap \'echo usr1 >> "$1/$2"\' USR1; echo ready; while :; do sleep 0.05; done';
 
 export const streamCases = [
   defineCase({
     id: 'stream.synchronous',
     title: 'stream() returns its Process synchronously and the Process is not thenable',
     requirements: ['SS-STREAM-1'],
+    needs: ['streaming'],
     async run(ctx) {
       const proc = ctx.sandbox.stream(['sleep', '5']);
       try {
@@ -24,6 +29,7 @@ export const streamCases = [
     id: 'stream.tagged-chunks',
     title: 'a Process iterates OutputChunks tagged stdout or stderr, with Uint8Array data',
     requirements: ['SS-STREAM-2'],
+    needs: ['streaming'],
     async run(ctx) {
       await using proc = ctx.sandbox.stream(['sh', '-c', 'printf out; printf err >&2']);
       const seen = { stdout: '', stderr: '' };
@@ -39,6 +45,7 @@ export const streamCases = [
     id: 'stream.single-iteration',
     title: 'a Process can be iterated only once; a second iteration raises InvalidState',
     requirements: ['SS-STREAM-2'],
+    needs: ['streaming'],
     async run(ctx) {
       await using proc = ctx.sandbox.stream(['echo', 'once']);
       const first = proc[Symbol.asyncIterator]();
@@ -55,6 +62,7 @@ export const streamCases = [
     id: 'start.eager',
     title: 'the command starts at the stream() call, before any iteration or wait()',
     requirements: ['SS-START-1'],
+    needs: ['streaming'],
     async run(ctx) {
       const dir = await ctx.scratch();
       await using proc = ctx.sandbox.stream(['sh', '-c', 'echo started > "$1/flag"; sleep 30', 'sh', dir]);
@@ -68,16 +76,41 @@ export const streamCases = [
     requirements: ['SS-START-1'],
     async run(ctx) {
       const missing = '/nonexistent/sandstream-no-such-command';
-      const proc = ctx.sandbox.stream([missing]);
+      checkErrorCode(await rejectionOf(ctx.sandbox.run([missing]), 'run()'), 'SPAWN_FAILED', 'run() of a command that cannot start');
+      if (!ctx.sandbox.capabilities.streaming) return;
+      await using proc = ctx.sandbox.stream([missing]);
       checkErrorCode(await rejectionOf(proc.wait(), 'wait()'), 'SPAWN_FAILED', 'wait() of a command that cannot start');
-      const again = ctx.sandbox.stream([missing]);
+      await using again = ctx.sandbox.stream([missing]);
       const iterate = (async () => {
         for await (const chunk of again) void chunk;
       })();
       checkErrorCode(await rejectionOf(iterate, 'iteration'), 'SPAWN_FAILED', 'iterating a command that cannot start');
-      checkErrorCode(await rejectionOf(ctx.sandbox.run([missing]), 'run()'), 'SPAWN_FAILED', 'run() of a command that cannot start');
-      await proc[Symbol.asyncDispose]();
-      await again[Symbol.asyncDispose]();
+    },
+  }),
+  defineCase({
+    id: 'process.kill',
+    title: 'kill() signals its own command\'s tree and no other, defaults to SIGTERM, is a no-op after exit, and refuses unknown signals',
+    requirements: ['SS-KILL-1', 'SS-CONC-1'],
+    needs: ['streaming'],
+    async run(ctx) {
+      const dir = await ctx.scratch();
+      await using target = ctx.sandbox.stream(['sh', '-c', USR1_SCRIPT, 'sh', dir, 'target']);
+      await using neighbour = ctx.sandbox.stream(['sh', '-c', USR1_SCRIPT, 'sh', dir, 'neighbour']);
+      await untilReady(target[Symbol.asyncIterator]());
+      await untilReady(neighbour[Symbol.asyncIterator]());
+      await target.kill('SIGUSR1');
+      await ctx.poll(async () => ctx.readFile(`${dir}/target`), 5_000, 'kill(\'SIGUSR1\') never reached the command');
+      check(!target.exited, 'a handled SIGUSR1 ended the command');
+      await ctx.sleep(150);
+      check((await ctx.readFile(`${dir}/neighbour`)) === undefined, 'kill() on one Process signalled another');
+      checkErrorCode(await rejectionOf(target.kill('SIGBOGUS' as never), 'kill(\'SIGBOGUS\')'), 'INVALID_ARGUMENT', 'kill() with an unknown signal');
+      await target.kill();
+      const result = await target.wait();
+      check(result.signal === 'SIGTERM', `kill() without a signal should end the command by SIGTERM (got ${result.exitCode}/${result.signal})`);
+      check(!neighbour.exited, 'killing one Process ended another');
+      await target.kill('SIGKILL');
+      const again = await target.wait();
+      check(again.signal === 'SIGTERM', 'kill() after exit changed the result');
     },
   }),
 ];

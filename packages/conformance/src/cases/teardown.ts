@@ -32,6 +32,7 @@ export const teardownCases = [
     id: 'teardown.dispose',
     title: 'leaving an `await using` scope terminates the running command and its tree before disposal resolves',
     requirements: ['SS-TEAR-1', 'SS-TEAR-6'],
+    needs: ['streaming'],
     async run(ctx) {
       let tree: Tree;
       let pids: number[];
@@ -49,10 +50,12 @@ export const teardownCases = [
     id: 'teardown.dispose-never-iterated',
     title: 'disposing a Process that was never iterated terminates its command',
     requirements: ['SS-TEAR-1'],
+    needs: ['streaming'],
     async run(ctx) {
       const tree = await startTree(ctx);
       const pids = await tree.pids();
       await tree.proc[Symbol.asyncDispose]();
+      check(tree.proc.exited, 'disposal resolved while the command still runs');
       await expectTreeGone(ctx, tree, pids, 'after disposing a never-iterated Process');
     },
   }),
@@ -60,9 +63,11 @@ export const teardownCases = [
     id: 'teardown.break',
     title: '`break` out of `for await` terminates the command before the loop exits',
     requirements: ['SS-TEAR-2', 'SS-TEAR-6'],
+    needs: ['streaming'],
     async run(ctx) {
       const tree = await startTree(ctx);
       const pids = await loopUntilReady(tree, () => 'break');
+      check(tree.proc.exited, 'control left the loop while the command still runs');
       await expectTreeGone(ctx, tree, pids, 'after break');
     },
   }),
@@ -70,6 +75,7 @@ export const teardownCases = [
     id: 'teardown.throw',
     title: 'an exception thrown inside `for await` terminates the command before it propagates',
     requirements: ['SS-TEAR-2'],
+    needs: ['streaming'],
     async run(ctx) {
       const tree = await startTree(ctx);
       let caught: unknown;
@@ -83,6 +89,7 @@ export const teardownCases = [
       if (!(caught instanceof Thrown)) {
         throw new ConformanceFailure(`the loop body's exception did not propagate unchanged (got ${String(caught)})`);
       }
+      check(tree.proc.exited, 'the exception left the loop while the command still runs');
       await expectTreeGone(ctx, tree, caught.pids, 'after a throw inside the loop');
     },
   }),
@@ -90,17 +97,22 @@ export const teardownCases = [
     id: 'teardown.return',
     title: '`return` from inside `for await` terminates the command',
     requirements: ['SS-TEAR-2'],
+    needs: ['streaming'],
     async run(ctx) {
       const tree = await startTree(ctx);
       const firstReady = async (): Promise<number[]> => {
         let seen = '';
         for await (const chunk of tree.proc) {
           seen += decoder.decode(chunk.data);
-          if (seen.includes('ready')) return tree.pids();
+          if (seen.includes('ready')) {
+            const pids = await tree.pids();
+            return pids;
+          }
         }
         return [];
       };
       const pids = await firstReady();
+      check(tree.proc.exited, 'return left the loop while the command still runs');
       await expectTreeGone(ctx, tree, pids, 'after return from inside the loop');
     },
   }),
@@ -108,6 +120,7 @@ export const teardownCases = [
     id: 'teardown.abort-stream',
     title: 'aborting the signal terminates a streamed command; iteration and wait() reject with AbortError carrying the result',
     requirements: ['SS-TEAR-3', 'SS-TEAR-6'],
+    needs: ['streaming'],
     async run(ctx) {
       const controller = new AbortController();
       const tree = await startTree(ctx, { signal: controller.signal });
@@ -166,9 +179,10 @@ export const teardownCases = [
       const signal = AbortSignal.abort(new Error('too late'));
       const touch = (name: string): string[] => ['sh', '-c', 'touch "$1"', 'sh', `${dir}/${name}`];
       checkErrorCode(await rejectionOf(ctx.sandbox.run(touch('run'), { signal }), 'run()'), 'ABORTED', 'run() with an aborted signal');
-      const proc = ctx.sandbox.stream(touch('stream'), { signal });
-      checkErrorCode(await rejectionOf(proc.wait(), 'wait()'), 'ABORTED', 'wait() of a stream() given an aborted signal');
-      await proc[Symbol.asyncDispose]();
+      if (ctx.sandbox.capabilities.streaming) {
+        await using proc = ctx.sandbox.stream(touch('stream'), { signal });
+        checkErrorCode(await rejectionOf(proc.wait(), 'wait()'), 'ABORTED', 'wait() of a stream() given an aborted signal');
+      }
       await ctx.sleep(100);
       check((await ctx.readFile(`${dir}/run`)) === undefined, 'run() with an already-aborted signal started the command');
       check((await ctx.readFile(`${dir}/stream`)) === undefined, 'stream() with an already-aborted signal started the command');
@@ -194,6 +208,7 @@ export const teardownCases = [
     id: 'teardown.timeout-stream',
     title: 'stream() past its timeout terminates the command; chunks before it were delivered and wait() reports timedOut',
     requirements: ['SS-TEAR-4', 'SS-TEAR-6'],
+    needs: ['streaming'],
     async run(ctx) {
       const tree = await startTree(ctx, { timeout: 1_000 });
       let seen = '';
@@ -209,24 +224,51 @@ export const teardownCases = [
     title: 'Sandbox.close() terminates every process it started, including one never iterated nor disposed, and then refuses new commands',
     requirements: ['SS-TEAR-5'],
     async run(ctx) {
+      // A second sandbox is closed; this case's own sandbox probes for survivors. Each command
+      // prints its pid and carries a token, so a probe from an isolated sandbox cannot mistake
+      // an unrelated process for it.
+      const token = `sandstream-close-${process.pid}-${Date.now()}`;
+      const forever = ['sh', '-c', 'echo $$; while :; do sleep 0.05; done', 'sh', token];
       const sandbox = await ctx.factory();
-      const procs = [
-        sandbox.stream(['sh', '-c', 'while :; do sleep 0.05; done']),
-        sandbox.stream(['sh', '-c', 'echo hello; while :; do sleep 0.05; done']),
-      ];
-      const running = sandbox.run(['sh', '-c', 'while :; do sleep 0.05; done']);
-      running.catch(() => undefined);
-      await ctx.sleep(200);
+      const pids: Array<Promise<number>> = [];
+      const printedPid = (): { onOutput(chunk: { data: Uint8Array }): void; pid: Promise<number> } => {
+        let resolve!: (pid: number) => void;
+        const pid = new Promise<number>((r) => (resolve = r));
+        let seen = '';
+        return { pid, onOutput: (chunk) => { seen += decoder.decode(chunk.data); if (seen.includes('\n')) resolve(Number(seen.trim())); } };
+      };
+      const runPid = printedPid();
+      pids.push(runPid.pid);
+      const running = sandbox.run(forever, { onOutput: runPid.onOutput });
+      const settled = running.then(
+        (result) => check(result.exitCode !== 0, 'a run() cut short by close() reports exit code 0'),
+        (error: unknown) => checkErrorCode(error, 'SANDBOX_CLOSED', 'a run() cut short by close()'),
+      );
+      // Awaited below; handled now so an earlier failure cannot leave it unhandled.
+      settled.catch(() => undefined);
+      const procs = ctx.sandbox.capabilities.streaming ? [sandbox.stream(forever), sandbox.stream(forever)] : [];
+      for (const proc of procs) {
+        const pid = printedPid();
+        const iterator = proc[Symbol.asyncIterator]();
+        pids.push(pid.pid);
+        void iterator.next().then((next) => { if (!next.done) pid.onOutput(next.value); }, () => undefined);
+      }
+      const known = await Promise.race([
+        Promise.all(pids),
+        ctx.sleep(10_000).then(() => {
+          throw new ConformanceFailure('the commands never printed their pids');
+        }),
+      ]);
       await sandbox.close();
       for (const proc of procs) {
         check(proc.exited, 'close() resolved while a Process it started still runs');
-        const result = await proc.wait();
-        check(result.exitCode !== 0, 'a command terminated by close() reports exit code 0');
+        const result = await proc.wait().catch((error: unknown) => (error as { result?: { exitCode: number | null } }).result);
+        check(result?.exitCode !== 0, 'a command terminated by close() reports exit code 0');
       }
-      await running.then(
-        (result) => check(result.exitCode !== 0, 'a run() cut short by close() reports exit code 0'),
-        () => undefined,
-      );
+      await settled;
+      for (const pid of known) {
+        check(!(await ctx.isAlive(pid, token)), `close() resolved while pid ${pid}, a command it started, still runs`);
+      }
       await sandbox.close();
       let refused: unknown;
       try {
@@ -264,10 +306,19 @@ export const teardownCases = [
     async run(ctx) {
       const dir = await ctx.scratch();
       const script = 'trap \'echo handled > "$1/term"; exit 7\' TERM; echo ready; while :; do sleep 0.05; done';
+      const handled = async (how: string): Promise<void> => {
+        check((await ctx.readFile(`${dir}/term`))?.trim() === 'handled', `${how}: the command's SIGTERM handler never ran; was it killed outright?`);
+        await ctx.exec(['rm', '-f', `${dir}/term`]);
+      };
+      // A timeout ends the command through the same termination sequence as disposal.
+      const timed = await ctx.sandbox.run(['sh', '-c', script, 'sh', dir], { timeout: 500 });
+      await handled('after the timeout of run()');
+      check(timed.exitCode === 7, `the handler's exit code 7 was not reported by run() (got ${timed.exitCode}/${timed.signal})`);
+      if (!ctx.sandbox.capabilities.streaming) return;
       const proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
       await untilReady(proc[Symbol.asyncIterator]());
       await proc[Symbol.asyncDispose]();
-      check((await ctx.readFile(`${dir}/term`))?.trim() === 'handled', 'the command\'s SIGTERM handler never ran: was it killed outright?');
+      await handled('after disposal');
       const result = await proc.wait();
       check(result.exitCode === 7, `the handler's exit code 7 was not reported (got ${result.exitCode}/${result.signal})`);
     },
@@ -280,23 +331,36 @@ export const teardownCases = [
       const dir = await ctx.scratch();
       // An ignored signal stays ignored across exec, so the whole tree ignores SIGTERM.
       const script = 'trap "" TERM; echo $$ > "$1/leader"; ( while :; do sleep 0.05; done ) & echo $! > "$1/child"; echo ready; while :; do sleep 0.05; done';
+      const checkTimely = (elapsed: number, how: string): void => {
+        check(elapsed >= ctx.graceMs * 0.8, `${how}: the command was killed ${Math.round(elapsed)} ms after teardown began, before the ${ctx.graceMs} ms grace period`);
+        check(elapsed <= ctx.graceMs + 5_000, `${how}: teardown took ${Math.round(elapsed)} ms, far beyond the ${ctx.graceMs} ms grace period`);
+      };
+      const checkGone = async (how: string): Promise<void> => {
+        const pids = ['leader', 'child'].map(async (name) => Number((await ctx.readFile(`${dir}/${name}`))?.trim()));
+        await ctx.expectGone(await Promise.all(pids), 1_000, how);
+      };
+      const timeout = 300;
+      const started = performance.now();
+      const timed = await ctx.sandbox.run(['sh', '-c', script, 'sh', dir], { timeout });
+      checkTimely(performance.now() - started - timeout, 'after the timeout of run()');
+      check(timed.signal === 'SIGKILL', `a command that ignored SIGTERM should end by SIGKILL (got ${timed.exitCode}/${timed.signal})`);
+      await checkGone('after SIGKILL at the timeout of run()');
+      if (!ctx.sandbox.capabilities.streaming) return;
       const proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
       await untilReady(proc[Symbol.asyncIterator]());
-      const started = performance.now();
+      const disposing = performance.now();
       await proc[Symbol.asyncDispose]();
-      const elapsed = performance.now() - started;
-      check(elapsed >= ctx.graceMs * 0.8, `the command was killed ${Math.round(elapsed)} ms after teardown began, before the ${ctx.graceMs} ms grace period`);
-      check(elapsed <= ctx.graceMs + 5_000, `teardown took ${Math.round(elapsed)} ms, far beyond the ${ctx.graceMs} ms grace period`);
+      checkTimely(performance.now() - disposing, 'disposal');
       const result = await proc.wait();
       check(result.signal === 'SIGKILL', `a command that ignored SIGTERM should end by SIGKILL (got ${result.exitCode}/${result.signal})`);
-      const pids = ['leader', 'child'].map(async (name) => Number((await ctx.readFile(`${dir}/${name}`))?.trim()));
-      await ctx.expectGone(await Promise.all(pids), 1_000, 'after SIGKILL');
+      await checkGone('after SIGKILL at disposal');
     },
   }),
   defineCase({
     id: 'teardown.after-caller-abort',
     title: 'teardown completes after the caller\'s signal has fired',
     requirements: ['SS-TEAR-8'],
+    needs: ['streaming'],
     async run(ctx) {
       const controller = new AbortController();
       const dir = await ctx.scratch();
@@ -314,6 +378,7 @@ export const teardownCases = [
     id: 'teardown.garbage-collected',
     title: 'a Process garbage-collected without disposal is terminated by a safety net',
     requirements: ['SS-TEAR-9'],
+    needs: ['streaming'],
     async run(ctx) {
       const gc = await exposeGc();
       const dir = await ctx.scratch();

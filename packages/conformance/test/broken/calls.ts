@@ -203,7 +203,7 @@ export const callAdapters: readonly BrokenAdapter[] = [
           },
         }),
       ),
-    caughtBy: { 'start.spawn-failed': /wait\(\): expected a rejection, but it resolved/ },
+    caughtBy: { 'start.spawn-failed': /run\(\): expected a rejection, but it resolved/ },
     stillPasses: ['start.eager'],
   },
   {

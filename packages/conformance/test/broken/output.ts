@@ -326,23 +326,7 @@ export const outputAdapters: readonly BrokenAdapter[] = [
           return inner.run(argv, swapping).finally(flush);
         },
       }),
-    caughtBy: { 'output-cap.on-output-live': /what onOutput received/ },
-    gap:
-      'SS-ONOUT-1 requires onOutput calls in the order of arrival, but output-cap.on-output-live is the only case ' +
-      'that looks at what onOutput received, and its output usually arrives in too few chunks for a swap to show: ' +
-      'the kit catches this adapter only by chance (about one run in five here)',
-    gapCases: ['output-cap.on-output-live'],
-    gapRuns: 8,
-    async demonstrate(lab, expect) {
-      const script = `awk 'BEGIN { for (i = 1; i <= 3000; i++) { print i; if (i % 10 == 0) { fflush(); system("") } } }'`;
-      const inOrder = async (sandbox: Sandbox): Promise<boolean> => {
-        const received: Uint8Array[] = [];
-        const result = await sandbox.run(['sh', '-c', script], { onOutput: (chunk) => received.push(Uint8Array.from(chunk.data)) });
-        return Buffer.compare(Buffer.concat(received), result.stdout) === 0;
-      };
-      expect(await inOrder(lab.local())).toBe(true);
-      expect(await inOrder(this.create(lab))).toBe(false);
-    },
+    caughtBy: { 'ordering.within-stream': /as onOutput received it: line/ },
   },
   {
     name: 'on-output-after-exit',
