@@ -117,8 +117,11 @@ describe('Capability and CapabilityManifest', () => {
     expectTypeOf<Capability>().toEqualTypeOf<'streaming' | 'stdin' | 'resource-limits' | 'user'>();
   });
 
-  it('CapabilityManifest has one boolean per capability', () => {
-    expectTypeOf<keyof CapabilityManifest>().toEqualTypeOf<Capability>();
+  it('CapabilityManifest has one boolean per capability, and x- vendor extensions', () => {
+    expectTypeOf<keyof CapabilityManifest>().toEqualTypeOf<Capability | `x-${string}`>();
+    expectTypeOf<CapabilityManifest['x-gpu']>().toEqualTypeOf<boolean>();
+    const withExtension: CapabilityManifest = { streaming: true, stdin: false, 'resource-limits': false, user: false, 'x-gpu': true };
+    expectTypeOf(withExtension).toMatchTypeOf<CapabilityManifest>();
     expectTypeOf<CapabilityManifest['streaming']>().toEqualTypeOf<boolean>();
     expectTypeOf<CapabilityManifest['resource-limits']>().toEqualTypeOf<boolean>();
   });

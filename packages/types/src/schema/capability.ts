@@ -60,4 +60,5 @@ export const CapabilityManifest = definition(
     },
   ),
 );
-export type CapabilityManifest = Static<typeof CapabilityManifest>;
+/** The manifest's static type: the spec's capabilities plus optional `x-` vendor extensions. */
+export type CapabilityManifest = Static<typeof CapabilityManifest> & { [vendor: `x-${string}`]: boolean };
