@@ -24,7 +24,7 @@ const STDIN_CLOSED_CODES = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** First and last interval of the poll that waits for a group to empty. */
-const POLL_FIRST_MS = 5;
+const POLL_FIRST_MS = 1;
 const POLL_MAX_MS = 50;
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
