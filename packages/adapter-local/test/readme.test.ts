@@ -25,8 +25,13 @@ describe('README.md', () => {
     for (const block of blocks) expect(examples).toContain(block);
   });
 
-  it('ends with the Performance section pointing at the benchmark results', () => {
-    expect(readme.trimEnd().endsWith('## Performance\n\nSee bench/RESULTS.md')).toBe(true);
+  it('ends with a Performance section that quotes a benchmark run of every figure', () => {
+    const section = readme.slice(readme.indexOf('## Performance'));
+    expect(section.length).toBeLessThan(readme.length);
+    for (const figure of ['stream() throughput', "run(['true']) round trip", 'run() capture of 100 MiB', 'teardown, SIGTERM-honouring child', 'teardown, process tree', 'teardown, SIGTERM-ignoring tree', 'peak RSS growth']) {
+      expect(section).toMatch(new RegExp(`^${figure.replace(/[()[\]']/g, '\\$&')}.*\\d+\\.\\d+x?\\s+[<>]=.*(PASS|MISS)$`, 'm'));
+    }
+    expect(section).toContain('(bench/RESULTS.md)');
   });
 
   it('runTests() streams a test script line by line', async () => {
