@@ -66,6 +66,8 @@ export function createContext(
     });
 
   const exec = async (argv: readonly string[]): Promise<ExecResult> => {
+    // A case that timed out may still be running; it must not start anything more.
+    if (signal.aborted) throw new HarnessError('the case has ended');
     try {
       return await sandbox.run(argv, { timeout: 10_000 });
     } catch (error) {
