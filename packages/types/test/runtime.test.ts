@@ -30,7 +30,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** How the scripted command reacts to signals. */
-type Reaction = 'dies' | 'ignores-term' | 'unresponsive';
+type Reaction = 'dies' | 'ignores-term' | 'unresponsive' | 'dies-after-drain';
 
 /** A backend command under the test's control. */
 class FakeDriver implements ProcessDriver {
@@ -71,17 +71,35 @@ class FakeDriver implements ProcessDriver {
     this.signals.push(signal);
     if (this.exited) return;
     if (this.reaction === 'unresponsive') return;
+    if (this.reaction === 'dies-after-drain') {
+      if (this.deferredExit !== undefined) return; // already dead; only its pipe is unread
+      // Like a child process: dead at once, but its exit is reported only
+      // once the output still in its pipe was read.
+      queueMicrotask(() => {
+        if (this.paused) this.deferredExit = () => this.exit(null, signal);
+        else this.exit(null, signal);
+      });
+      return;
+    }
     if (signal === 'SIGKILL' || (signal === 'SIGTERM' && this.reaction === 'dies')) {
       queueMicrotask(() => this.exit(null, signal));
     }
   }
 
+  private paused = false;
+  private deferredExit: (() => void) | undefined;
+
   pause(): void {
     this.pauses++;
+    this.paused = true;
   }
 
   resume(): void {
     this.resumes++;
+    this.paused = false;
+    const exit = this.deferredExit;
+    this.deferredExit = undefined;
+    exit?.();
   }
 
   async release(): Promise<void> {
@@ -372,6 +390,22 @@ describe('teardown', () => {
     await proc[Symbol.asyncDispose]();
     expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGKILL']);
     expect(drivers[0]!.exited).toBe(true);
+  });
+
+  it('a reader behind at the timeout gets every chunk and the timed-out result, not a TransportError [SS-TEAR-4]', async () => {
+    const { sb, drivers } = fakeSandbox({ reaction: 'dies-after-drain' });
+    await using proc = sb.stream(['x'], { timeout: 10 });
+    await settle();
+    for (let i = 0; i < 8; i++) drivers[0]!.output('stdout', `chunk-${i};`);
+    expect(drivers[0]!.pauses).toBeGreaterThan(0);
+    // Longer than the grace period and the kill wait together: the reader is slow, not the link broken.
+    await new Promise((resolve) => setTimeout(resolve, (GRACE_MS + KILL_WAIT_MS) * 3));
+    let text = '';
+    for await (const chunk of proc) text += decoder.decode(chunk.data);
+    expect(text).toBe(Array.from({ length: 8 }, (_, i) => `chunk-${i};`).join(''));
+    const result = await proc.wait();
+    expect(result.timedOut).toBe(true);
+    expect(result.signal).toBe('SIGTERM');
   });
 
   it('timeout terminates and keeps the output produced before [SS-TEAR-4]', async () => {

@@ -133,6 +133,7 @@ export class ProcessCore {
   private queuedBytes = 0;
   private waiter: Waiter | undefined;
   private paused = false;
+  private onResume: (() => void) | undefined;
   private discarding = false;
   /** Set once termination began: the queue may grow to the teardown mark. */
   private tearingDown = false;
@@ -278,7 +279,21 @@ export class ProcessCore {
     if (this.paused) {
       this.paused = false;
       this.driver.resume?.();
+      const resumed = this.onResume;
+      this.onResume = undefined;
+      resumed?.();
     }
+  }
+
+  /** Resolves the next time a paused driver is resumed. */
+  private whenResumed(): Promise<void> {
+    return new Promise((resolve) => {
+      const previous = this.onResume;
+      this.onResume = () => {
+        previous?.();
+        resolve();
+      };
+    });
   }
 
   /** Drops unread output and stops queueing: nobody will read it. */
@@ -426,14 +441,28 @@ export class ProcessCore {
         return;
       }
       if (this.settled) return;
-      const timer = delay(wait);
-      await Promise.race([this.settledPromise, timer.promise]);
-      timer.cancel();
+      if (await this.settlesWithin(wait)) return;
+    }
+    // A driver reports the exit once all output is delivered. While it is
+    // paused because the reader is behind, a missing report is the reader's
+    // pace, not a broken link: each time reading resumes, the driver gets
+    // another window to finish.
+    while (this.paused) {
+      await Promise.race([this.settledPromise, this.whenResumed()]);
       if (this.settled) return;
+      if (await this.settlesWithin(this.settings.killWaitMs)) return;
     }
     await this.failTransport(
       new TransportError(`no exit was reported within ${this.settings.killWaitMs} ms of SIGKILL`),
     );
+  }
+
+  /** Waits up to `ms` for the exit report; true when it came. */
+  private async settlesWithin(ms: number): Promise<boolean> {
+    const timer = delay(ms);
+    await Promise.race([this.settledPromise, timer.promise]);
+    timer.cancel();
+    return this.settled;
   }
 
   /**
