@@ -1,0 +1,96 @@
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import type { CaseResult, ConformanceReport } from '@sandstream/types';
+import { createProgress, formatSummary, useColor } from '../src/reporters/pretty.js';
+import { formatJunit } from '../src/reporters/junit.js';
+import { formatTap } from '../src/reporters/tap.js';
+import { CASES } from '../src/engine.js';
+
+function sink(isTTY: boolean): { isTTY: boolean; text: string; write(chunk: string): boolean } {
+  return {
+    isTTY,
+    text: '',
+    write(chunk: string) {
+      this.text += chunk;
+      return true;
+    },
+  };
+}
+
+const failed: CaseResult = {
+  id: 'teardown.break',
+  title: 'break terminates',
+  requirements: ['SS-TEAR-2'],
+  status: 'fail',
+  expectedFailure: false,
+  durationMs: 12.5,
+  message: 'control left the loop while the command still runs <&>',
+};
+
+const report: ConformanceReport = {
+  specVersion: '1.0',
+  kitVersion: '1.0.0',
+  adapter: { name: 'demo', capabilities: { streaming: true, stdin: false, 'resource-limits': false, user: false } },
+  startedAt: '2026-11-30T00:00:00.000Z',
+  durationMs: 4321,
+  summary: { pass: 1, fail: 1, skipped: 0, disabled: 0, error: 0, expectedFailures: 0, staleExpectedFailures: [] },
+  ok: false,
+  cases: [
+    { id: 'stream.synchronous', title: 'break terminates', requirements: ['SS-STREAM-1'], status: 'pass', expectedFailure: false, durationMs: 3 },
+    failed,
+  ],
+};
+
+afterEach(() => vi.unstubAllEnvs());
+
+describe('pretty reporter', () => {
+  test('colours a terminal unless NO_COLOR is set, and never colours a pipe', () => {
+    vi.stubEnv('NO_COLOR', '');
+    expect(useColor({ isTTY: true })).toBe(true);
+    expect(useColor({ isTTY: false })).toBe(false);
+    vi.stubEnv('NO_COLOR', '1');
+    expect(useColor({ isTTY: true })).toBe(false);
+  });
+
+  test('on a terminal, shows the running case and replaces it with the result', () => {
+    const out = sink(true);
+    const progress = createProgress(out as never, false);
+    progress.start(CASES.find((c) => c.id === 'teardown.break')!);
+    expect(out.text).toBe('  … teardown.break');
+    progress.end(failed);
+    expect(out.text).toContain('\r\u001b[2K  ✗ teardown.break 13 ms (fail)\n');
+    expect(out.text).toContain('      control left the loop while the command still runs <&>\n');
+  });
+
+  test('in a pipe, prints only finished cases, without control sequences', () => {
+    const out = sink(false);
+    const progress = createProgress(out as never, false);
+    progress.start(CASES[0]!);
+    progress.end(failed);
+    expect(out.text).toBe('  ✗ teardown.break 13 ms (fail)\n      control left the loop while the command still runs <&>\n');
+  });
+
+  test('the summary table gives counts, time and the verdict, coloured only on request', () => {
+    const plain = formatSummary(report, false);
+    expect(plain).toMatch(/adapter\s+demo \(streaming, no stdin, no resource-limits, no user\)/);
+    expect(plain).toMatch(/failed\s+1/);
+    expect(plain).toMatch(/time\s+4\.3 s/);
+    expect(plain).toMatch(/DOES NOT CONFORM to Sandstream 1\.0/);
+    expect(plain).not.toMatch(/\u001b\[/);
+    expect(formatSummary(report, true)).toMatch(/\u001b\[31m/);
+  });
+});
+
+describe('machine reporters', () => {
+  test('JUnit escapes messages and counts failures', () => {
+    const xml = formatJunit(report);
+    expect(xml).toContain('failures="1"');
+    expect(xml).toContain('message="control left the loop while the command still runs &lt;&amp;&gt;"');
+    expect(xml).toContain('<property name="capability.stdin" value="false"/>');
+  });
+
+  test('TAP numbers every case and ends with the count line', () => {
+    const tap = formatTap(report);
+    expect(tap.split('\n').slice(0, 4)).toEqual(['TAP version 14', '1..2', 'ok 1 stream.synchronous - break terminates', 'not ok 2 teardown.break - break terminates']);
+    expect(tap).toMatch(/^# does not conform: 1 passed, 1 failed, 0 skipped, 0 disabled, 0 errors$/m);
+  });
+});
