@@ -130,6 +130,14 @@ async function main(argv: string[]): Promise<number> {
   if (!['pretty', 'json', 'junit', 'tap'].includes(reporter)) throw new UsageError(`unknown reporter ${JSON.stringify(reporter)}`);
   if (positionals.length !== 1) throw new UsageError('expected exactly one adapter module');
 
+  // Warnings an adapter emits (a garbage-collected Process, say) would cut
+  // through the live progress; they are collected and listed at the end.
+  const warnings: string[] = [];
+  process.removeAllListeners('warning');
+  process.on('warning', (warning: Error & { code?: string }) => {
+    warnings.push(`${warning.name}${warning.code ? ` [${warning.code}]` : ''}: ${warning.message}`);
+  });
+
   const factory = await loadFactory(positionals[0]!);
   const color = values.out === undefined && useColor(process.stdout);
   const progress = reporter === 'pretty' ? createProgress(process.stdout, color) : undefined;
@@ -150,6 +158,11 @@ async function main(argv: string[]): Promise<number> {
   const output = render(report, reporter, color);
   if (values.out !== undefined) writeFileSync(values.out, output);
   else process.stdout.write(output);
+  if (warnings.length > 0) {
+    const list = [`  Warnings emitted during the run (${warnings.length}):`, ...warnings.map((w) => `    ${w}`), ''].join('\n');
+    // Machine-readable output on stdout stays parseable.
+    (reporter === 'pretty' && values.out === undefined ? process.stdout : process.stderr).write(`${list}\n`);
+  }
 
   if (report.summary.error > 0) return 2;
   return report.ok ? 0 : 1;

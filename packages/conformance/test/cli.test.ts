@@ -40,6 +40,16 @@ describe('sandstream-conformance CLI', () => {
     expect(out.stdout).not.toMatch(/\u001b\[/);
   });
 
+  test('lists the adapter\'s warnings after the summary instead of through the progress, and hides disabled cases', async () => {
+    const out = await cli([fixture('local-fast.mjs'), '--only', 'teardown.garbage-collected'], { NO_COLOR: '1' });
+    expect(out.code).toBe(0);
+    expect(out.stderr).toBe('');
+    expect(out.stdout).not.toMatch(/^\(node:\d+\)/m);
+    expect(out.stdout).toMatch(/CONFORMS[\s\S]*Warnings emitted during the run \(1\):\n\s+Warning \[SANDSTREAM_PROCESS_LEAKED\]/);
+    expect(out.stdout).not.toMatch(/disabled\)/);
+    expect(out.stdout).toMatch(/disabled\s+\d+/);
+  });
+
   test('exits 1 and names the failing case when a required case fails', async () => {
     const out = await cli([fixture('streamed-lies.mjs'), '--only', 'result.streamed-flag'], { NO_COLOR: '1' });
     expect(out.code).toBe(1);

@@ -32,12 +32,14 @@ export function createProgress(out: NodeJS.WritableStream & { isTTY?: boolean },
       if (live) out.write(paint('gray', `  … ${testCase.id}`));
     },
     end(result: CaseResult): void {
+      // Excluded cases are counted in the summary; listing them would bury the rest.
+      if (result.status === 'disabled') return;
       if (live) out.write('\r\u001b[2K');
       const [mark, tint] = MARKS[result.status];
       const label = result.status === 'fail' && result.expectedFailure ? 'expected failure' : result.status;
       const time = result.durationMs >= 1 ? paint('gray', ` ${Math.round(result.durationMs)} ms`) : '';
       out.write(`  ${paint(tint, mark)} ${result.id}${time}${result.status === 'pass' ? '' : paint(tint, ` (${label})`)}\n`);
-      if (result.message && result.status !== 'disabled') {
+      if (result.message) {
         out.write(`      ${paint(result.status === 'skipped' ? 'gray' : tint, result.message)}\n`);
       }
     },
