@@ -316,7 +316,11 @@ export class ChildDriver implements ProcessDriver {
   }
 
   async signal(signal: Signal): Promise<void> {
-    this.tellGroup(signal);
+    // Exactly the one signal asked for: kill() is a single signal, and the
+    // runtime's termination sequence sends its own SIGCONT after SIGTERM.
+    const pgid = this.child?.pid;
+    if (pgid === undefined || this.groupGone) return;
+    signalGroup(pgid, signal);
   }
 
   pause(): void {

@@ -1,5 +1,5 @@
 import type { ExecResult, Sandbox, SandboxFactory } from '@sandstream/types';
-import { ConformanceFailure, HarnessError } from './assert.js';
+import { ConformanceFailure, describeError, HarnessError } from './assert.js';
 
 /** What a case gets: a fresh sandbox and helpers that work through it. */
 export interface CaseContext {
@@ -35,6 +35,8 @@ export interface CaseContext {
 // its command line contains it); where there is no /proc, `kill -0` is the
 // fallback (zombies then count as alive, and the token is not checked).
 const ALIVE_SCRIPT = [
+  // Exit 2: the sandbox lacks what the probe needs, so nothing can be concluded.
+  'for tool in sed cut tr grep kill; do command -v "$tool" >/dev/null 2>&1 || exit 2; done',
   'if [ -r "/proc/$1/stat" ]; then',
   '  s=$(sed -e "s/^.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1)',
   '  [ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ] || exit 1',
@@ -71,12 +73,16 @@ export function createContext(
     try {
       return await sandbox.run(argv, { timeout: 10_000 });
     } catch (error) {
-      throw new HarnessError(`helper command ${JSON.stringify(argv)} could not run: ${String(error)}`);
+      // run() of a plain command is required behaviour: its failure is the adapter's.
+      throw new ConformanceFailure(`run() failed on the helper command ${JSON.stringify(argv)}: ${describeError(error)}`);
     }
   };
 
   const isAlive = async (pid: number, token = ''): Promise<boolean> => {
     const result = await exec(['sh', '-c', ALIVE_SCRIPT, 'sh', String(pid), token]);
+    if (result.exitCode !== 0 && result.exitCode !== 1) {
+      throw new HarnessError(`the sandbox cannot run the liveness probe (exit ${result.exitCode}): it needs sh, sed, cut, tr, grep and kill`);
+    }
     return result.exitCode === 0;
   };
 

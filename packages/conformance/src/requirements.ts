@@ -246,7 +246,7 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "id": "SS-ONOUT-2",
     "level": "MUST",
     "section": "onOutput",
-    "statement": "When the `onOutput` callback throws, it MUST NOT be called again, the command MUST be terminated, and `run()` MUST reject with `CallbackFailed` whose `cause` is what the callback threw and whose `result` holds the output captured until then.",
+    "statement": "When the `onOutput` callback throws, it MUST NOT be called again, the command MUST be terminated, and `run()` MUST reject with `CallbackFailed` whose `cause` is what the callback threw and whose `result` holds the output captured until the command was gone.",
     "introduced": "1.0"
   },
   {

@@ -1,6 +1,6 @@
 import { describe, test, beforeAll, type TestContext } from 'vitest';
 import type { CapabilityManifest, Sandbox } from '@sandstream/types';
-import { CASES, isAdvisory, manifestForReport, runCase, type ConformanceOptions } from './engine.js';
+import { CASES, isAdvisory, manifestForReport, runCase, validateOptions, type ConformanceOptions } from './engine.js';
 import { matches } from './select.js';
 import { KIT_SPEC_VERSION } from './version.js';
 
@@ -20,9 +20,9 @@ export type DescribeConformanceOptions = Omit<ConformanceOptions, 'onCaseStart' 
  * ```
  */
 export function describeConformance(options: DescribeConformanceOptions): void {
+  // The engine's rules: unknown options and selectors that match nothing throw here.
+  const { caseTimeoutMs: timeoutMs, graceMs } = validateOptions(options);
   const expected = new Set(options.expectedFailures ?? []);
-  const timeoutMs = options.caseTimeoutMs ?? 20_000;
-  const graceMs = options.graceMs ?? 2_000;
   let manifest: CapabilityManifest | undefined;
 
   describe(`Sandstream ${KIT_SPEC_VERSION} conformance`, () => {
@@ -31,6 +31,12 @@ export function describeConformance(options: DescribeConformanceOptions): void {
       manifest = manifestForReport(probe.capabilities);
       await probe.close();
     });
+    const unknown = [...expected].filter((id) => !CASES.some((c) => c.id === id));
+    if (unknown.length > 0) {
+      test('expected failures name cases of this kit', () => {
+        throw new Error(`stale expected failures, naming no case: ${unknown.join(', ')}`);
+      });
+    }
     for (const testCase of CASES) {
       const included = (options.include ?? []).length === 0 || options.include!.some((s) => matches(testCase, s));
       const excluded = (options.exclude ?? []).some((s) => matches(testCase, s));
@@ -39,7 +45,7 @@ export function describeConformance(options: DescribeConformanceOptions): void {
         test.skip(name, () => undefined);
         continue;
       }
-      test(name, { timeout: (testCase.timeoutMs ?? timeoutMs) + 15_000 }, async (ctx: TestContext) => {
+      test(name, { timeout: Math.max(testCase.timeoutMs ?? 0, timeoutMs) + 15_000 }, async (ctx: TestContext) => {
         const outcome = await runCase({ testCase, manifest: manifest!, factory: options.factory, timeoutMs, graceMs });
         if (outcome.status === 'skipped') {
           ctx.skip(outcome.message);
@@ -47,8 +53,9 @@ export function describeConformance(options: DescribeConformanceOptions): void {
         }
         const failed = outcome.status !== 'pass';
         if (expected.has(testCase.id)) {
+          if (outcome.status === 'fail') return;
           if (!failed) throw new Error(`${testCase.id} is listed as an expected failure but passes: remove it from the list`);
-          return;
+          throw new Error(`${outcome.status}: ${outcome.message ?? ''}`);
         }
         if (failed && !(outcome.status === 'fail' && isAdvisory(testCase))) {
           throw new Error(`${outcome.status}: ${outcome.message ?? ''}`);

@@ -63,7 +63,9 @@ async function runSelected(
     const testCase = CASES.find((c) => c.id === id);
     if (testCase === undefined) throw new Error(`no case ${id}`);
     const shortened = override === undefined ? testCase : { ...testCase, timeoutMs: Math.min(testCase.timeoutMs ?? override, override) };
-    outcomes.set(id, await runCase({ testCase: shortened, manifest, factory, timeoutMs: caseTimeoutMs, graceMs: GRACE_MS }));
+    // The larger of the run's and the case's own limit applies, so both are lowered.
+    const timeoutMs = override === undefined ? caseTimeoutMs : Math.min(caseTimeoutMs, override);
+    outcomes.set(id, await runCase({ testCase: shortened, manifest, factory, timeoutMs, graceMs: GRACE_MS }));
   }
   return { outcomes };
 }

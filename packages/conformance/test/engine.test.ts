@@ -65,4 +65,18 @@ describe('runConformance', () => {
       }
     }
   });
+
+  test('a listed case that passes is stale, not an expected failure', async () => {
+    const report = await runConformance({ factory, include: ['wait.idempotent'], expectedFailures: ['wait.idempotent'], graceMs: 300 });
+    const entry = report.cases.find((c) => c.id === 'wait.idempotent')!;
+    expect(entry.status).toBe('pass');
+    expect(entry.expectedFailure).toBe(false);
+    expect(report.summary.staleExpectedFailures).toEqual(['wait.idempotent']);
+    expect(report.ok).toBe(false);
+  });
+
+  test('a case\'s own longer limit wins over a shorter run-wide limit', async () => {
+    const report = await runConformance({ factory, include: ['wait.drains-unread'], caseTimeoutMs: 1 });
+    expect(report.cases.find((c) => c.id === 'wait.drains-unread')?.status).toBe('pass');
+  });
 });

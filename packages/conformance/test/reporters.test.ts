@@ -4,6 +4,8 @@ import { createProgress, formatSummary, useColor } from '../src/reporters/pretty
 import { formatJunit } from '../src/reporters/junit.js';
 import { formatTap } from '../src/reporters/tap.js';
 import { CASES } from '../src/engine.js';
+import { describeConformance } from '../src/vitest.js';
+import { createLocalSandbox } from '@sandstream/adapter-local';
 
 function sink(isTTY: boolean): { isTTY: boolean; text: string; write(chunk: string): boolean } {
   return {
@@ -94,3 +96,46 @@ describe('machine reporters', () => {
     expect(tap).toMatch(/^# does not conform: 1 passed, 1 failed, 0 skipped, 0 disabled, 0 errors$/m);
   });
 });
+
+describe('verdicts and tolerated failures', () => {
+  const conforming: ConformanceReport = {
+    ...report,
+    ok: true,
+    summary: { ...report.summary, fail: 0, pass: 2 },
+    cases: report.cases.map((c) => ({ ...c, status: 'pass' as const })),
+  };
+
+  test('CONFORMS only when no case was disabled', () => {
+    expect(formatSummary(conforming, false)).toMatch(/CONFORMS to Sandstream 1\.0/);
+    const partial = { ...conforming, summary: { ...conforming.summary, disabled: 1 } };
+    expect(formatSummary(partial, false)).toMatch(/PASSED the 1 cases that ran; with 1 disabled, this is not a conformance claim/);
+    expect(formatSummary(partial, false)).not.toMatch(/CONFORMS/);
+  });
+
+  test('an advisory (SHOULD) failure is a skipped testcase in JUnit and a TODO in TAP, not a failure', () => {
+    const advisory: CaseResult = {
+      id: 'teardown.garbage-collected',
+      title: 'gc',
+      requirements: ['SS-TEAR-9'],
+      status: 'fail',
+      expectedFailure: false,
+      durationMs: 1,
+      message: 'advisory (SHOULD): kept running',
+    };
+    const withAdvisory: ConformanceReport = { ...conforming, summary: { ...conforming.summary, fail: 1 }, cases: [...conforming.cases, advisory] };
+    const xml = formatJunit(withAdvisory);
+    expect(xml).toContain('failures="0"');
+    expect(xml).toContain('<skipped message="advisory (SHOULD): advisory (SHOULD): kept running"/>');
+    expect(xml).not.toContain('<failure');
+    expect(formatTap(withAdvisory)).toMatch(/^not ok 3 teardown\.garbage-collected - gc # TODO advisory \(SHOULD\)$/m);
+  });
+});
+
+describe('describeConformance', () => {
+  test('applies the engine\'s rules when the suite is collected', () => {
+    const factory = () => createLocalSandbox();
+    expect(() => describeConformance({ factory, bogus: true } as never)).toThrow(/options\.bogus: unknown option/);
+    expect(() => describeConformance({ factory, include: ['no-such.*'] })).toThrow(/matches no case/);
+  });
+});
+

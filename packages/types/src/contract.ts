@@ -56,7 +56,8 @@ export interface Process extends AsyncIterable<OutputChunk>, AsyncDisposable {
   /**
    * Resolves with the terminal result (`streamed: true`). Idempotent; output
    * nobody has read is drained and discarded. Rejects with `AbortError` when
-   * the caller's signal ended the command, or `SpawnFailed` when it never started.
+   * the caller's signal ended the command, `SpawnFailed` when it never started,
+   * or `TransportError` when the backend could not report how it ended.
    */
   wait(): Promise<ExecResult>;
   /** Sends a signal to the command's process tree. A no-op once it exited. */

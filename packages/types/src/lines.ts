@@ -9,7 +9,8 @@ export interface Line {
 }
 
 /**
- * Splits tagged chunks into per-stream lines, in arrival order. UTF-8 is
+ * Splits tagged chunks into per-stream lines, in the order they complete;
+ * final lines without a newline come last, stdout's before stderr's. UTF-8 is
  * decoded correctly across chunk boundaries, the newline is kept, and a
  * final line without one is still delivered once the chunks end.
  *

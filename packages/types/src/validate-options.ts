@@ -65,12 +65,15 @@ export function validateArgv(argv: unknown): readonly string[] {
     throw new InvalidArgument('argv', `must be an array of strings, got ${describe(argv)}`);
   }
   if (argv.length === 0) throw new InvalidArgument('argv', 'must not be empty');
-  const copy = argv.map((item: unknown, index) => {
+  // An index loop, not map(): map() skips the holes of a sparse array.
+  const copy: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const item: unknown = argv[index];
     if (typeof item !== 'string') {
-      throw new InvalidArgument(`argv[${index}]`, `must be a string, got ${describe(item)}`);
+      throw new InvalidArgument(`argv[${index}]`, `must be a string, got ${index in argv ? describe(item) : 'a hole'}`);
     }
-    return noNul(`argv[${index}]`, item);
-  });
+    copy.push(noNul(`argv[${index}]`, item));
+  }
   if (copy[0] === '') throw new InvalidArgument('argv[0]', 'must not be empty');
   return Object.freeze(copy);
 }

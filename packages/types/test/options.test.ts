@@ -36,6 +36,8 @@ describe.each([
     ['a number element', ['ls', 1], 'argv[1]'],
     ['a Uint8Array element', ['ls', 'a', new Uint8Array([104])], 'argv[2]'],
     ['an undefined element', ['ls', undefined], 'argv[1]'],
+    // eslint-disable-next-line no-sparse-arrays
+    ['a hole in a sparse array', ['printf', '[%s]', , 'x'], 'argv[2]'],
     ['an empty first element', [''], 'argv[0]'],
     ['NUL in an argument', ['printf', 'a\0b'], 'argv[1]'],
     ['NUL in the program', ['ls\0'], 'argv[0]'],

@@ -315,7 +315,7 @@ describe('teardown', () => {
     const started = performance.now();
     await proc[Symbol.asyncDispose]();
     const elapsed = performance.now() - started;
-    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGKILL']);
+    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT', 'SIGKILL']);
     expect(elapsed).toBeGreaterThanOrEqual(GRACE_MS - 5);
     expect(elapsed).toBeLessThan(GRACE_MS + 1_000);
     expect((await proc.wait()).signal).toBe('SIGKILL');
@@ -326,7 +326,7 @@ describe('teardown', () => {
     const proc = sb.stream(['lost']);
     await settle();
     await expect(proc[Symbol.asyncDispose]()).rejects.toBeInstanceOf(TransportError);
-    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGKILL']);
+    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT', 'SIGKILL']);
     await expect(proc.wait()).rejects.toBeInstanceOf(TransportError);
   });
 
@@ -388,7 +388,7 @@ describe('teardown', () => {
     await settle();
     controller.abort();
     await proc[Symbol.asyncDispose]();
-    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGKILL']);
+    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT', 'SIGKILL']);
     expect(drivers[0]!.exited).toBe(true);
   });
 
@@ -652,5 +652,77 @@ describe('concurrency [SS-CONC-1]', () => {
     expect(await Promise.all([read(a), read(b)])).toEqual(['from a', 'from b']);
     expect((await a.wait()).exitCode).toBe(1);
     expect((await b.wait()).exitCode).toBe(2);
+  });
+});
+
+/** A driver whose backend misbehaves in one way. */
+function faultySandbox(fault: Partial<Pick<ProcessDriver, 'start' | 'signal' | 'writeStdin'>>): { sb: Sandbox; drivers: FakeDriver[] } {
+  const drivers: FakeDriver[] = [];
+  const sb = defineSandbox({
+    name: 'faulty',
+    capabilities: { streaming: true, stdin: true, 'resource-limits': false, user: false },
+    native: undefined,
+    graceMs: GRACE_MS,
+    killWaitMs: KILL_WAIT_MS,
+    highWaterMark: HIGH_WATER_MARK,
+    createDriver: (command) => {
+      const driver = new FakeDriver(command, 'dies', false);
+      drivers.push(driver);
+      return Object.assign(driver, fault);
+    },
+  });
+  sandboxes.push(sb);
+  return { sb, drivers };
+}
+
+describe('backend faults', () => {
+  it('a start that is never confirmed ends in TransportError within the teardown budget, and close() completes', async () => {
+    const { sb } = faultySandbox({ start: () => new Promise<never>(() => undefined) });
+    const proc = sb.stream(['x'], { timeout: 10 });
+    await expect(proc.wait()).rejects.toBeInstanceOf(TransportError);
+    await expect(proc[Symbol.asyncDispose]()).rejects.toBeInstanceOf(TransportError);
+    await expect(sb.close()).resolves.toBeUndefined();
+  });
+
+  it('a start failure the contract does not define for starting becomes TransportError', async () => {
+    const { sb } = faultySandbox({ start: () => Promise.reject(new StdinClosed('nonsense')) });
+    await expect(sb.run(['x'])).rejects.toBeInstanceOf(TransportError);
+    await expect(sb.run(['x'])).rejects.toMatchObject({ cause: expect.any(StdinClosed) });
+  });
+
+  it('kill() and write() report a failing backend as TransportError carrying the cause', async () => {
+    const boom = new Error('EHOSTUNREACH');
+    const { sb } = faultySandbox({
+      signal: () => Promise.reject(boom),
+      writeStdin: () => Promise.reject(boom),
+    });
+    const proc = sb.stream(['x'], { stdin: 'pipe' });
+    await settle();
+    await expect(proc.kill('SIGUSR1')).rejects.toMatchObject({ code: 'TRANSPORT', cause: boom });
+    await expect(proc.stdin!.write('data')).rejects.toMatchObject({ code: 'TRANSPORT', cause: boom });
+  });
+});
+
+describe('kill() and release', () => {
+  it('kill() sends exactly the one signal asked for [SS-KILL-1]', async () => {
+    const { sb, drivers } = fakeSandbox({ reaction: 'ignores-term' });
+    await using proc = sb.stream(['x']);
+    await settle();
+    await proc.kill('SIGINT');
+    await proc.kill();
+    expect(drivers[0]!.signals).toEqual(['SIGINT', 'SIGTERM']);
+    drivers[0]!.exit(0);
+  });
+
+  it('releases the driver once the command ended by itself, without disposal', async () => {
+    const { sb, drivers } = fakeSandbox();
+    const proc = sb.stream(['x']);
+    await settle();
+    drivers[0]!.output('stdout', 'done');
+    drivers[0]!.exit(0);
+    for await (const chunk of proc) void chunk;
+    await proc.wait();
+    await settle();
+    expect(drivers[0]!.released).toBe(true);
   });
 });

@@ -1,5 +1,7 @@
-import { check, checkErrorCode, ConformanceFailure, rejectionOf } from '../assert.js';
+import type { Sandbox } from '@sandstream/types';
+import { check, checkErrorCode, ConformanceFailure, describeError, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
+import type { CaseContext } from '../context.js';
 import { expectTreeGone, startTree, untilReady, type Tree } from './tree.js';
 
 const decoder = new TextDecoder();
@@ -178,10 +180,14 @@ export const teardownCases = [
       const dir = await ctx.scratch();
       const signal = AbortSignal.abort(new Error('too late'));
       const touch = (name: string): string[] => ['sh', '-c', 'touch "$1"', 'sh', `${dir}/${name}`];
-      checkErrorCode(await rejectionOf(ctx.sandbox.run(touch('run'), { signal }), 'run()'), 'ABORTED', 'run() with an aborted signal');
+      const checkNothingRan = (error: unknown, what: string): void => {
+        checkErrorCode(error, 'ABORTED', what);
+        check((error as { result?: unknown }).result === undefined, `${what}: AbortError carries a result, but nothing ran`);
+      };
+      checkNothingRan(await rejectionOf(ctx.sandbox.run(touch('run'), { signal }), 'run()'), 'run() with an aborted signal');
       if (ctx.sandbox.capabilities.streaming) {
         await using proc = ctx.sandbox.stream(touch('stream'), { signal });
-        checkErrorCode(await rejectionOf(proc.wait(), 'wait()'), 'ABORTED', 'wait() of a stream() given an aborted signal');
+        checkNothingRan(await rejectionOf(proc.wait(), 'wait()'), 'wait() of a stream() given an aborted signal');
       }
       await ctx.sleep(100);
       check((await ctx.readFile(`${dir}/run`)) === undefined, 'run() with an already-aborted signal started the command');
@@ -230,56 +236,15 @@ export const teardownCases = [
       const token = `sandstream-close-${process.pid}-${Date.now()}`;
       const forever = ['sh', '-c', 'echo $$; while :; do sleep 0.05; done', 'sh', token];
       const sandbox = await ctx.factory();
-      const pids: Array<Promise<number>> = [];
-      const printedPid = (): { onOutput(chunk: { data: Uint8Array }): void; pid: Promise<number> } => {
-        let resolve!: (pid: number) => void;
-        const pid = new Promise<number>((r) => (resolve = r));
-        let seen = '';
-        return { pid, onOutput: (chunk) => { seen += decoder.decode(chunk.data); if (seen.includes('\n')) resolve(Number(seen.trim())); } };
-      };
-      const runPid = printedPid();
-      pids.push(runPid.pid);
-      const running = sandbox.run(forever, { onOutput: runPid.onOutput });
-      const settled = running.then(
-        (result) => check(result.exitCode !== 0, 'a run() cut short by close() reports exit code 0'),
-        (error: unknown) => checkErrorCode(error, 'SANDBOX_CLOSED', 'a run() cut short by close()'),
-      );
-      // Awaited below; handled now so an earlier failure cannot leave it unhandled.
-      settled.catch(() => undefined);
-      const procs = ctx.sandbox.capabilities.streaming ? [sandbox.stream(forever), sandbox.stream(forever)] : [];
-      for (const proc of procs) {
-        const pid = printedPid();
-        const iterator = proc[Symbol.asyncIterator]();
-        pids.push(pid.pid);
-        void iterator.next().then((next) => { if (!next.done) pid.onOutput(next.value); }, () => undefined);
-      }
-      const known = await Promise.race([
-        Promise.all(pids),
-        ctx.sleep(10_000).then(() => {
-          throw new ConformanceFailure('the commands never printed their pids');
-        }),
-      ]);
-      await sandbox.close();
-      for (const proc of procs) {
-        check(proc.exited, 'close() resolved while a Process it started still runs');
-        const result = await proc.wait().catch((error: unknown) => (error as { result?: { exitCode: number | null } }).result);
-        check(result?.exitCode !== 0, 'a command terminated by close() reports exit code 0');
-      }
-      await settled;
-      for (const pid of known) {
-        check(!(await ctx.isAlive(pid, token)), `close() resolved while pid ${pid}, a command it started, still runs`);
-      }
-      await sandbox.close();
-      let refused: unknown;
       try {
-        sandbox.stream(['true']);
-      } catch (error) {
-        refused = error;
+        await closeAndProbe(ctx, sandbox, forever, token);
+      } finally {
+        // Idempotent; a failure midway must not leave the second sandbox running.
+        await sandbox.close().catch(() => undefined);
       }
-      checkErrorCode(refused, 'SANDBOX_CLOSED', 'stream() on a closed sandbox');
-      checkErrorCode(await rejectionOf(sandbox.run(['true']), 'run() on a closed sandbox'), 'SANDBOX_CLOSED', 'run() on a closed sandbox');
     },
   }),
+
   defineCase({
     id: 'teardown.leader-exit',
     title: 'when the command exits by itself, what it started in the background does not outlive its result, and cannot hold wait() open',
@@ -383,24 +348,40 @@ export const teardownCases = [
       const gc = await exposeGc();
       const dir = await ctx.scratch();
       const script = 'echo $$ > "$1/leader"; while :; do sleep 0.05; done';
-      // Started in a separate frame so no local variable keeps the Process reachable.
-      ((): void => {
-        ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
-      })();
-      const leader = Number(
-        await ctx.poll(async () => (await ctx.readFile(`${dir}/leader`))?.trim() || undefined, 5_000, 'the command never started'),
-      );
-      const deadline = performance.now() + ctx.graceMs + 5_000;
-      while (await ctx.isAlive(leader)) {
-        if (performance.now() > deadline) {
-          throw new ConformanceFailure('a Process dropped without disposal kept its command running after garbage collection');
-        }
-        gc();
-        await ctx.sleep(50);
+      // The warning must name the command; the scratch directory is part of its argv.
+      const warnings: string[] = [];
+      const onWarning = (warning: Error): void => {
+        warnings.push(warning.message);
+      };
+      process.on('warning', onWarning);
+      try {
+        await dropAndCollect(ctx, gc, script, dir);
+        await ctx.poll(async () => (warnings.some((w) => w.includes(dir)) ? true : undefined), 2_000, 'the command was terminated, but no process warning named it');
+      } finally {
+        process.off('warning', onWarning);
       }
     },
   }),
 ];
+
+/** Starts a command whose Process nobody keeps, then collects garbage until the command is gone. */
+async function dropAndCollect(ctx: CaseContext, gc: () => void, script: string, dir: string): Promise<void> {
+  // Started in a separate frame so no local variable keeps the Process reachable.
+  ((): void => {
+    ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
+  })();
+  const leader = Number(
+    await ctx.poll(async () => (await ctx.readFile(`${dir}/leader`))?.trim() || undefined, 5_000, 'the command never started'),
+  );
+  const deadline = performance.now() + ctx.graceMs + 5_000;
+  while (await ctx.isAlive(leader)) {
+    if (performance.now() > deadline) {
+      throw new ConformanceFailure('a Process dropped without disposal kept its command running after garbage collection');
+    }
+    gc();
+    await ctx.sleep(50);
+  }
+}
 
 async function exposeGc(): Promise<() => void> {
   const existing = (globalThis as { gc?: () => void }).gc;
@@ -409,4 +390,58 @@ async function exposeGc(): Promise<() => void> {
   const { runInNewContext } = await import('node:vm');
   setFlagsFromString('--expose-gc');
   return runInNewContext('gc') as () => void;
+}
+
+/** Starts commands in `sandbox`, closes it, and checks through `ctx.sandbox` that they are gone. */
+async function closeAndProbe(ctx: CaseContext, sandbox: Sandbox, forever: string[], token: string): Promise<void> {
+  const pids: Array<Promise<number>> = [];
+  const printedPid = (): { onOutput(chunk: { data: Uint8Array }): void; pid: Promise<number> } => {
+    let resolve!: (pid: number) => void;
+    const pid = new Promise<number>((r) => (resolve = r));
+    let seen = '';
+    return { pid, onOutput: (chunk) => { seen += decoder.decode(chunk.data); if (seen.includes('\n')) resolve(Number(seen.trim())); } };
+  };
+  const runPid = printedPid();
+  pids.push(runPid.pid);
+  const running = sandbox.run(forever, { onOutput: runPid.onOutput });
+  const settled = running.then(
+    (result) => check(result.signal !== null || result.exitCode !== 0, 'a run() cut short by close() reports success'),
+    (error: unknown) => {
+      throw new ConformanceFailure(`a run() in flight when close() was called must resolve with a result reporting its end; it rejected with ${describeError(error)}`);
+    },
+  );
+  // Awaited below; handled now so an earlier failure cannot leave it unhandled.
+  settled.catch(() => undefined);
+  const procs = sandbox.capabilities.streaming ? [sandbox.stream(forever), sandbox.stream(forever)] : [];
+  for (const proc of procs) {
+    const pid = printedPid();
+    const iterator = proc[Symbol.asyncIterator]();
+    pids.push(pid.pid);
+    void iterator.next().then((next) => { if (!next.done) pid.onOutput(next.value); }, () => undefined);
+  }
+  const known = await Promise.race([
+    Promise.all(pids),
+    ctx.sleep(10_000).then(() => {
+      throw new ConformanceFailure('the commands never printed their pids');
+    }),
+  ]);
+  await sandbox.close();
+  for (const proc of procs) {
+    check(proc.exited, 'close() resolved while a Process it started still runs');
+    const result = await proc.wait().catch((error: unknown) => (error as { result?: { exitCode: number | null } }).result);
+    check(result?.exitCode !== 0, 'a command terminated by close() reports exit code 0');
+  }
+  await settled;
+  for (const pid of known) {
+    check(!(await ctx.isAlive(pid, token)), `close() resolved while pid ${pid}, a command it started, still runs`);
+  }
+  await sandbox.close();
+  let refused: unknown;
+  try {
+    sandbox.stream(['true']);
+  } catch (error) {
+    refused = error;
+  }
+  checkErrorCode(refused, 'SANDBOX_CLOSED', 'stream() on a closed sandbox');
+  checkErrorCode(await rejectionOf(sandbox.run(['true']), 'run() on a closed sandbox'), 'SANDBOX_CLOSED', 'run() on a closed sandbox');
 }

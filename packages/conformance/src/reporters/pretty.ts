@@ -65,6 +65,11 @@ export function formatSummary(report: ConformanceReport, color: boolean): string
     ['time', `${(report.durationMs / 1000).toFixed(1)} s`],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
-  const verdict = report.ok ? paint('green', paint('bold', 'CONFORMS')) : paint('red', paint('bold', 'DOES NOT CONFORM'));
-  return ['', ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`), '', `  ${verdict} to Sandstream ${report.specVersion}`, ''].join('\n');
+  // Conformance is a claim about every case; a run with cases excluded proves only those it ran.
+  const verdict = !report.ok
+    ? `${paint('red', paint('bold', 'DOES NOT CONFORM'))} to Sandstream ${report.specVersion}`
+    : s.disabled > 0
+      ? `${paint('yellow', paint('bold', 'PASSED'))} the ${report.cases.length - s.disabled} cases that ran; with ${s.disabled} disabled, this is not a conformance claim`
+      : `${paint('green', paint('bold', 'CONFORMS'))} to Sandstream ${report.specVersion}`;
+  return ['', ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`), '', `  ${verdict}`, ''].join('\n');
 }

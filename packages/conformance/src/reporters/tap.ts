@@ -1,6 +1,7 @@
 import type { ConformanceReport } from '@sandstream/types';
+import { isAdvisory } from '../engine.js';
 
-/** TAP version 14: skipped and disabled cases are SKIP, expected failures are TODO. */
+/** TAP version 14: skipped and disabled cases are SKIP; expected and advisory failures are TODO. */
 export function formatTap(report: ConformanceReport): string {
   const out = ['TAP version 14', `1..${report.cases.length}`];
   report.cases.forEach((c, index) => {
@@ -16,7 +17,9 @@ export function formatTap(report: ConformanceReport): string {
         out.push(`ok ${n} ${name} # SKIP ${c.status}: ${why}`);
         break;
       default:
-        out.push(c.expectedFailure ? `not ok ${n} ${name} # TODO expected failure` : `not ok ${n} ${name}`);
+        if (c.status === 'fail' && c.expectedFailure) out.push(`not ok ${n} ${name} # TODO expected failure`);
+        else if (c.status === 'fail' && isAdvisory(c)) out.push(`not ok ${n} ${name} # TODO advisory (SHOULD)`);
+        else out.push(`not ok ${n} ${name}`);
         out.push('  ---', `  status: ${c.status}`, `  message: ${JSON.stringify(why)}`, `  requirements: [${c.requirements.join(', ')}]`, '  ...');
     }
   });

@@ -48,6 +48,7 @@ function leaderOnly(driver: ChildDriver): ProcessDriver {
   internals.tellGroup = tell;
   // The group counts as gone from the start: no wait for it, no SIGKILL to it.
   internals.groupGone = true;
+  driver.signal = async (signal) => tell(signal);
   return driver;
 }
 
@@ -340,7 +341,7 @@ export const teardownAdapters: readonly BrokenAdapter[] = [
         },
       });
     },
-    caughtBy: { 'teardown.close': /still runs/ },
+    caughtBy: { 'teardown.close': /must resolve with a result reporting its end; it rejected with SandboxClosed/ },
   },
   {
     name: 'no-gc-safety-net',

@@ -43,6 +43,7 @@ export interface DriverEvents {
  *
  * @example
  * ```ts
+ * import { StdinClosed } from '@sandstream/types';
  * import type { ProcessDriver } from '@sandstream/types/runtime';
  * // A driver for a backend whose commands print a fixed text and exit 0.
  * function echoDriver(text: string): ProcessDriver {
@@ -54,7 +55,9 @@ export interface DriverEvents {
  *       });
  *       return {};
  *     },
- *     async writeStdin() {},
+ *     async writeStdin() {
+ *       throw new StdinClosed('this backend takes no standard input');
+ *     },
  *     async closeStdin() {},
  *     async signal() {},
  *   };
@@ -68,12 +71,18 @@ export interface ProcessDriver {
   writeStdin(data: Uint8Array): Promise<void>;
   /** Closes standard input. Resolves when the pipe is already closed. */
   closeStdin(): Promise<void>;
-  /** Delivers a signal to the command's process tree. */
+  /**
+   * Delivers exactly this one signal to the command's process tree. (The
+   * runtime's termination sequence sends SIGCONT after SIGTERM itself.)
+   */
   signal(signal: Signal): Promise<void>;
   /** Stop reading output until `resume()`: the consumer is behind. Optional. */
   pause?(): void;
   /** Read output again. Optional. */
   resume?(): void;
-  /** Free transport resources once the runtime is done with the command. Optional. */
+  /**
+   * Free transport resources, standard input included. Called once, right
+   * after the terminal event (exit or fail). Optional.
+   */
   release?(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import {
   AbortError,
   CallbackFailed,
   SandstreamError,
+  SpawnFailed,
   StdinClosed,
   TransportError,
 } from '../errors.js';
@@ -97,6 +98,16 @@ function delay(ms: number): { promise: Promise<void>; cancel(): void } {
   return { promise, cancel: () => timer?.cancel() };
 }
 
+/**
+ * What a backend failure becomes for the caller: errors the contract
+ * defines for that step pass through (`keep`); anything else is a
+ * TransportError carrying the original as its cause.
+ */
+function asTransport(error: unknown, step: string, keep: ReadonlyArray<abstract new (...args: never[]) => SandstreamError> = []): SandstreamError {
+  if (error instanceof TransportError || keep.some((kind) => error instanceof kind)) return error as SandstreamError;
+  return new TransportError(`${step} failed: ${asError(error).message}`, { cause: error });
+}
+
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
@@ -149,6 +160,7 @@ export class ProcessCore {
     void this.terminate();
   };
   private resultPromise: Promise<ExecResult> | undefined;
+  private releasing: Promise<void> | undefined;
   private released: Promise<void> | undefined;
   private readonly started: Promise<void>;
 
@@ -199,7 +211,7 @@ export class ProcessCore {
       this.pid = info.pid;
       if (this.phase === 'starting') this.phase = 'running';
     } catch (error) {
-      this.settle(undefined, error instanceof SandstreamError ? error : new TransportError('start failed', { cause: error }));
+      this.settle(undefined, asTransport(error, 'start', [SpawnFailed]));
       return;
     }
     // Fed in the background: `started` means "started", not "read all its
@@ -217,7 +229,7 @@ export class ProcessCore {
       if (error instanceof StdinClosed || this.phase === 'settled') return;
       // The link broke: the command's result cannot be trusted, so it ends
       // with the failure once it is gone.
-      this.failure ??= error instanceof SandstreamError ? error : new TransportError(asError(error).message, { cause: error });
+      this.failure ??= asTransport(error, 'writing the input');
       void this.terminate();
     }
   }
@@ -347,6 +359,9 @@ export class ProcessCore {
     this.timeoutTimer?.cancel();
     this.plan.signal?.removeEventListener('abort', this.onAbort);
     this.resolveSettled();
+    // The driver has reported its last event: free the transport (its pipes,
+    // standard input included) now, not only when someone disposes.
+    this.releasing = Promise.resolve().then(() => this.driver.release?.()).catch(() => undefined);
     const waiter = this.waiter;
     this.waiter = undefined;
     if (waiter !== undefined) {
@@ -357,8 +372,7 @@ export class ProcessCore {
   }
 
   private failTransport(error: Error): Promise<void> {
-    const failure = error instanceof SandstreamError ? error : new TransportError(error.message, { cause: error });
-    this.settle(undefined, failure);
+    this.settle(undefined, asTransport(error, 'the backend'));
     return Promise.resolve();
   }
 
@@ -407,9 +421,15 @@ export class ProcessCore {
 
   /** Sends a signal to the process tree; a no-op once settled. */
   async kill(signal: Signal): Promise<void> {
-    await this.started;
+    if (!(await this.startedWithin(this.settings.killWaitMs))) {
+      throw new TransportError(`the backend did not confirm the start within ${this.settings.killWaitMs} ms`);
+    }
     if (this.phase === 'settled') return;
-    await this.driver.signal(signal);
+    try {
+      await this.driver.signal(signal);
+    } catch (error) {
+      throw asTransport(error, `sending ${signal}`);
+    }
   }
 
   /**
@@ -427,7 +447,14 @@ export class ProcessCore {
     // child blocked on a full pipe can act on SIGTERM.
     this.tearingDown = true;
     if (this.queuedBytes < this.pauseMark()) this.resumeIfPaused();
-    await this.started;
+    // A start that is never confirmed cannot be signalled: after the whole
+    // budget of the sequence the command is declared lost, and still
+    // killed should the start be confirmed after all.
+    if (!(await this.startedWithin(this.settings.graceMs + this.settings.killWaitMs))) {
+      void this.started.then(() => this.driver.signal('SIGKILL')).catch(() => undefined);
+      await this.failTransport(new TransportError('the backend never confirmed the start; the command may be running'));
+      return;
+    }
     if (this.phase === 'settled') return;
     const steps: Array<[Signal, number]> = [
       ['SIGTERM', this.settings.graceMs],
@@ -436,6 +463,8 @@ export class ProcessCore {
     for (const [signal, wait] of steps) {
       try {
         await this.driver.signal(signal);
+        // A stopped command cannot act on SIGTERM until it is continued.
+        if (signal === 'SIGTERM' && !this.settled) await this.driver.signal('SIGCONT');
       } catch (error) {
         await this.failTransport(asError(error));
         return;
@@ -457,6 +486,15 @@ export class ProcessCore {
     );
   }
 
+  /** Waits up to `ms` for the start to be confirmed (or to fail); true when it was. */
+  private async startedWithin(ms: number): Promise<boolean> {
+    let confirmed = false;
+    const timer = delay(ms);
+    await Promise.race([this.started.then(() => (confirmed = true)), timer.promise]);
+    timer.cancel();
+    return confirmed;
+  }
+
   /** Waits up to `ms` for the exit report; true when it came. */
   private async settlesWithin(ms: number): Promise<boolean> {
     const timer = delay(ms);
@@ -467,7 +505,8 @@ export class ProcessCore {
 
   /**
    * Leaves the scope: discards unread output, terminates the command if it
-   * is still running, closes standard input and releases the driver.
+   * is still running, and waits until the driver was released (which
+   * closes standard input).
    * Rejects only when termination could not be confirmed.
    */
   dispose(): Promise<void> {
@@ -478,11 +517,8 @@ export class ProcessCore {
   private async runDispose(): Promise<void> {
     this.discard();
     await this.terminate();
-    try {
-      await this.driver.release?.();
-    } catch {
-      // The command is gone; a failure to free the transport changes nothing for the caller.
-    }
+    // Released once settled (a failure to free the transport changes nothing for the caller).
+    await this.releasing;
     if (this.failure instanceof TransportError) throw this.failure;
   }
 
@@ -503,7 +539,7 @@ export class ProcessCore {
     // Writes queued before end() still go out, in call order; end() is
     // chained behind them.
     const write = this.stdinChain.then(async () => {
-      await this.started;
+      await Promise.race([this.started, this.settledPromise]);
       if (this.stdinBroken || this.phase === 'settled') {
         this.stdinBroken = true;
         throw new StdinClosed('the command has exited; standard input is closed');
@@ -512,7 +548,7 @@ export class ProcessCore {
         await this.driver.writeStdin(data);
       } catch (error) {
         if (error instanceof StdinClosed) this.stdinBroken = true;
-        throw error;
+        throw asTransport(error, 'writing standard input', [StdinClosed]);
       }
     });
     this.stdinChain = write.catch(() => undefined);
@@ -522,12 +558,12 @@ export class ProcessCore {
   endStdin(): Promise<void> {
     if (this.stdinEnded === undefined) {
       this.stdinEnded = this.stdinChain.then(async () => {
-        await this.started;
+        await Promise.race([this.started, this.settledPromise]);
         if (this.phase === 'settled') return;
         try {
           await this.driver.closeStdin();
         } catch (error) {
-          if (!(error instanceof StdinClosed)) throw error;
+          if (!(error instanceof StdinClosed)) throw asTransport(error, 'closing standard input');
         }
       });
     }

@@ -8,7 +8,8 @@ const REQUIREMENT_ID = '^SS-[A-Z]+(?:-[A-Z]+)*-[0-9]+$';
  * The outcome of one conformance case.
  *
  * - `pass` / `fail`: the case ran and the adapter did or did not behave as required.
- * - `skipped`: the case needs an optional capability the adapter does not advertise.
+ * - `skipped`: the case does not apply to the adapter's manifest (it needs an optional
+ *   capability the adapter does not advertise, or checks the absence of one it does).
  * - `disabled`: the user excluded the case.
  * - `error`: the harness itself failed; this says nothing about the adapter.
  */
@@ -81,7 +82,7 @@ export const ConformanceReport = definition(
       ),
       ok: Type.Boolean({
         description:
-          'True when every required case passed or failed only as expected, and no expected failure is stale.',
+          'True when no case that ran failed (other than as expected, or as advisory SHOULD), none errored, and no expected failure is stale. Cases the user disabled are not judged: a conformance claim needs none disabled.',
       }),
       cases: Type.Array(CaseResult),
     },
