@@ -4,7 +4,7 @@ import { delimiter, join, resolve } from 'node:path';
 import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
 import { limitArgs } from './limits.js';
-import type { UserIds } from './users.js';
+import { switchUserArgs, type UserIds } from './users.js';
 
 /** What the local driver needs besides the command. */
 export interface ChildDriverOptions {
@@ -14,6 +14,8 @@ export interface ChildDriverOptions {
   /** Used when the leader exits while others in its group linger. */
   readonly graceMs: number;
   readonly prlimitPath: string | undefined;
+  /** util-linux's setpriv; without it, a user switch drops supplementary groups. */
+  readonly setprivPath: string | undefined;
   /** Resolved from `command.user` when the driver was created. */
   readonly user: UserIds | undefined;
 }
@@ -127,6 +129,7 @@ export class ChildDriver implements ProcessDriver {
   private leaderStatus: ExitStatus | undefined;
   private pipesClosed = false;
   private lingerExpired = false;
+  private killed = false;
   private groupGone = false;
   private finished = false;
   private paused = false;
@@ -157,9 +160,12 @@ export class ChildDriver implements ProcessDriver {
     if (user?.name !== undefined) identity['USER'] = identity['LOGNAME'] = user.name;
     if (user?.home !== undefined) identity['HOME'] = user.home;
     const env = { ...options.baseEnv, ...identity, ...command.env };
-    let wrapper: string[] = [];
-    if (command.limits !== undefined) {
-      wrapper = limitArgs(options.prlimitPath!, command.limits);
+    // Limits are set while still privileged; setpriv then drops to the account.
+    const wrapper: string[] = [];
+    if (command.limits !== undefined) wrapper.push(...limitArgs(options.prlimitPath!, command.limits));
+    const viaSetpriv = user !== undefined && options.setprivPath !== undefined;
+    if (viaSetpriv) wrapper.push(...switchUserArgs(options.setprivPath!, user));
+    if (wrapper.length > 0) {
       if (findExecutable(command.argv[0]!, env['PATH'], cwd) === undefined) {
         const missing = Object.assign(new Error(`spawn ${command.argv[0]} ENOENT`), { code: 'ENOENT' });
         return Promise.reject(new SpawnFailed(command.argv, spawnFailure(command, cwd, missing), { cause: missing }));
@@ -173,7 +179,7 @@ export class ChildDriver implements ProcessDriver {
         env,
         stdio: [command.stdin, 'pipe', 'pipe'],
         detached: true,
-        ...(user === undefined ? {} : { uid: user.uid, gid: user.gid }),
+        ...(user === undefined || viaSetpriv ? {} : { uid: user.uid, gid: user.gid }),
       });
     } catch (error) {
       return Promise.reject(
@@ -210,6 +216,15 @@ export class ChildDriver implements ProcessDriver {
       child.once('exit', (code, signal) => {
         this.leaderStatus = { exitCode: code, signal };
         if (child.pid === undefined) return;
+        // The command itself is done: its timeout no longer counts.
+        events.leaderExited(this.leaderStatus);
+        if (this.killed) {
+          // Teardown already sent SIGKILL to the group; no second grace period.
+          this.lingerExpired = true;
+          this.tellGroupQuietly('SIGKILL');
+          this.check();
+          return;
+        }
         // Anything still in the group outlived the command: tell it to go.
         // Best effort: an EPERM (a set-uid member) must not become an
         // uncaught exception in this event handler.
@@ -319,8 +334,22 @@ export class ChildDriver implements ProcessDriver {
     // Exactly the one signal asked for: kill() is a single signal, and the
     // runtime's termination sequence sends its own SIGCONT after SIGTERM.
     const pgid = this.child?.pid;
+    if (signal === 'SIGKILL') this.killSent();
     if (pgid === undefined || this.groupGone) return;
     signalGroup(pgid, signal);
+  }
+
+  /**
+   * The runtime's grace period is over. Whatever the group still holds is
+   * being killed, so the driver's own linger after the leader's exit ends
+   * now too, rather than adding a second grace period.
+   */
+  private killSent(): void {
+    this.killed = true;
+    if (this.leaderStatus === undefined || this.lingerExpired) return;
+    clearTimeout(this.lingerTimer);
+    this.lingerExpired = true;
+    this.check();
   }
 
   pause(): void {

@@ -4,9 +4,10 @@ import {
   type CapabilityManifest,
   type Sandbox,
 } from '@sandstream/types';
-import { defineSandbox, DEFAULT_GRACE_MS } from '@sandstream/types/runtime';
+import { defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS } from '@sandstream/types/runtime';
 import { ChildDriver } from './child-driver.js';
 import { findPrlimit } from './limits.js';
+import { findUtility } from './utilities.js';
 import { canSwitchUser, resolveUser } from './users.js';
 
 /** Options of {@link createLocalSandbox}. */
@@ -35,11 +36,18 @@ export interface LocalNative {
   readonly kind: 'local';
   /** The `prlimit` binary used for resource limits, if found. */
   readonly prlimitPath: string | undefined;
+  /** The `setpriv` binary used to switch accounts with their groups, if found. */
+  readonly setprivPath: string | undefined;
+}
+
+/** Sets a variable as an own property, so that even `__proto__` is one. */
+function defineVariable(env: Record<string, string>, name: string, value: string): void {
+  Object.defineProperty(env, name, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function inheritedEnv(): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value;
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined) defineVariable(env, name, value);
   return env;
 }
 
@@ -61,7 +69,7 @@ function validateBaseEnv(value: unknown): Record<string, string> {
     }
     if (typeof entry !== 'string') throw new InvalidArgument(key, 'must be a string');
     if (entry.includes('\0')) throw new InvalidArgument(key, 'must not contain a NUL character');
-    env[name] = entry;
+    defineVariable(env, name, entry);
   }
   return env;
 }
@@ -111,6 +119,7 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox<L
   const defaultCwd = cwd === undefined ? undefined : resolve(cwd);
   const baseEnv = options.env === undefined ? inheritedEnv() : validateBaseEnv(options.env);
   const prlimitPath = findPrlimit();
+  const setprivPath = findUtility('setpriv');
   const available: CapabilityManifest = {
     streaming: true,
     stdin: true,
@@ -123,14 +132,18 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox<L
   return defineSandbox<LocalNative>({
     name: 'local',
     capabilities,
-    native: { kind: 'local', prlimitPath },
+    native: { kind: 'local', prlimitPath, setprivPath },
     graceMs,
+    // The exit is reported once the group is empty and the pipes are drained;
+    // a long grace period must not make that look like a lost command.
+    killWaitMs: Math.max(DEFAULT_KILL_WAIT_MS, Math.min(graceMs, 2 ** 31 - 1) + 1_000),
     createDriver: (command) =>
       new ChildDriver(command, {
         baseEnv,
         defaultCwd,
         graceMs,
         prlimitPath,
+        setprivPath,
         user: command.user === undefined ? undefined : resolveUser(command.user),
       }),
   });

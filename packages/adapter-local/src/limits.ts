@@ -1,19 +1,9 @@
-import { accessSync, constants } from 'node:fs';
 import type { ResourceLimits } from '@sandstream/types';
+import { findUtility } from './utilities.js';
 
-const CANDIDATES = ['/usr/bin/prlimit', '/bin/prlimit', '/usr/local/bin/prlimit'];
-
-/** Finds util-linux's `prlimit`, which sets rlimits on the command it execs; no native addon needed. */
+/** Finds util-linux's `prlimit`, which sets rlimits on the command it execs. */
 export function findPrlimit(): string | undefined {
-  for (const path of CANDIDATES) {
-    try {
-      accessSync(path, constants.X_OK);
-      return path;
-    } catch {
-      // try the next place
-    }
-  }
-  return undefined;
+  return findUtility('prlimit');
 }
 
 /**

@@ -32,6 +32,16 @@ export function resolveUser(name: string, passwdPath = '/etc/passwd'): UserIds {
   throw new InvalidArgument('options.user', `no account named ${JSON.stringify(name)} in ${passwdPath}`);
 }
 
+/**
+ * The `setpriv` prefix that switches to an account. Unlike a plain uid/gid
+ * switch, it keeps the account's supplementary groups (`--init-groups`,
+ * which needs the account in the passwd database; an account known only by
+ * number gets none).
+ */
+export function switchUserArgs(setpriv: string, user: UserIds): string[] {
+  return [setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, user.name === undefined ? '--clear-groups' : '--init-groups', '--'];
+}
+
 /** Whether this process may switch to another account (it must be root). */
 export function canSwitchUser(): boolean {
   return typeof process.getuid === 'function' && process.getuid() === 0;

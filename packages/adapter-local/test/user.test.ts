@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgument } from '@sandstream/types';
 import { canSwitchUser, resolveUser } from '../src/users.js';
@@ -60,3 +61,37 @@ describe('the user capability', () => {
     expect(result.stdoutText).toBe(`${resolveUser('nobody').uid}\n50\n`);
   });
 });
+
+describe('supplementary groups', () => {
+  // An account that is a listed member of some group, so that it has supplementary groups.
+  const member = (() => {
+    let text = '';
+    try {
+      text = readFileSync('/etc/group', 'utf8');
+    } catch {
+      return undefined;
+    }
+    for (const line of text.split('\n')) {
+      const names = (line.split(':')[3] ?? '').split(',').filter((name) => name !== '');
+      for (const name of names) {
+        try {
+          resolveUser(name);
+          return name;
+        } catch {
+          // listed in /etc/group but not in /etc/passwd
+        }
+      }
+    }
+    return undefined;
+  })();
+  if (root && member === undefined) console.log('supplementary-group test skipped: no account here is a listed member of a group');
+
+  it.skipIf(!root || member === undefined)('a command run as an account keeps the account\'s supplementary groups', async () => {
+    const sb = testSandbox({ cwd: '/' });
+    const expected = (await sb.run(['id', '-G', member!])).stdoutText.trim().split(' ').sort();
+    expect(expected.length).toBeGreaterThan(1);
+    const result = await sb.run(['id', '-G'], { user: member! });
+    expect(result.stdoutText.trim().split(' ').sort()).toEqual(expected);
+  });
+});
+

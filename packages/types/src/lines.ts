@@ -30,8 +30,9 @@ export interface Line {
  */
 export async function* lines(chunks: AsyncIterable<OutputChunk>): AsyncGenerator<Line, void, undefined> {
   const decoders: Record<StreamName, TextDecoder> = {
-    stdout: new TextDecoder('utf-8'),
-    stderr: new TextDecoder('utf-8'),
+    // ignoreBOM: the bytes are the command's; a leading BOM is part of its text.
+    stdout: new TextDecoder('utf-8', { ignoreBOM: true }),
+    stderr: new TextDecoder('utf-8', { ignoreBOM: true }),
   };
   const pending: Record<StreamName, string> = { stdout: '', stderr: '' };
   for await (const chunk of chunks) {

@@ -1,6 +1,7 @@
 import type { ExecResult, ExecResultData } from './schema/exec-result.js';
 
-const decoder = new TextDecoder('utf-8');
+// ignoreBOM: a leading byte-order mark is part of what the command wrote.
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 const EMPTY = new Uint8Array(0);
 
 function lazyText(target: object, name: 'stdoutText' | 'stderrText', bytes: Uint8Array): void {

@@ -110,7 +110,8 @@ function validateEnv(value: unknown): Readonly<Record<string, string>> {
       throw new InvalidArgument(key, 'a variable name must be non-empty and contain neither "=" nor NUL');
     }
     if (typeof entry !== 'string') throw new InvalidArgument(key, `must be a string, got ${describe(entry)}`);
-    env[name] = noNul(key, entry);
+    // defineProperty, not assignment: a variable named __proto__ is still a variable.
+    Object.defineProperty(env, name, { value: noNul(key, entry), enumerable: true, writable: true, configurable: true });
   }
   return Object.freeze(env);
 }

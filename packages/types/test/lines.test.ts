@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { lines, type Line } from '../src/lines.js';
+import { createExecResult } from '../src/result.js';
 import type { OutputChunk, StreamName } from '../src/schema/output-chunk.js';
 
 const encoder = new TextEncoder();
@@ -115,5 +116,18 @@ describe('lines()', () => {
       })(),
     ).rejects.toThrow('transport broke');
     expect(seen).toEqual(['first\n']);
+  });
+});
+
+describe('byte-order marks', () => {
+  it('keeps a leading BOM, in lines() and in the text views of a result', async () => {
+    const bom = new Uint8Array([0xef, 0xbb, 0xbf, 0x41, 0x0a]);
+    async function* one(): AsyncGenerator<OutputChunk> {
+      yield { stream: 'stdout', data: bom };
+    }
+    const got: string[] = [];
+    for await (const line of lines(one())) got.push(line.text);
+    expect(got).toEqual(['\uFEFFA\n']);
+    expect(createExecResult({ stdout: bom }).stdoutText).toBe('\uFEFFA\n');
   });
 });

@@ -232,3 +232,13 @@ describe('accepted options are normalised', () => {
     expect(validateArgv(argv)).toEqual(argv);
   });
 });
+
+describe('env names that are Object.prototype keys', () => {
+  it('keeps a variable named __proto__ as a variable', () => {
+    const env = JSON.parse('{"__proto__": "x", "OTHER": "y"}') as Record<string, string>;
+    const plan = planRun(['true'], { env });
+    expect(Object.keys(plan.command.env)).toEqual(['__proto__', 'OTHER']);
+    expect(Object.getOwnPropertyDescriptor(plan.command.env, '__proto__')?.value).toBe('x');
+    expect({ ...plan.command.env }).toHaveProperty(['__proto__'], 'x');
+  });
+});

@@ -726,3 +726,49 @@ describe('kill() and release', () => {
     expect(drivers[0]!.released).toBe(true);
   });
 });
+
+describe('bounded teardown and shared signals', () => {
+  it('a signal the backend never confirms does not hang timeout, disposal or close()', async () => {
+    const { sb } = faultySandbox({ signal: () => new Promise<never>(() => undefined) });
+    const timed = sb.run(['x'], { timeout: 10 });
+    await expect(timed).rejects.toBeInstanceOf(TransportError);
+    const proc = sb.stream(['x']);
+    await settle();
+    await expect(proc.kill('SIGUSR1')).rejects.toMatchObject({ code: 'TRANSPORT' });
+    await expect(proc[Symbol.asyncDispose]()).rejects.toBeInstanceOf(TransportError);
+    await expect(sb.close()).resolves.toBeUndefined();
+  });
+
+  it('once the leader has exited, the timeout no longer counts against the command', async () => {
+    const { sb, drivers } = fakeSandbox();
+    const pending = sb.run(['x'], { timeout: 20 });
+    await settle();
+    drivers[0]!.output('stdout', 'done');
+    drivers[0]!.events!.leaderExited({ exitCode: 0, signal: null });
+    // What it started is wound down for longer than the timeout.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    drivers[0]!.exit(0);
+    const result = await pending;
+    expect(result.timedOut).toBe(false);
+    expect(result.exitCode).toBe(0);
+    expect(drivers[0]!.signals).toEqual([]);
+  });
+
+  it('many commands sharing one AbortSignal attach one listener, and none once they are done', async () => {
+    const { getEventListeners } = await import('node:events');
+    const warn = vi.spyOn(process, 'emitWarning');
+    const { sb, drivers } = fakeSandbox();
+    const controller = new AbortController();
+    const runs = Array.from({ length: 12 }, () => sb.run(['x'], { signal: controller.signal }));
+    await settle();
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+    drivers.forEach((driver) => driver.exit(0));
+    await Promise.all(runs);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    const again = Array.from({ length: 3 }, () => sb.run(['x'], { signal: controller.signal }));
+    await settle();
+    controller.abort();
+    for (const run of again) await expect(run).rejects.toBeInstanceOf(AbortError);
+    expect(warn).not.toHaveBeenCalled();
+  });
+});

@@ -29,6 +29,14 @@ export interface DriverEvents {
   exit(status: ExitStatus): void;
   /** The link to the backend broke; the command's fate is unknown. Terminal. */
   fail(error: Error): void;
+  /**
+   * Optional, before `exit`: the command itself (its leader) has ended,
+   * while what it started is still being wound down or output is still
+   * draining. From then on the timeout and the caller's signal no longer
+   * count against the command, so a result cannot claim `timedOut` for a
+   * command that had already finished.
+   */
+  leaderExited(status: ExitStatus): void;
 }
 
 /**

@@ -108,6 +108,42 @@ function asTransport(error: unknown, step: string, keep: ReadonlyArray<abstract 
   return new TransportError(`${step} failed: ${asError(error).message}`, { cause: error });
 }
 
+/**
+ * One 'abort' listener per signal, fanned out to every command that shares
+ * it: a caller passing one signal to many commands must not trip Node's
+ * listener-leak warning.
+ */
+interface AbortFanOut {
+  readonly subscribers: Set<() => void>;
+  readonly listener: () => void;
+}
+
+const abortFanOuts = new WeakMap<AbortSignal, AbortFanOut>();
+
+function onAbortOf(signal: AbortSignal, callback: () => void): () => void {
+  let fanOut = abortFanOuts.get(signal);
+  if (fanOut === undefined) {
+    const subscribers = new Set<() => void>();
+    const listener = (): void => {
+      abortFanOuts.delete(signal);
+      for (const subscriber of subscribers) subscriber();
+    };
+    fanOut = { subscribers, listener };
+    abortFanOuts.set(signal, fanOut);
+    signal.addEventListener('abort', listener, { once: true });
+  }
+  const { subscribers, listener } = fanOut;
+  subscribers.add(callback);
+  return () => {
+    subscribers.delete(callback);
+    if (subscribers.size === 0 && abortFanOuts.get(signal) === fanOut) {
+      // The last command using this signal is done: leave nothing attached to it.
+      abortFanOuts.delete(signal);
+      signal.removeEventListener('abort', listener);
+    }
+  };
+}
+
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
@@ -160,6 +196,7 @@ export class ProcessCore {
     void this.terminate();
   };
   private resultPromise: Promise<ExecResult> | undefined;
+  private unsubscribeAbort: (() => void) | undefined;
   private releasing: Promise<void> | undefined;
   private released: Promise<void> | undefined;
   private readonly started: Promise<void>;
@@ -182,6 +219,7 @@ export class ProcessCore {
     const events: DriverEvents = {
       output: (stream, data) => this.handleOutput(stream, data),
       exit: (status) => this.settle(status, undefined),
+      leaderExited: () => this.disarm(),
       fail: (error) => this.settle(undefined, error),
     };
     if (plan.timeout !== undefined) {
@@ -200,7 +238,7 @@ export class ProcessCore {
       this.settle(undefined, undefined);
       return;
     }
-    plan.signal?.addEventListener('abort', this.onAbort, { once: true });
+    if (plan.signal !== undefined) this.unsubscribeAbort = onAbortOf(plan.signal, this.onAbort);
 
     this.started = this.start(events);
   }
@@ -350,18 +388,29 @@ export class ProcessCore {
 
   // ---- ending ---------------------------------------------------------
 
+  /**
+   * The command itself has ended: its timeout and the caller's signal no
+   * longer count against it, even while what it started is wound down.
+   */
+  private disarm(): void {
+    this.timeoutTimer?.cancel();
+    this.unsubscribeAbort?.();
+    this.unsubscribeAbort = undefined;
+  }
+
   private settle(status: ExitStatus | undefined, failure: unknown): void {
     if (this.phase === 'settled') return;
     this.phase = 'settled';
     this.endedAt = performance.now();
     this.status = status;
     if (failure !== undefined) this.failure = asError(failure);
-    this.timeoutTimer?.cancel();
-    this.plan.signal?.removeEventListener('abort', this.onAbort);
+    this.disarm();
     this.resolveSettled();
     // The driver has reported its last event: free the transport (its pipes,
     // standard input included) now, not only when someone disposes.
-    this.releasing = Promise.resolve().then(() => this.driver.release?.()).catch(() => undefined);
+    this.releasing = this.neverStarted
+      ? Promise.resolve()
+      : Promise.resolve().then(() => this.driver.release?.()).catch(() => undefined);
     const waiter = this.waiter;
     this.waiter = undefined;
     if (waiter !== undefined) {
@@ -425,10 +474,26 @@ export class ProcessCore {
       throw new TransportError(`the backend did not confirm the start within ${this.settings.killWaitMs} ms`);
     }
     if (this.phase === 'settled') return;
+    const outcome = await this.boundedSignal(signal, this.settings.killWaitMs);
+    if (outcome === 'timeout') {
+      throw new TransportError(`the backend did not confirm ${signal} within ${this.settings.killWaitMs} ms`);
+    }
+    if (outcome instanceof Error) throw asTransport(outcome, `sending ${signal}`);
+  }
+
+  /** Sends a signal, waiting at most `ms` for the backend to confirm it. */
+  private async boundedSignal(signal: Signal, ms: number): Promise<'sent' | 'timeout' | Error> {
+    const timer = delay(ms);
     try {
-      await this.driver.signal(signal);
-    } catch (error) {
-      throw asTransport(error, `sending ${signal}`);
+      return await Promise.race([
+        this.driver.signal(signal).then(
+          () => 'sent' as const,
+          (error: unknown) => asError(error),
+        ),
+        timer.promise.then(() => 'timeout' as const),
+      ]);
+    } finally {
+      timer.cancel();
     }
   }
 
@@ -460,17 +525,25 @@ export class ProcessCore {
       ['SIGTERM', this.settings.graceMs],
       ['SIGKILL', this.settings.killWaitMs],
     ];
+    // Each step has its own deadline, and a signal the backend never confirms
+    // counts against it: the sequence is bounded even when the link hangs.
     for (const [signal, wait] of steps) {
-      try {
-        await this.driver.signal(signal);
-        // A stopped command cannot act on SIGTERM until it is continued.
-        if (signal === 'SIGTERM' && !this.settled) await this.driver.signal('SIGCONT');
-      } catch (error) {
-        await this.failTransport(asError(error));
-        return;
-      }
+      const deadline = performance.now() + wait;
+      const left = (): number => Math.max(0, deadline - performance.now());
+      const outcome = await this.boundedSignal(signal, wait);
       if (this.settled) return;
-      if (await this.settlesWithin(wait)) return;
+      if (outcome instanceof Error) {
+        if (signal === 'SIGKILL') {
+          await this.failTransport(outcome);
+          return;
+        }
+        continue; // SIGTERM could not be sent: waiting for its effect is pointless
+      }
+      // A stopped command cannot act on SIGTERM until it is continued; a
+      // backend that cannot send SIGCONT loses nothing but that.
+      if (signal === 'SIGTERM' && outcome === 'sent') await this.boundedSignal('SIGCONT', left());
+      if (this.settled) return;
+      if (await this.settlesWithin(left())) return;
     }
     // A driver reports the exit once all output is delivered. While it is
     // paused because the reader is behind, a missing report is the reader's
@@ -517,8 +590,11 @@ export class ProcessCore {
   private async runDispose(): Promise<void> {
     this.discard();
     await this.terminate();
-    // Released once settled (a failure to free the transport changes nothing for the caller).
-    await this.releasing;
+    // Released once settled (a failure to free the transport changes nothing
+    // for the caller, and a release that hangs does not hold the scope).
+    const timer = delay(this.settings.killWaitMs);
+    await Promise.race([this.releasing, timer.promise]);
+    timer.cancel();
     if (this.failure instanceof TransportError) throw this.failure;
   }
 
