@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ConformanceReport, SandboxFactory } from '@sandstream/types';
@@ -34,8 +33,12 @@ Exit status: 0 conforms, 1 a required case failed or an expected failure is stal
 
 class UsageError extends Error {}
 
-function list(value: string | undefined): string[] {
-  return value === undefined ? [] : value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+function list(value: string | undefined, flag: string): string[] {
+  if (value === undefined) return [];
+  const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  // An empty --only would otherwise mean "no filter": the whole kit.
+  if (items.length === 0) throw new UsageError(`${flag} needs at least one case id, prefix or requirement id`);
+  return items;
 }
 
 function number(value: string | undefined, flag: string): number | undefined {
@@ -61,19 +64,44 @@ function readExpectedFailures(path: string | undefined): string[] {
     .filter((line) => line !== '');
 }
 
+/** The `import` (or `default`) target of a package's `exports` for its root. */
+function exportTarget(exports: unknown): string | undefined {
+  if (typeof exports === 'string') return exports;
+  if (typeof exports !== 'object' || exports === null) return undefined;
+  const map = exports as Record<string, unknown>;
+  if ('.' in map) return exportTarget(map['.']);
+  for (const condition of ['import', 'node', 'default']) {
+    const target = exportTarget(map[condition]);
+    if (target !== undefined) return target;
+  }
+  return undefined;
+}
+
+/**
+ * Resolves a package name as an ES module import from the current directory
+ * would: up through the node_modules folders, then the package's `exports`
+ * (import conditions included) or `main`.
+ */
+function resolvePackage(name: string, from: string): string | undefined {
+  const [scopeOrName, rest] = name.startsWith('@') ? [name.split('/').slice(0, 2).join('/'), name.split('/').slice(2).join('/')] : [name.split('/')[0]!, name.split('/').slice(1).join('/')];
+  for (let dir = from; ; dir = dirname(dir)) {
+    const root = join(dir, 'node_modules', scopeOrName);
+    const manifest = join(root, 'package.json');
+    if (existsSync(manifest)) {
+      if (rest !== '') return join(root, rest);
+      const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: unknown; main?: string };
+      const target = exportTarget(pkg.exports) ?? pkg.main ?? 'index.js';
+      return join(root, target);
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
 async function loadFactory(specifier: string): Promise<SandboxFactory> {
   const path = resolve(specifier);
-  let url: string;
-  if (existsSync(path)) {
-    url = pathToFileURL(path).href;
-  } else {
-    try {
-      url = pathToFileURL(createRequire(resolve('package.json')).resolve(specifier)).href;
-    } catch {
-      url = specifier;
-    }
-  }
-  const module = (await import(url)) as { default?: unknown };
+  const file = existsSync(path) ? path : resolvePackage(specifier, process.cwd());
+  if (file === undefined) throw new UsageError(`cannot find ${JSON.stringify(specifier)}: neither a file nor a package installed here`);
+  const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
   if (typeof module.default !== 'function') {
     throw new UsageError(`${specifier} has no default export that is a factory function`);
   }
@@ -147,8 +175,8 @@ async function main(argv: string[]): Promise<number> {
   const graceMs = number(values['grace-ms'], '--grace-ms');
   const report = await runConformance({
     factory,
-    include: list(values.only),
-    exclude: list(values.exclude),
+    include: list(values.only, '--only'),
+    exclude: list(values.exclude, '--exclude'),
     expectedFailures: readExpectedFailures(values['expected-failures']),
     ...(caseTimeoutMs === undefined ? {} : { caseTimeoutMs }),
     ...(graceMs === undefined ? {} : { graceMs }),

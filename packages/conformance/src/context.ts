@@ -23,12 +23,21 @@ export interface CaseContext {
    * reused pid, or one in another sandbox, is never mistaken for the command.
    */
   isAlive(pid: number, token?: string): Promise<boolean>;
-  /** Waits until none of `pids` is alive, failing with `what` after `withinMs`. */
-  expectGone(pids: readonly number[], withinMs: number, what: string): Promise<void>;
+  /**
+   * Waits until none of `pids` is alive, failing with `what` after `withinMs`.
+   * `token` is passed to {@link isAlive}: a string in the commands' argv.
+   */
+  expectGone(pids: readonly number[], withinMs: number, what: string, token?: string): Promise<void>;
   /** Polls `read` until it returns a value, failing with `what` after `withinMs`. */
   poll<T>(read: () => Promise<T | undefined>, withinMs: number, what: string): Promise<T>;
   /** Resolves after `ms`, or rejects when the case is aborted. */
   sleep(ms: number): Promise<void>;
+  /**
+   * A timeout that leaves a command on this backend time to start and print
+   * before it fires: `atLeast`, or several round trips of a trivial command
+   * if the backend is slower.
+   */
+  timeoutFor(atLeast: number): Promise<number>;
 }
 
 // A process is alive when /proc says it is not a zombie (and, given a token,
@@ -96,8 +105,23 @@ export function createContext(
     }
   };
 
+  let roundTrip: Promise<number> | undefined;
+  const measureRoundTrip = async (): Promise<number> => {
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const started = performance.now();
+      await exec(['sh', '-c', 'echo ready']);
+      times.push(performance.now() - started);
+    }
+    return times.sort((a, b) => a - b)[1]!;
+  };
+
   const ctx: CaseContext = {
     sandbox,
+    async timeoutFor(atLeast) {
+      roundTrip ??= measureRoundTrip();
+      return Math.max(atLeast, Math.ceil(5 * (await roundTrip)));
+    },
     factory,
     graceMs,
     signal,
@@ -118,11 +142,11 @@ export function createContext(
       const result = await exec(['sh', '-c', '[ -f "$1" ] && cat "$1"', 'sh', path]);
       return result.exitCode === 0 ? result.stdoutText : undefined;
     },
-    async expectGone(pids, withinMs, what) {
+    async expectGone(pids, withinMs, what, token) {
       const deadline = performance.now() + withinMs;
       for (;;) {
         const alive: number[] = [];
-        for (const pid of pids) if (await isAlive(pid)) alive.push(pid);
+        for (const pid of pids) if (await isAlive(pid, token)) alive.push(pid);
         if (alive.length === 0) return;
         if (performance.now() > deadline) {
           throw new ConformanceFailure(`${what}: pid ${alive.join(', ')} still running ${withinMs} ms later`);

@@ -47,6 +47,9 @@ const KNOWN_OPTIONS = new Set([
   'onCaseEnd',
 ]);
 
+/** The longest delay setTimeout honours (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 const SHOULD = new Set(REQUIREMENTS.filter((r) => r.level === 'SHOULD').map((r) => r.id));
 
 /** Whether a case proves only SHOULD-level requirements, so its failure does not fail the run. */
@@ -63,7 +66,10 @@ export function validateOptions(options: ConformanceOptions): Required<Pick<Conf
   if (typeof options.factory !== 'function') throw new InvalidArgument('options.factory', 'must be a function returning a Sandbox');
   const caseTimeoutMs = options.caseTimeoutMs ?? 20_000;
   const graceMs = options.graceMs ?? 2_000;
-  if (!Number.isFinite(caseTimeoutMs) || caseTimeoutMs <= 0) throw new InvalidArgument('options.caseTimeoutMs', 'must be a positive number');
+  if (!Number.isFinite(caseTimeoutMs) || caseTimeoutMs <= 0 || caseTimeoutMs > MAX_TIMER_MS) {
+    throw new InvalidArgument('options.caseTimeoutMs', `must be a positive number of at most ${MAX_TIMER_MS}`);
+  }
+  if (graceMs > MAX_TIMER_MS) throw new InvalidArgument('options.graceMs', `must be at most ${MAX_TIMER_MS}`);
   if (!Number.isFinite(graceMs) || graceMs < 0) throw new InvalidArgument('options.graceMs', 'must be a non-negative number');
   checkSelectors(CASES, options.include ?? [], 'options.include');
   checkSelectors(CASES, options.exclude ?? [], 'options.exclude');
@@ -146,12 +152,18 @@ export async function runCase(run: CaseRun): Promise<{ status: CaseStatus; messa
   // A case that moves a lot of data declares a longer limit of its own; the larger one applies.
   const timeoutMs = Math.max(testCase.timeoutMs ?? 0, run.timeoutMs);
   const controller = new AbortController();
+  let creating: Promise<Sandbox> | undefined;
   let sandbox: Sandbox | undefined;
   let cleanup: (() => Promise<void>) | undefined;
+  let outcome: { status: CaseStatus; message?: string; durationMs: number };
+  let timedOut = false;
   try {
     await withTimeout(
       (async () => {
-        sandbox = await createSandbox(factory);
+        creating = createSandbox(factory);
+        sandbox = await creating;
+        // The case may have timed out while the factory was slow: start nothing.
+        if (controller.signal.aborted) return;
         const context = createContext(sandbox, factory, run.graceMs, controller.signal);
         cleanup = context.cleanup;
         await testCase.run(context.ctx);
@@ -159,20 +171,37 @@ export async function runCase(run: CaseRun): Promise<{ status: CaseStatus; messa
       timeoutMs,
       () => new CaseTimeout(`did not finish within ${timeoutMs} ms: the adapter hung (or the case needs a longer caseTimeoutMs)`),
     );
-    return done('pass');
+    outcome = done('pass');
   } catch (error) {
-    if (error instanceof HarnessError) return done('error', error.message);
-    if (error instanceof ConformanceFailure || error instanceof CaseTimeout) return done('fail', error.message);
+    if (error instanceof HarnessError) outcome = done('error', error.message);
+    else if (error instanceof ConformanceFailure || error instanceof CaseTimeout) outcome = done('fail', error.message);
     // Anything else escaped from the adapter's own code paths.
-    return done('fail', `unexpected ${describeError(error)}`);
-  } finally {
-    controller.abort(new CaseTimeout('case ended'));
-    const release = async (): Promise<void> => {
-      await cleanup?.();
-      await sandbox?.close();
-    };
-    await withTimeout(release(), 10_000, () => new CaseTimeout('close() hung')).catch(() => undefined);
+    else outcome = done('fail', `unexpected ${describeError(error)}`);
+    timedOut = error instanceof CaseTimeout;
   }
+  controller.abort(new CaseTimeout('case ended'));
+  if (sandbox === undefined) {
+    // The factory is still working: close what it eventually returns.
+    void creating?.then((late) => late.close()).catch(() => undefined);
+    return outcome;
+  }
+  // Scratch files go through the sandbox; after a hang they are skipped, so
+  // that a stuck run() cannot keep close() from being called.
+  if (!timedOut && cleanup !== undefined) {
+    await withTimeout(cleanup(), 5_000, () => new CaseTimeout('cleanup hung')).catch(() => undefined);
+  }
+  // Closing terminates what the case left running: at most one grace period and kill wait.
+  const closeBudget = run.graceMs + 10_000;
+  const closed = await withTimeout(
+    sandbox.close().then(() => undefined, (error: unknown) => describeError(error)),
+    closeBudget,
+    () => new CaseTimeout('close() hung'),
+  ).catch(() => `did not resolve within ${closeBudget} ms`);
+  if (closed !== undefined && outcome.status === 'pass') {
+    // A sandbox that cannot be closed leaks what it runs (SS-TEAR-5).
+    return done('fail', `Sandbox.close() after the case failed: ${closed}`);
+  }
+  return outcome;
 }
 
 /**
@@ -201,7 +230,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     const probe = await withTimeout(createSandbox(options.factory), caseTimeoutMs, () => new HarnessError('the factory hung'));
     adapterName = typeof probe.name === 'string' && probe.name !== '' ? probe.name : 'unnamed';
     manifest = manifestForReport(probe.capabilities);
-    await probe.close();
+    await withTimeout(probe.close(), graceMs + 10_000, () => new HarnessError('close() of a fresh, unused sandbox hung'));
   } catch (error) {
     harnessProblem = error instanceof HarnessError ? error.message : describeError(error);
   }

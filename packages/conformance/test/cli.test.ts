@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { validatorFor, type ConformanceReport } from '@sandstream/types';
 
@@ -17,9 +17,9 @@ interface Outcome {
   stderr: string;
 }
 
-function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Outcome> {
+function cli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<Outcome> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 60_000, ...(cwd ? { cwd } : {}) }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
       resolve({ code, stdout, stderr });
     });
@@ -126,4 +126,26 @@ describe('sandstream-conformance CLI', () => {
     const version = await cli(['--version']);
     expect(version.stdout).toMatch(/^sandstream-conformance \d+\.\d+\.\d+ \(spec 1\.0\)$/m);
   });
+
+  test('loads an adapter by package name from the current directory, import-only exports included', async () => {
+    const project = join(scratch, 'project');
+    const pkg = join(project, 'node_modules', 'import-only-adapter');
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'import-only-adapter', type: 'module', exports: { '.': { import: './adapter.js' } } }));
+    writeFileSync(join(pkg, 'adapter.js'), `export { default } from ${JSON.stringify(pathToFileURL(fixture('local-fast.mjs')).href)};\n`);
+    const out = await cli(['import-only-adapter', '--only', 'stream.synchronous', '--reporter', 'tap'], {}, project);
+    expect(out.stderr).toBe('');
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(/^ok \d+ stream\.synchronous/m);
+    const missing = await cli(['no-such-adapter-package'], {}, project);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/cannot find "no-such-adapter-package"/);
+  });
+
+  test('an empty --only is a usage error, not the whole kit', async () => {
+    const out = await cli([fixture('local-fast.mjs'), '--only', ',']);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toMatch(/--only needs at least one/);
+  });
 });
+

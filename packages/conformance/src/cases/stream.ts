@@ -2,8 +2,15 @@ import { check, checkErrorCode, rejectionOf, thrownBy } from '../assert.js';
 import { defineCase } from '../case.js';
 import { untilReady } from './tree.js';
 
-// Records each USR1 it receives, so a signal's arrival is visible in the sandbox.
-const USR1_SCRIPT = 'trap \'echo usr1 >> "$1/$2"\' USR1; echo ready; while :; do sleep 0.05; done';
+// The command and a child of it each record the USR1 they receive, so a signal's
+// arrival at the leader and at the rest of the tree is visible in the sandbox.
+const USR1_SCRIPT = [
+  '( trap \'echo usr1 >> "$1/$2-child"\' USR1; echo x > "$1/$2-child-ready"; while :; do sleep 0.05; done ) &',
+  'trap \'echo usr1 >> "$1/$2"\' USR1',
+  'while [ ! -f "$1/$2-child-ready" ]; do sleep 0.01; done',
+  'echo ready',
+  'while :; do sleep 0.05; done',
+].join('\n');
 
 export const streamCases = [
   defineCase({
@@ -100,9 +107,11 @@ export const streamCases = [
       await untilReady(neighbour[Symbol.asyncIterator]());
       await target.kill('SIGUSR1');
       await ctx.poll(async () => ctx.readFile(`${dir}/target`), 5_000, 'kill(\'SIGUSR1\') never reached the command');
+      await ctx.poll(async () => ctx.readFile(`${dir}/target-child`), 5_000, 'kill(\'SIGUSR1\') reached the command but not the child it started');
       check(!target.exited, 'a handled SIGUSR1 ended the command');
       await ctx.sleep(150);
       check((await ctx.readFile(`${dir}/neighbour`)) === undefined, 'kill() on one Process signalled another');
+      check((await ctx.readFile(`${dir}/neighbour-child`)) === undefined, 'kill() on one Process signalled another\'s child');
       checkErrorCode(await rejectionOf(target.kill('SIGBOGUS' as never), 'kill(\'SIGBOGUS\')'), 'INVALID_ARGUMENT', 'kill() with an unknown signal');
       await target.kill();
       const result = await target.wait();

@@ -1,4 +1,4 @@
-import type { Sandbox } from '@sandstream/types';
+import type { ExecResult, Sandbox } from '@sandstream/types';
 import { check, checkErrorCode, ConformanceFailure, describeError, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
@@ -169,7 +169,7 @@ export const teardownCases = [
       check(decoder.decode(result.stdout).includes('partial'), 'AbortError.result lost the output produced before the abort');
       check(result.streamed === false, 'the partial result of run() claims to be streamed');
       const leader = Number((await ctx.readFile(`${dir}/leader`))?.trim());
-      await ctx.expectGone([leader], 500, 'after run() was aborted');
+      await ctx.expectGone([leader], 500, 'after run() was aborted', dir);
     },
   }),
   defineCase({
@@ -201,13 +201,13 @@ export const teardownCases = [
     async run(ctx) {
       const dir = await ctx.scratch();
       const script = 'echo $$ > "$1/leader"; echo partial; echo err-partial >&2; while :; do sleep 0.05; done';
-      const result = await ctx.sandbox.run(['sh', '-c', script, 'sh', dir], { timeout: 500 });
+      const result = await ctx.sandbox.run(['sh', '-c', script, 'sh', dir], { timeout: await ctx.timeoutFor(500) });
       check(result.timedOut === true, 'timedOut is not true after the timeout elapsed');
       check(decoder.decode(result.stdout) === 'partial\n', `stdout before the timeout was not kept (got ${JSON.stringify(decoder.decode(result.stdout))})`);
       check(decoder.decode(result.stderr) === 'err-partial\n', 'stderr before the timeout was not kept');
       check(result.exitCode !== 0, 'a command ended by the timeout reports exit code 0');
       const leader = Number((await ctx.readFile(`${dir}/leader`))?.trim());
-      await ctx.expectGone([leader], 500, 'after the timeout');
+      await ctx.expectGone([leader], 500, 'after the timeout', dir);
     },
   }),
   defineCase({
@@ -216,7 +216,7 @@ export const teardownCases = [
     requirements: ['SS-TEAR-4', 'SS-TEAR-6'],
     needs: ['streaming'],
     async run(ctx) {
-      const tree = await startTree(ctx, { timeout: 1_000 });
+      const tree = await startTree(ctx, { timeout: await ctx.timeoutFor(1_000) });
       let seen = '';
       for await (const chunk of tree.proc) seen += decoder.decode(chunk.data);
       check(seen.includes('ready'), 'output printed before the timeout was not delivered');
@@ -261,7 +261,7 @@ export const teardownCases = [
       check(result.exitCode === 0, `the command itself should exit 0 (got ${result.exitCode}/${result.signal})`);
       check(decoder.decode(result.stdout) === 'done\n', 'the output of a command with a background child was not delivered');
       const pids = [Number((await ctx.readFile(`${dir}/holder`))?.trim()), Number((await ctx.readFile(`${dir}/detached`))?.trim())];
-      await ctx.expectGone(pids, ctx.graceMs + 1_000, 'background children of an exited command');
+      await ctx.expectGone(pids, ctx.graceMs + 1_000, 'background children of an exited command', dir);
     },
   }),
   defineCase({
@@ -275,10 +275,10 @@ export const teardownCases = [
         check((await ctx.readFile(`${dir}/term`))?.trim() === 'handled', `${how}: the command's SIGTERM handler never ran; was it killed outright?`);
         await ctx.exec(['rm', '-f', `${dir}/term`]);
       };
-      // A timeout ends the command through the same termination sequence as disposal.
-      const timed = await ctx.sandbox.run(['sh', '-c', script, 'sh', dir], { timeout: 500 });
-      await handled('after the timeout of run()');
-      check(timed.exitCode === 7, `the handler's exit code 7 was not reported by run() (got ${timed.exitCode}/${timed.signal})`);
+      // Aborting run() once the handler is installed starts the termination sequence at a known point.
+      const { result: aborted } = await runThenAbortWhenReady(ctx, ['sh', '-c', script, 'sh', dir]);
+      await handled('after run() was aborted');
+      check(aborted?.exitCode === 7, `the handler's exit code 7 was not reported by run() (got ${aborted?.exitCode}/${aborted?.signal})`);
       if (!ctx.sandbox.capabilities.streaming) return;
       const proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
       await untilReady(proc[Symbol.asyncIterator]());
@@ -302,14 +302,12 @@ export const teardownCases = [
       };
       const checkGone = async (how: string): Promise<void> => {
         const pids = ['leader', 'child'].map(async (name) => Number((await ctx.readFile(`${dir}/${name}`))?.trim()));
-        await ctx.expectGone(await Promise.all(pids), 1_000, how);
+        await ctx.expectGone(await Promise.all(pids), 1_000, how, dir);
       };
-      const timeout = 300;
-      const started = performance.now();
-      const timed = await ctx.sandbox.run(['sh', '-c', script, 'sh', dir], { timeout });
-      checkTimely(performance.now() - started - timeout, 'after the timeout of run()');
-      check(timed.signal === 'SIGKILL', `a command that ignored SIGTERM should end by SIGKILL (got ${timed.exitCode}/${timed.signal})`);
-      await checkGone('after SIGKILL at the timeout of run()');
+      const { result: aborted, abortedAt } = await runThenAbortWhenReady(ctx, ['sh', '-c', script, 'sh', dir]);
+      checkTimely(performance.now() - abortedAt, 'after run() was aborted');
+      check(aborted?.signal === 'SIGKILL', `a command that ignored SIGTERM should end by SIGKILL (got ${aborted?.exitCode}/${aborted?.signal})`);
+      await checkGone('after SIGKILL at the abort of run()');
       if (!ctx.sandbox.capabilities.streaming) return;
       const proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
       await untilReady(proc[Symbol.asyncIterator]());
@@ -336,7 +334,7 @@ export const teardownCases = [
       await proc[Symbol.asyncDispose]();
       check(proc.exited, 'disposal after the caller\'s abort resolved while the command still runs');
       const leader = Number((await ctx.readFile(`${dir}/leader`))?.trim());
-      await ctx.expectGone([leader], 500, 'after disposal following the caller\'s abort');
+      await ctx.expectGone([leader], 500, 'after disposal following the caller\'s abort', dir);
     },
   }),
   defineCase({
@@ -374,13 +372,40 @@ async function dropAndCollect(ctx: CaseContext, gc: () => void, script: string, 
     await ctx.poll(async () => (await ctx.readFile(`${dir}/leader`))?.trim() || undefined, 5_000, 'the command never started'),
   );
   const deadline = performance.now() + ctx.graceMs + 5_000;
-  while (await ctx.isAlive(leader)) {
+  while (await ctx.isAlive(leader, dir)) {
     if (performance.now() > deadline) {
       throw new ConformanceFailure('a Process dropped without disposal kept its command running after garbage collection');
     }
     gc();
     await ctx.sleep(50);
   }
+}
+
+/**
+ * Runs `argv` with run() and aborts it as soon as it printed `ready`, so the
+ * termination sequence starts at a point the command has reached, whatever
+ * the backend's start latency. Returns the AbortError's result.
+ */
+async function runThenAbortWhenReady(ctx: CaseContext, argv: string[]): Promise<{ result: ExecResult | undefined; abortedAt: number }> {
+  const controller = new AbortController();
+  let seen = '';
+  let abortedAt = 0;
+  const error = await rejectionOf(
+    ctx.sandbox.run(argv, {
+      signal: controller.signal,
+      timeout: 30_000,
+      onOutput: (chunk) => {
+        seen += decoder.decode(chunk.data);
+        if (!controller.signal.aborted && seen.includes('ready')) {
+          abortedAt = performance.now();
+          controller.abort(new Error('the case ends the command'));
+        }
+      },
+    }),
+    'run() aborted once ready',
+  );
+  checkErrorCode(error, 'ABORTED', 'run() aborted once ready');
+  return { result: (error as { result?: ExecResult }).result, abortedAt };
 }
 
 async function exposeGc(): Promise<() => void> {
@@ -428,8 +453,10 @@ async function closeAndProbe(ctx: CaseContext, sandbox: Sandbox, forever: string
   await sandbox.close();
   for (const proc of procs) {
     check(proc.exited, 'close() resolved while a Process it started still runs');
-    const result = await proc.wait().catch((error: unknown) => (error as { result?: { exitCode: number | null } }).result);
-    check(result?.exitCode !== 0, 'a command terminated by close() reports exit code 0');
+    const result = await proc.wait().catch((error: unknown) => {
+      throw new ConformanceFailure(`wait() of a Process ended by close() must resolve with its result; it rejected with ${describeError(error)}`);
+    });
+    check(result.signal !== null || result.exitCode !== 0, 'a command terminated by close() reports success');
   }
   await settled;
   for (const pid of known) {

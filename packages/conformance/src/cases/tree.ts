@@ -68,8 +68,9 @@ export async function expectHeartbeatStopped(ctx: CaseContext, dir: string, what
  */
 export async function expectTreeGone(ctx: CaseContext, tree: { dir: string }, pids: readonly number[], what: string): Promise<void> {
   const [leader, ...rest] = pids;
-  if (leader !== undefined) await ctx.expectGone([leader], 500, `${what}: the command itself survived`);
-  await ctx.expectGone(rest, ctx.graceMs + 1_000, `${what}: a process the command started survived`);
+  // Every process of the tree runs with the scratch directory in its argv: the probe's token.
+  if (leader !== undefined) await ctx.expectGone([leader], 500, `${what}: the command itself survived`, tree.dir);
+  await ctx.expectGone(rest, ctx.graceMs + 1_000, `${what}: a process the command started survived`, tree.dir);
   await expectHeartbeatStopped(ctx, tree.dir, what);
 }
 

@@ -18,6 +18,7 @@ import { createLocalSandbox, type LocalNative, type LocalSandboxOptions } from '
 // The built files are used: the sources sit outside this package's rootDir.
 import { ChildDriver } from '../../../adapter-local/dist/child-driver.js';
 import { findPrlimit } from '../../../adapter-local/dist/limits.js';
+import { findUtility } from '../../../adapter-local/dist/utilities.js';
 import { canSwitchUser, resolveUser } from '../../../adapter-local/dist/users.js';
 
 /** The grace period every lab sandbox uses, and the kit is told about. */
@@ -125,6 +126,7 @@ export class Lab {
     options: { capabilities?: Partial<CapabilityManifest>; killWaitMs?: number } = {},
   ): Sandbox<LocalNative> {
     const prlimitPath = findPrlimit();
+    const setprivPath = findUtility('setpriv');
     const available: Record<Capability, boolean> = {
       streaming: true,
       stdin: true,
@@ -142,7 +144,7 @@ export class Lab {
       defineSandbox<LocalNative>({
         name: 'local',
         capabilities,
-        native: { kind: 'local', prlimitPath },
+        native: { kind: 'local', prlimitPath, setprivPath },
         graceMs: GRACE_MS,
         ...(options.killWaitMs === undefined ? {} : { killWaitMs: options.killWaitMs }),
         createDriver: (command) =>
@@ -152,6 +154,7 @@ export class Lab {
               defaultCwd: undefined,
               graceMs: GRACE_MS,
               prlimitPath,
+              setprivPath,
               user: command.user === undefined ? undefined : resolveUser(command.user),
             }),
             command,

@@ -264,6 +264,7 @@ export const outputAdapters: readonly BrokenAdapter[] = [
         mapDriverEvents(driver, (events) => ({
           output: (stream, data) => events.output(stream, data),
           fail: (error) => events.fail(error),
+          leaderExited: (status) => events.leaderExited(status),
           exit: (status) => events.exit(status.signal === null ? status : { exitCode: 0, signal: null }),
         })),
       ),

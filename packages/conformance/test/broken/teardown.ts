@@ -1,5 +1,5 @@
 /** Defects of teardown: leaving a scope, aborting, timing out, closing, killing. */
-import { InvalidState, SandboxClosed, type OutputChunk, type Process, type Sandbox } from '@sandstream/types';
+import { CallbackFailed, InvalidState, SandboxClosed, type ExecResult, type OutputChunk, type Process, type Sandbox } from '@sandstream/types';
 import type { ProcessDriver } from '@sandstream/types/runtime';
 import type { BrokenAdapter } from './adapter.js';
 import type { ChildDriver } from '../../../adapter-local/dist/child-driver.js';
@@ -382,6 +382,55 @@ export const teardownAdapters: readonly BrokenAdapter[] = [
         },
       }),
     caughtBy: { 'output-cap.on-output-throws': /expected a rejection/ },
+  },
+  {
+    name: 'kill-leader-only',
+    defect: 'Process.kill() signals the command\'s own pid, not its process tree',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        process: {
+          async kill(inner, signal) {
+            if (inner.exited || inner.pid === undefined) return;
+            try {
+              process.kill(inner.pid, signal);
+            } catch {
+              // gone meanwhile
+            }
+          },
+        },
+      }),
+    caughtBy: { 'process.kill': /reached the command but not the child it started/ },
+  },
+  {
+    name: 'on-output-called-again',
+    defect: 'after the onOutput callback threw, the command is terminated but output written meanwhile still reaches the callback',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        run(inner, argv, options) {
+          const onOutput = options?.onOutput;
+          if (typeof onOutput !== 'function') return inner.run(argv, options);
+          const controller = new AbortController();
+          let failure: { error: unknown } | undefined;
+          return inner
+            .run(argv, {
+              ...options,
+              signal: controller.signal,
+              onOutput(chunk) {
+                try {
+                  onOutput(chunk);
+                } catch (error) {
+                  failure ??= { error };
+                  controller.abort();
+                }
+              },
+            })
+            .catch((error: unknown) => {
+              if (failure === undefined) throw error;
+              throw new CallbackFailed((error as { result?: ExecResult }).result, { cause: failure.error });
+            });
+        },
+      }),
+    caughtBy: { 'output-cap.on-output-throws': /the callback was called [2-9] times/ },
   },
   {
     name: 'kill-ignored',
