@@ -148,6 +148,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (values.list) {
+    process.stdout.write(
+      '# Every case runs POSIX sh and coreutils inside the sandbox (and awk, sed, grep, /proc where\n' +
+        '# available): see "What the sandbox must have" in the package README.\n',
+    );
     for (const c of CASES) {
       const gate = c.needs?.length ? ` needs ${c.needs.join(', ')}` : c.without ? ` without ${c.without}` : '';
       process.stdout.write(`${c.id.padEnd(36)} ${c.requirements.join(',').padEnd(24)} ${c.title}${gate ? ` (${gate.trim()})` : ''}\n`);
