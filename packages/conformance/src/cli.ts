@@ -200,6 +200,12 @@ async function main(argv: string[]): Promise<number> {
   return report.ok ? 0 : 1;
 }
 
+// A reader that goes away (`sandstream-conformance --list | head`) ends the output, not the run with a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
