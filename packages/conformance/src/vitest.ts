@@ -42,7 +42,7 @@ export function describeConformance(options: DescribeConformanceOptions): void {
       const excluded = (options.exclude ?? []).some((s) => matches(testCase, s));
       const name = `${testCase.id}: ${testCase.title} [${testCase.requirements.join(', ')}]`;
       if (!included || excluded) {
-        test.skip(name, () => undefined);
+        test.skip(`${name} (disabled: ${excluded ? 'excluded' : 'not included'} by the options)`, () => undefined);
         continue;
       }
       test(name, { timeout: Math.max(testCase.timeoutMs ?? 0, timeoutMs) + 15_000 }, async (ctx: TestContext) => {
