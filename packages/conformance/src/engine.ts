@@ -185,10 +185,11 @@ export async function runCase(run: CaseRun): Promise<{ status: CaseStatus; messa
     void creating?.then((late) => late.close()).catch(() => undefined);
     return outcome;
   }
-  // Scratch files go through the sandbox; after a hang they are skipped, so
-  // that a stuck run() cannot keep close() from being called.
-  if (!timedOut && cleanup !== undefined) {
-    await withTimeout(cleanup(), 5_000, () => new CaseTimeout('cleanup hung')).catch(() => undefined);
+  // Scratch files go through the sandbox, on a short budget of their own
+  // (shorter still after a hang), so that a stuck run() cannot keep close()
+  // from being called.
+  if (cleanup !== undefined) {
+    await withTimeout(cleanup(), timedOut ? 1_000 : 5_000, () => new CaseTimeout('cleanup hung')).catch(() => undefined);
   }
   // Closing terminates what the case left running: at most one grace period and kill wait.
   const closeBudget = run.graceMs + 10_000;
