@@ -82,9 +82,9 @@ function isExecutableFile(path: string): boolean {
 }
 
 /**
- * Where `execvp` would find `file`, or undefined. Needed when `prlimit`
- * execs the command: its failure to find the program would otherwise look
- * like the command's own exit status.
+ * Where `execvp` would find `file`, or undefined. Needed when `prlimit` or
+ * `setpriv` execs the command: their failure to find the program would
+ * otherwise look like the command's own exit status.
  */
 function findExecutable(file: string, path: string | undefined, cwd: string): string | undefined {
   if (file.includes('/')) {
@@ -253,7 +253,7 @@ export class ChildDriver implements ProcessDriver {
     const pgid = this.child?.pid;
     if (pgid === undefined || this.groupGone) return;
     signalGroup(pgid, signal);
-    if (signal === 'SIGTERM' || signal === 'SIGHUP' || signal === 'SIGINT') signalGroup(pgid, 'SIGCONT');
+    if (signal === 'SIGTERM') signalGroup(pgid, 'SIGCONT');
   }
 
   private tellGroupQuietly(signal: NodeJS.Signals): void {
@@ -334,9 +334,8 @@ export class ChildDriver implements ProcessDriver {
     // Exactly the one signal asked for: kill() is a single signal, and the
     // runtime's termination sequence sends its own SIGCONT after SIGTERM.
     const pgid = this.child?.pid;
+    if (pgid !== undefined && !this.groupGone) signalGroup(pgid, signal);
     if (signal === 'SIGKILL') this.killSent();
-    if (pgid === undefined || this.groupGone) return;
-    signalGroup(pgid, signal);
   }
 
   /**

@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { isLive, markedProcesses as findMarked, type MarkedProcess } from '@sandstream/tsconfig/processes';
 import { decodeExecResult, encodeExecResult, type ExecResult, type OutputChunk, type Process, type Sandbox } from '@sandstream/types';
 import { createLocalSandbox, type LocalNative, type LocalSandboxOptions } from '../src/index.js';
 
@@ -85,35 +86,11 @@ export function procStat(pid: number): string[] | undefined {
 }
 
 /** True while the process exists and is not a zombie. */
-export function isAlive(pid: number): boolean {
-  const state = procState(pid);
-  return state !== undefined && state !== 'Z' && state !== 'X';
-}
+export const isAlive = isLive;
 
 /** Live processes whose environment carries `MARKER=value`. */
-export function markedProcesses(value = RUN_ID): Array<{ pid: number; cmdline: string }> {
-  const needle = `${MARKER}=${value}\0`;
-  const found: Array<{ pid: number; cmdline: string }> = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    const pid = Number(entry);
-    if (pid === process.pid) continue;
-    let environ: string;
-    try {
-      environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (!(environ + '\0').includes(needle) || !isAlive(pid)) continue;
-    let cmdline = '';
-    try {
-      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
-    } catch {
-      // gone meanwhile
-    }
-    found.push({ pid, cmdline });
-  }
-  return found.filter(({ pid }) => isAlive(pid));
+export function markedProcesses(value = RUN_ID): MarkedProcess[] {
+  return findMarked(MARKER, value);
 }
 
 /** Open file descriptors of this process. */

@@ -3,18 +3,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { typescriptBlocks } from '@sandstream/tsconfig/readme-blocks';
 import { describeRevision, runTests, sortLines } from './readme-examples.js';
 import './helpers.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const examples = readFileSync(new URL('./readme-examples.ts', import.meta.url), 'utf8');
-const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) =>
-  match[1]!
-    .split('\n')
-    .filter((line) => !line.startsWith('import '))
-    .join('\n')
-    .trim(),
-);
+const blocks = typescriptBlocks(new URL('../README.md', import.meta.url));
 
 const dir = mkdtempSync(join(tmpdir(), 'sandstream-readme-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

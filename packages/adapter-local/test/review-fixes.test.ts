@@ -12,34 +12,39 @@ describe('the end of the command and the end of its tree', () => {
   it('a command whose leader exited 0 before the timeout is not reported as timed out while its tree is wound down', async () => {
     // The background child ignores SIGTERM, so winding it down takes the whole grace period,
     // which ends after the timeout would have fired.
-    const sb = testSandbox({ graceMs: 800 });
+    const sb = testSandbox({ graceMs: 1_500 });
     const result = await sb.run(['sh', '-c', '(trap "" TERM; while :; do sleep 0.05; done) & sleep 0.1; echo done; exit 0'], {
-      timeout: 500,
+      timeout: 1_000,
     });
     expect(result).toMatchObject({ exitCode: 0, signal: null, timedOut: false });
     expect(result.stdoutText).toBe('done\n');
   });
 
-  it('a pipe held outside the group does not add a second grace period to teardown', async () => {
-    const graceMs = 1_000;
-    const sb = testSandbox({ graceMs });
+  it('SIGKILL from the runtime ends the wait for a pipe held outside the group, without a second grace period', async () => {
+    // The leader exits at once; a process that left the group keeps the output pipe. With a
+    // 60 s grace period the driver would wait that long before giving up on the pipe; the
+    // runtime's SIGKILL (here through kill()) must end that wait instead.
+    const sb = testSandbox({ graceMs: 60_000 });
     const script = [
-      // Leaves the group, keeps the output pipe, and records its own pid.
       'setsid sh -c \'echo $$ > "$1/daemon"; exec sleep 30\' sh "$1" &',
       'while [ ! -s "$1/daemon" ]; do sleep 0.01; done',
-      'trap "" TERM; echo ready; while :; do sleep 0.05; done',
+      'echo leader-done',
     ].join('\n');
     const proc = sb.stream(['sh', '-c', script, 'sh', dir]);
     const iterator = proc[Symbol.asyncIterator]();
     await iterator.next();
-    const started = performance.now();
-    await proc[Symbol.asyncDispose]();
-    const elapsed = performance.now() - started;
-    const daemon = Number(readFileSync(join(dir, 'daemon'), 'utf8'));
-    process.kill(daemon, 'SIGKILL');
-    // One grace period and the quiet-pipe polls, not two grace periods.
-    expect(elapsed).toBeLessThan(graceMs * 1.8);
-    expect((await proc.wait()).signal).toBe('SIGKILL');
+    try {
+      await proc.kill('SIGKILL');
+      // A bound that only proves the 60 s linger did not run; the figure itself is not measured here.
+      const result = await Promise.race([
+        proc.wait(),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('still waiting for the held pipe after 15 s')), 15_000)),
+      ]);
+      expect(result).toMatchObject({ exitCode: 0, signal: null });
+    } finally {
+      process.kill(Number(readFileSync(join(dir, 'daemon'), 'utf8')), 'SIGKILL');
+      await proc[Symbol.asyncDispose]();
+    }
   });
 });
 

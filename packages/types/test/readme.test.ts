@@ -1,19 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { typescriptBlocks } from '@sandstream/tsconfig/readme-blocks';
 import { createExecResult } from '../src/result.js';
 import { createEchoSandbox, manifestProblems, roundTrip, runTests } from './readme-examples.js';
 
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const examples = readFileSync(new URL('./readme-examples.ts', import.meta.url), 'utf8');
 
-/** The ```ts blocks of the README, import lines removed. */
-const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) =>
-  match[1]!
-    .split('\n')
-    .filter((line) => !line.startsWith('import '))
-    .join('\n')
-    .trim(),
-);
+const blocks = typescriptBlocks(new URL('../README.md', import.meta.url));
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -9,8 +9,8 @@
  * running at the same time never touch each other's processes.
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { markedProcesses as findMarked, type MarkedProcess } from '@sandstream/tsconfig/processes';
 import { CAPABILITIES, type Capability, type CapabilityManifest, type Sandbox } from '@sandstream/types';
 import { defineSandbox, type CommandSpec, type ProcessDriver } from '@sandstream/types/runtime';
 import { createLocalSandbox, type LocalNative, type LocalSandboxOptions } from '@sandstream/adapter-local';
@@ -30,10 +30,7 @@ export const MARKER = 'SANDSTREAM_BROKEN_ADAPTER';
 export type DriverDefect = (driver: ChildDriver, command: CommandSpec) => ProcessDriver;
 
 /** A live (non-zombie) process and its command line. */
-export interface Survivor {
-  readonly pid: number;
-  readonly cmdline: string;
-}
+export type Survivor = MarkedProcess;
 
 function inheritedEnv(): Record<string, string> {
   const env: Record<string, string> = {};
@@ -41,40 +38,9 @@ function inheritedEnv(): Record<string, string> {
   return env;
 }
 
-function isLive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
-
 /** Live processes whose environment has `MARKER=<value>`, or any value when `value` ends with `*`. */
 export function markedProcesses(value: string): Survivor[] {
-  const needle = value.endsWith('*') ? `\0${MARKER}=${value.slice(0, -1)}` : `\0${MARKER}=${value}\0`;
-  const found: Survivor[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    const pid = Number(entry);
-    if (pid === process.pid) continue;
-    let environ: string;
-    try {
-      environ = `\0${readFileSync(`/proc/${pid}/environ`, 'latin1')}\0`;
-    } catch {
-      continue;
-    }
-    if (!environ.includes(needle) || !isLive(pid)) continue;
-    let cmdline = '';
-    try {
-      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').trim();
-    } catch {
-      // gone meanwhile
-    }
-    found.push({ pid, cmdline });
-  }
-  return found;
+  return value.endsWith('*') ? findMarked(MARKER, value.slice(0, -1), { prefix: true }) : findMarked(MARKER, value);
 }
 
 async function within<T>(ms: number, promise: Promise<T>): Promise<T | undefined> {

@@ -90,12 +90,19 @@ function longTimeout(callback: () => void, ms: number): { cancel(): void } {
   return { cancel: () => clearTimeout(timer) };
 }
 
-function delay(ms: number): { promise: Promise<void>; cancel(): void } {
+const TIMED_OUT = Symbol('timed out');
+
+/** Settles like `promise`, or with TIMED_OUT after `ms`; the timer never outlives the race. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
   let timer: { cancel(): void } | undefined;
-  const promise = new Promise<void>((resolve) => {
-    timer = longTimeout(resolve, ms);
+  const expiry = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = longTimeout(() => resolve(TIMED_OUT), ms);
   });
-  return { promise, cancel: () => timer?.cancel() };
+  try {
+    return await Promise.race([promise, expiry]);
+  } finally {
+    timer?.cancel();
+  }
 }
 
 /**
@@ -420,9 +427,8 @@ export class ProcessCore {
     }
   }
 
-  private failTransport(error: Error): Promise<void> {
+  private failTransport(error: Error): void {
     this.settle(undefined, asTransport(error, 'the backend'));
-    return Promise.resolve();
   }
 
   /** The error the command ended with, if any, for iteration (`streamed`) or run. */
@@ -483,18 +489,12 @@ export class ProcessCore {
 
   /** Sends a signal, waiting at most `ms` for the backend to confirm it. */
   private async boundedSignal(signal: Signal, ms: number): Promise<'sent' | 'timeout' | Error> {
-    const timer = delay(ms);
-    try {
-      return await Promise.race([
-        this.driver.signal(signal).then(
-          () => 'sent' as const,
-          (error: unknown) => asError(error),
-        ),
-        timer.promise.then(() => 'timeout' as const),
-      ]);
-    } finally {
-      timer.cancel();
-    }
+    const sending = this.driver.signal(signal).then(
+      () => 'sent' as const,
+      (error: unknown) => asError(error),
+    );
+    const outcome = await within(sending, ms);
+    return outcome === TIMED_OUT ? 'timeout' : outcome;
   }
 
   /**
@@ -517,7 +517,7 @@ export class ProcessCore {
     // killed should the start be confirmed after all.
     if (!(await this.startedWithin(this.settings.graceMs + this.settings.killWaitMs))) {
       void this.started.then(() => this.driver.signal('SIGKILL')).catch(() => undefined);
-      await this.failTransport(new TransportError('the backend never confirmed the start; the command may be running'));
+      this.failTransport(new TransportError('the backend never confirmed the start; the command may be running'));
       return;
     }
     if (this.phase === 'settled') return;
@@ -534,7 +534,7 @@ export class ProcessCore {
       if (this.settled) return;
       if (outcome instanceof Error) {
         if (signal === 'SIGKILL') {
-          await this.failTransport(outcome);
+          this.failTransport(outcome);
           return;
         }
         continue; // SIGTERM could not be sent: waiting for its effect is pointless
@@ -554,26 +554,19 @@ export class ProcessCore {
       if (this.settled) return;
       if (await this.settlesWithin(this.settings.killWaitMs)) return;
     }
-    await this.failTransport(
+    this.failTransport(
       new TransportError(`no exit was reported within ${this.settings.killWaitMs} ms of SIGKILL`),
     );
   }
 
   /** Waits up to `ms` for the start to be confirmed (or to fail); true when it was. */
   private async startedWithin(ms: number): Promise<boolean> {
-    let confirmed = false;
-    const timer = delay(ms);
-    await Promise.race([this.started.then(() => (confirmed = true)), timer.promise]);
-    timer.cancel();
-    return confirmed;
+    return (await within(this.started, ms)) !== TIMED_OUT;
   }
 
   /** Waits up to `ms` for the exit report; true when it came. */
   private async settlesWithin(ms: number): Promise<boolean> {
-    const timer = delay(ms);
-    await Promise.race([this.settledPromise, timer.promise]);
-    timer.cancel();
-    return this.settled;
+    return (await within(this.settledPromise, ms)) !== TIMED_OUT;
   }
 
   /**
@@ -592,9 +585,7 @@ export class ProcessCore {
     await this.terminate();
     // Released once settled (a failure to free the transport changes nothing
     // for the caller, and a release that hangs does not hold the scope).
-    const timer = delay(this.settings.killWaitMs);
-    await Promise.race([this.releasing, timer.promise]);
-    timer.cancel();
+    await within(this.releasing ?? Promise.resolve(), this.settings.killWaitMs);
     if (this.failure instanceof TransportError) throw this.failure;
   }
 

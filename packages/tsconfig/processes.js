@@ -1,0 +1,44 @@
+// Finds the processes a test run started, by a marker variable in their
+// environment, through /proc. Shared by the suites that check that nothing
+// they start outlives them.
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** True while the process exists and is not a zombie (or dead). */
+export function isLive(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const state = stat.charAt(stat.lastIndexOf(')') + 2);
+    return state !== '' && state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Live processes other than this one whose environment has `name=value`;
+ * with `prefix`, any value starting with `value`.
+ */
+export function markedProcesses(name, value, { prefix = false } = {}) {
+  const needle = prefix ? `\0${name}=${value}` : `\0${name}=${value}\0`;
+  const found = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (pid === process.pid) continue;
+    let environ;
+    try {
+      environ = `\0${readFileSync(`/proc/${pid}/environ`, 'latin1')}\0`;
+    } catch {
+      continue;
+    }
+    if (!environ.includes(needle) || !isLive(pid)) continue;
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').trim();
+    } catch {
+      // gone meanwhile
+    }
+    found.push({ pid, cmdline });
+  }
+  return found;
+}

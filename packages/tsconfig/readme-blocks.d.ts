@@ -1,0 +1,2 @@
+/** The ```ts blocks of a markdown file, import lines removed and trimmed. */
+export declare function typescriptBlocks(url: URL): string[];
