@@ -1,0 +1,696 @@
+/**
+ * An emulator of E2B's in-sandbox daemon (envd) for tests: a Connect server
+ * on 127.0.0.1 that speaks envd's process service over real local
+ * processes. The e2b SDK (debug mode, `sandboxUrl` pointing here) and this
+ * package's adapter both run against it. It records every request, exposes
+ * its process table and takes injected faults, so tests can assert what a
+ * client did and what teardown left behind.
+ *
+ * @packageDocumentation
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { homedir } from 'node:os';
+import { isAbsolute, resolve } from 'node:path';
+import { create, toJson } from '@bufbuild/protobuf';
+import { Code, ConnectError, createContextKey, createContextValues, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
+import {
+  Process as ProcessService,
+  ProcessEvent_EndEventSchema,
+  ProcessInfoSchema,
+  Signal as WireSignal,
+  type ProcessConfig,
+  type ProcessEvent,
+  type ProcessSelector,
+} from '../gen/envd-process_pb.js';
+import { endFields, type EndFields } from './status.js';
+
+export { endFields, signalFromStatus, type EndFields } from './status.js';
+
+/** Options of {@link startEnvdEmulator}. */
+export interface EnvdEmulatorOptions {
+  /**
+   * Interval of keepalive events on idle streams. Default: the client's
+   * `Keepalive-Ping-Interval` header (seconds), else 60 s.
+   */
+  readonly keepaliveMs?: number;
+  /** Working directory of commands that name none (default: the home directory, as envd's default user). */
+  readonly cwd?: string;
+  /** Variables every command gets besides PATH, HOME, USER and LOGNAME (envd's global environment). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** When set, requests must carry it in `X-Access-Token` (envd's secured mode). */
+  readonly accessToken?: string;
+  /**
+   * After the leader was reaped, how long output still flowing from the
+   * pipes is forwarded before they are closed (envd closes them once the
+   * leader is reaped; a little slack keeps what the leader wrote). Default 50 ms.
+   */
+  readonly drainAfterExitMs?: number;
+}
+
+/** One command the emulator started, running or ended. */
+export interface EmulatedProcess {
+  readonly pid: number;
+  readonly config: { readonly cmd: string; readonly args: readonly string[]; readonly envs: Readonly<Record<string, string>>; readonly cwd: string | undefined };
+  readonly tag: string | undefined;
+  readonly stdin: boolean;
+  readonly startedAt: number;
+  /** Set once the leader was reaped and the end event was produced. */
+  readonly end: EndFields | undefined;
+  readonly endedAt: number | undefined;
+  /** Signals delivered through SendSignal, in order. */
+  readonly signals: readonly string[];
+}
+
+/** A request as the emulator received it. */
+export interface RecordedRequest {
+  /** `process.Process/Start`, `GET /health`, ... */
+  readonly method: string;
+  readonly at: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The request message in the protocol's JSON form (RPCs only). */
+  readonly message: unknown;
+}
+
+/** RPC method names of the process service. */
+export type EnvdMethod = 'Start' | 'Connect' | 'List' | 'SendInput' | 'SendSignal' | 'CloseStdin' | 'Update' | 'StreamInput';
+
+/**
+ * A one-shot fault, consumed by the first request it matches (any method
+ * when `method` is omitted).
+ * - `unavailable`: the request fails with `Unavailable` before anything happens.
+ * - `delay`: the request is handled `ms` later.
+ * - `drop`: the stream's TCP connection is destroyed after `afterEvents`
+ *   events (the start event counts); the command keeps running, as on a
+ *   real network failure.
+ * - `silence`: after `afterEvents` events the stream sends nothing more,
+ *   keepalives included, and stays open.
+ * - `error-before-end`: the stream ends with an error where the end event
+ *   would have been.
+ */
+export type EnvdFault =
+  | { readonly kind: 'unavailable'; readonly method?: EnvdMethod }
+  | { readonly kind: 'delay'; readonly ms: number; readonly method?: EnvdMethod }
+  | { readonly kind: 'drop'; readonly afterEvents: number; readonly method?: 'Start' | 'Connect' }
+  | { readonly kind: 'silence'; readonly afterEvents: number; readonly method?: 'Start' | 'Connect' }
+  | { readonly kind: 'error-before-end'; readonly code?: Code; readonly method?: 'Start' | 'Connect' };
+
+/** A running emulator. */
+export interface EnvdEmulator {
+  /** `http://127.0.0.1:<port>`: the `sandboxUrl` of the SDK, the `envdUrl` of the adapter. */
+  readonly url: string;
+  readonly port: number;
+  /** Every request so far, in arrival order. */
+  readonly requests: readonly RecordedRequest[];
+  /** Every command started so far, running or ended, in start order. */
+  processes(): readonly EmulatedProcess[];
+  /** The command with this pid, if the emulator started it. */
+  process(pid: number): EmulatedProcess | undefined;
+  /** Live (non-zombie) pids in process group `pgid`, read from /proc. */
+  groupMembers(pgid: number): number[];
+  /** Live (non-zombie) descendants of `pid` still parented to it or its descendants. */
+  descendants(pid: number): number[];
+  /** Queues a one-shot fault. */
+  inject(fault: EnvdFault): void;
+  /** Open client connections, for tests that cut them all. */
+  dropConnections(): void;
+  /** Kills everything it started (whole groups where a command leads one) and stops the server. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+interface RawRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+}
+
+const rawKey = createContextKey<RawRequest | undefined>(undefined, { description: 'node request' });
+
+/** True when `pid` is alive and not a zombie. */
+function processState(pid: number): { state: string; ppid: number; pgrp: number } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 3);
+  return { state: fields[0]!, ppid: Number(fields[1]), pgrp: Number(fields[2]) };
+}
+
+function livePids(): Array<{ pid: number; ppid: number; pgrp: number }> {
+  const result: Array<{ pid: number; ppid: number; pgrp: number }> = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return result;
+  }
+  for (const entry of entries) {
+    const first = entry.charCodeAt(0);
+    if (first < 48 || first > 57) continue;
+    const state = processState(Number(entry));
+    if (state === undefined || state.state === 'Z' || state.state === 'X') continue;
+    result.push({ pid: Number(entry), ppid: state.ppid, pgrp: state.pgrp });
+  }
+  return result;
+}
+
+/** An unbounded queue of events with one waiting reader. */
+class Subscription {
+  private readonly items: ProcessEvent[] = [];
+  private waiter: (() => void) | undefined;
+  closed = false;
+
+  constructor(private readonly onDrained: () => void) {}
+
+  get length(): number {
+    return this.items.length;
+  }
+
+  push(event: ProcessEvent): void {
+    this.items.push(event);
+    this.wake();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.wake();
+  }
+
+  private wake(): void {
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.();
+  }
+
+  /** The next event, `undefined` at the end, `'timeout'` after `ms`, `'aborted'` when `signal` fires. */
+  async next(ms: number, signal: AbortSignal): Promise<ProcessEvent | undefined | 'timeout' | 'aborted'> {
+    for (;;) {
+      const item = this.items.shift();
+      if (item !== undefined) {
+        if (this.items.length < LOW_WATER) this.onDrained();
+        return item;
+      }
+      if (this.closed) return undefined;
+      if (signal.aborted) return 'aborted';
+      const outcome = await new Promise<'wake' | 'timeout' | 'aborted'>((resolveWait) => {
+        const timer = setTimeout(() => finish('timeout'), ms);
+        const onAbort = (): void => finish('aborted');
+        signal.addEventListener('abort', onAbort, { once: true });
+        const finish = (value: 'wake' | 'timeout' | 'aborted'): void => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+          this.waiter = undefined;
+          resolveWait(value);
+        };
+        this.waiter = () => finish('wake');
+      });
+      if (outcome !== 'wake') return outcome;
+    }
+  }
+}
+
+/** Events queued for one subscriber at which the command's pipes are paused, as envd's bounded channels do. */
+const HIGH_WATER = 64;
+const LOW_WATER = 16;
+
+class Command implements EmulatedProcess {
+  readonly startedAt = Date.now();
+  end: EndFields | undefined;
+  endedAt: number | undefined;
+  readonly signals: string[] = [];
+  readonly subscribers = new Set<Subscription>();
+  stdinOpen: boolean;
+  private paused = false;
+  private deadline: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly child: ChildProcess,
+    readonly pid: number,
+    readonly config: EmulatedProcess['config'],
+    readonly tag: string | undefined,
+    readonly stdin: boolean,
+    private readonly drainAfterExitMs: number,
+    private readonly onEnded: (command: Command) => void,
+  ) {
+    this.stdinOpen = stdin;
+    child.stdin?.on('error', () => undefined);
+    child.stdout!.on('data', (data: Buffer) => this.publishData('stdout', data));
+    child.stderr!.on('data', (data: Buffer) => this.publishData('stderr', data));
+    child.stdout!.on('error', () => undefined);
+    child.stderr!.on('error', () => undefined);
+    child.once('exit', (code, signal) => this.reaped(code, signal));
+  }
+
+  /** envd kills the leader when the Start request's Connect-Timeout-Ms elapses, not when the client goes away. */
+  killAfter(ms: number): void {
+    this.deadline = setTimeout(() => this.signal('SIGKILL'), ms);
+  }
+
+  subscribe(): Subscription {
+    const subscription = new Subscription(() => this.maybeResume());
+    this.subscribers.add(subscription);
+    return subscription;
+  }
+
+  unsubscribe(subscription: Subscription): void {
+    this.subscribers.delete(subscription);
+    this.maybeResume();
+  }
+
+  signal(signal: 'SIGTERM' | 'SIGKILL'): void {
+    this.signals.push(signal);
+    try {
+      // The leader only: its children are not told.
+      process.kill(this.pid, signal);
+    } catch {
+      // Already reaped.
+    }
+  }
+
+  private publishData(stream: 'stdout' | 'stderr', data: Buffer): void {
+    const event: ProcessEvent = {
+      $typeName: 'process.ProcessEvent',
+      event: {
+        case: 'data',
+        value: { $typeName: 'process.ProcessEvent.DataEvent', output: { case: stream, value: new Uint8Array(data) } },
+      },
+    };
+    let full = false;
+    for (const subscriber of this.subscribers) {
+      subscriber.push(event);
+      if (subscriber.length >= HIGH_WATER) full = true;
+    }
+    if (full && !this.paused) {
+      this.paused = true;
+      this.child.stdout?.pause();
+      this.child.stderr?.pause();
+    }
+  }
+
+  private maybeResume(): void {
+    if (!this.paused) return;
+    for (const subscriber of this.subscribers) if (subscriber.length >= LOW_WATER) return;
+    this.paused = false;
+    this.child.stdout?.resume();
+    this.child.stderr?.resume();
+  }
+
+  private reaped(code: number | null, signal: NodeJS.Signals | null): void {
+    clearTimeout(this.deadline);
+    this.stdinOpen = false;
+    const fields = endFields(code, signal);
+    // envd closes the pipes once the leader is reaped; whatever a surviving
+    // child writes later is lost to it. Forward what is still flowing for a
+    // short while, then close.
+    const { stdout, stderr } = this.child;
+    let finished = false;
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      stdout?.destroy();
+      stderr?.destroy();
+      this.child.stdin?.destroy();
+      this.maybeResume();
+      this.end = fields;
+      this.endedAt = Date.now();
+      const event: ProcessEvent = {
+        $typeName: 'process.ProcessEvent',
+        event: {
+          case: 'end',
+          value: create(ProcessEvent_EndEventSchema, {
+            exitCode: fields.exitCode,
+            exited: fields.exited,
+            status: fields.status,
+            ...(fields.error === undefined ? {} : { error: fields.error }),
+          }),
+        },
+      };
+      for (const subscriber of this.subscribers) {
+        subscriber.push(event);
+        subscriber.close();
+      }
+      this.onEnded(this);
+    };
+    let ended = 0;
+    const onEnd = (): void => {
+      if (++ended === 2) finish();
+    };
+    const timer = setTimeout(finish, this.drainAfterExitMs);
+    if (this.paused) {
+      this.paused = false;
+      stdout?.resume();
+      stderr?.resume();
+    }
+    for (const pipe of [stdout, stderr]) {
+      if (pipe === null || pipe.readableEnded || pipe.destroyed) onEnd();
+      else pipe.once('close', onEnd);
+    }
+  }
+}
+
+function headerRecord(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolveSleep) => {
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolveSleep();
+    }
+  });
+}
+
+/**
+ * Starts an envd emulator on 127.0.0.1 with a random port.
+ *
+ * @example
+ * ```ts
+ * import { Sandbox } from 'e2b';
+ * import { startEnvdEmulator } from '@sandstream/adapter-e2b/emulator';
+ * await using envd = await startEnvdEmulator();
+ * const sandbox = await Sandbox.create({ debug: true, sandboxUrl: envd.url });
+ * const result = await sandbox.commands.run('echo hello');
+ * ```
+ */
+export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Promise<EnvdEmulator> {
+  const requests: RecordedRequest[] = [];
+  const table: Command[] = [];
+  const running = new Map<number, Command>();
+  const faults: EnvdFault[] = [];
+  const sockets = new Set<Socket>();
+  const defaultCwd = options.cwd ?? homedir();
+  const drainAfterExitMs = options.drainAfterExitMs ?? 50;
+
+  function takeFault<K extends EnvdFault['kind']>(method: EnvdMethod, kinds: readonly K[]): Extract<EnvdFault, { kind: K }> | undefined {
+    const index = faults.findIndex(
+      (fault) => (kinds as readonly string[]).includes(fault.kind) && (fault.method === undefined || fault.method === method),
+    );
+    if (index < 0) return undefined;
+    return faults.splice(index, 1)[0] as Extract<EnvdFault, { kind: K }>;
+  }
+
+  async function enter(method: EnvdMethod, message: unknown, ctx: HandlerContext): Promise<RawRequest> {
+    const raw = ctx.values.get(rawKey)!;
+    requests.push({ method: `process.Process/${method}`, at: Date.now(), headers: headerRecord(raw.req), message });
+    if (options.accessToken !== undefined && raw.req.headers['x-access-token'] !== options.accessToken) {
+      throw new ConnectError('invalid access token', Code.Unauthenticated);
+    }
+    const delay = takeFault(method, ['delay']);
+    if (delay !== undefined) await sleep(delay.ms, ctx.signal);
+    if (takeFault(method, ['unavailable']) !== undefined) {
+      throw new ConnectError('the sandbox is not available (injected)', Code.Unavailable);
+    }
+    return raw;
+  }
+
+  function find(selector: ProcessSelector | undefined): Command {
+    const sel = selector?.selector;
+    if (sel?.case === 'pid') {
+      const command = running.get(sel.value);
+      if (command === undefined) throw new ConnectError(`process with pid ${sel.value} not found`, Code.NotFound);
+      return command;
+    }
+    if (sel?.case === 'tag') {
+      for (const command of running.values()) if (command.tag === sel.value) return command;
+      throw new ConnectError(`process with tag ${sel.value} not found`, Code.NotFound);
+    }
+    throw new ConnectError('invalid selector', Code.Unimplemented);
+  }
+
+  function keepaliveMs(raw: RawRequest): number {
+    if (options.keepaliveMs !== undefined) return options.keepaliveMs;
+    const header = Number(raw.req.headers['keepalive-ping-interval']);
+    return Number.isFinite(header) && header > 0 ? header * 1000 : 60_000;
+  }
+
+  /** Streams a command's events to one client, with keepalives and faults. */
+  async function* follow(
+    method: 'Start' | 'Connect',
+    command: Command,
+    subscription: Subscription,
+    raw: RawRequest,
+    ctx: HandlerContext,
+  ): AsyncGenerator<{ event: ProcessEvent }> {
+    const drop = takeFault(method, ['drop']);
+    const silence = takeFault(method, ['silence']);
+    const errorBeforeEnd = takeFault(method, ['error-before-end']);
+    const interval = keepaliveMs(raw);
+    let sent = 0;
+    const counted = (): boolean => {
+      sent++;
+      if (drop !== undefined && sent >= drop.afterEvents) {
+        raw.req.socket.destroy();
+        return true;
+      }
+      return silence !== undefined && sent >= silence.afterEvents;
+    };
+    try {
+      const startEvent: ProcessEvent = {
+        $typeName: 'process.ProcessEvent',
+        event: { case: 'start', value: { $typeName: 'process.ProcessEvent.StartEvent', pid: command.pid } },
+      };
+      yield { event: startEvent };
+      if (counted()) {
+        if (silence !== undefined) await sleep(2 ** 31 - 1, ctx.signal);
+        return;
+      }
+      for (;;) {
+        const next = await subscription.next(interval, ctx.signal);
+        if (next === 'aborted' || next === undefined) return;
+        if (next === 'timeout') {
+          yield { event: { $typeName: 'process.ProcessEvent', event: { case: 'keepalive', value: { $typeName: 'process.ProcessEvent.KeepAlive' } } } };
+        } else {
+          if (next.event.case === 'end' && errorBeforeEnd !== undefined) {
+            throw new ConnectError('the stream failed before the end event (injected)', errorBeforeEnd.code ?? Code.Internal);
+          }
+          yield { event: next };
+          if (next.event.case === 'end') return;
+        }
+        if (counted()) {
+          if (silence !== undefined) await sleep(2 ** 31 - 1, ctx.signal);
+          return;
+        }
+      }
+    } finally {
+      // A client that goes away stops only its own subscription, never the command.
+      command.unsubscribe(subscription);
+    }
+  }
+
+  function configOf(config: ProcessConfig | undefined): EmulatedProcess['config'] {
+    return {
+      cmd: config?.cmd ?? '',
+      args: [...(config?.args ?? [])],
+      envs: { ...(config?.envs ?? {}) },
+      cwd: config?.cwd,
+    };
+  }
+
+  const routes = (router: ConnectRouter): void => {
+    router.service(ProcessService, {
+      async *start(request, ctx) {
+        const raw = await enter('Start', toJson(ProcessService.method.start.input, request), ctx);
+        const config = configOf(request.process);
+        const cwd = config.cwd === undefined || config.cwd === '' ? defaultCwd : isAbsolute(config.cwd) ? config.cwd : resolve(defaultCwd, config.cwd);
+        try {
+          if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
+        } catch {
+          throw new ConnectError(`cwd '${cwd}' does not exist`, Code.InvalidArgument);
+        }
+        const env: Record<string, string> = {
+          PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin',
+          HOME: process.env['HOME'] ?? homedir(),
+          USER: process.env['USER'] ?? 'user',
+          LOGNAME: process.env['LOGNAME'] ?? process.env['USER'] ?? 'user',
+          ...options.env,
+          ...config.envs,
+        };
+        // envd keeps a stdin pipe unless the request says `stdin: false`.
+        const keepStdin = request.stdin ?? true;
+        const child = spawn(config.cmd, config.args, { cwd, env, stdio: [keepStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+        await new Promise<void>((resolveSpawn, rejectSpawn) => {
+          child.once('spawn', resolveSpawn);
+          child.once('error', (error) => {
+            if (child.pid === undefined) {
+              rejectSpawn(new ConnectError(`error starting process '${[config.cmd, ...config.args].join(' ')}': ${error.message}`, Code.InvalidArgument));
+            }
+          });
+        });
+        const command = new Command(child, child.pid!, config, request.tag, keepStdin, drainAfterExitMs, (ended) => {
+          running.delete(ended.pid);
+        });
+        table.push(command);
+        running.set(command.pid, command);
+        const timeout = Number(raw.req.headers['connect-timeout-ms']);
+        if (Number.isFinite(timeout) && timeout > 0) command.killAfter(timeout);
+        const subscription = command.subscribe();
+        yield* follow('Start', command, subscription, raw, ctx);
+      },
+
+      async *connect(request, ctx) {
+        const raw = await enter('Connect', toJson(ProcessService.method.connect.input, request), ctx);
+        const command = find(request.process);
+        // No replay: a new subscriber sees only what happens from now on.
+        const subscription = command.subscribe();
+        yield* follow('Connect', command, subscription, raw, ctx);
+      },
+
+      async list(request, ctx) {
+        await enter('List', toJson(ProcessService.method.list.input, request), ctx);
+        return {
+          processes: [...running.values()].map((command) =>
+            create(ProcessInfoSchema, {
+              pid: command.pid,
+              config: { cmd: command.config.cmd, args: [...command.config.args], envs: { ...command.config.envs }, ...(command.config.cwd === undefined ? {} : { cwd: command.config.cwd }) },
+              ...(command.tag === undefined ? {} : { tag: command.tag }),
+            }),
+          ),
+        };
+      },
+
+      async sendInput(request, ctx) {
+        await enter('SendInput', toJson(ProcessService.method.sendInput.input, request), ctx);
+        const command = find(request.process);
+        const input = request.input?.input;
+        if (input?.case !== 'stdin') throw new ConnectError('error writing to tty: tty not assigned to process', Code.Internal);
+        const stdin = command.child.stdin;
+        if (!command.stdinOpen || stdin === null || stdin.destroyed || stdin.writableEnded) {
+          throw new ConnectError('error writing to stdin: stdin not enabled or closed', Code.Internal);
+        }
+        await new Promise<void>((resolveWrite, rejectWrite) => {
+          stdin.write(input.value, (error) => {
+            if (error) {
+              rejectWrite(new ConnectError(`error writing to stdin: error writing to stdin of process '${command.pid}': ${error.message}`, Code.Internal));
+            } else resolveWrite();
+          });
+        });
+        return {};
+      },
+
+      async closeStdin(request, ctx) {
+        await enter('CloseStdin', toJson(ProcessService.method.closeStdin.input, request), ctx);
+        const command = find(request.process);
+        const stdin = command.child.stdin;
+        command.stdinOpen = false;
+        if (stdin !== null && !stdin.destroyed && !stdin.writableEnded) {
+          await new Promise<void>((resolveEnd) => stdin.end(() => resolveEnd()));
+        }
+        return {};
+      },
+
+      async sendSignal(request, ctx) {
+        await enter('SendSignal', toJson(ProcessService.method.sendSignal.input, request), ctx);
+        const command = find(request.process);
+        if (request.signal === WireSignal.SIGKILL) command.signal('SIGKILL');
+        else if (request.signal === WireSignal.SIGTERM) command.signal('SIGTERM');
+        else throw new ConnectError(`invalid signal: ${WireSignal[request.signal]}`, Code.Unimplemented);
+        return {};
+      },
+
+      async update(request, ctx) {
+        await enter('Update', toJson(ProcessService.method.update.input, request), ctx);
+        find(request.process);
+        throw new ConnectError('tty not assigned to process', Code.Internal);
+      },
+
+      async streamInput(_requests, ctx) {
+        await enter('StreamInput', null, ctx);
+        throw new ConnectError('StreamInput is not emulated', Code.Unimplemented);
+      },
+    });
+  };
+
+  const raws = new WeakMap<object, RawRequest>();
+  const connectHandler = connectNodeAdapter({
+    routes,
+    contextValues: (req) => createContextValues().set(rawKey, raws.get(req)),
+  });
+
+  const server: Server = createServer((req, res) => {
+    raws.set(req, { req, res });
+    if (req.method === 'GET' && (req.url === '/health' || req.url?.startsWith('/health?'))) {
+      requests.push({ method: 'GET /health', at: Date.now(), headers: headerRecord(req), message: undefined });
+      res.writeHead(204).end();
+      return;
+    }
+    connectHandler(req, res);
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolveListen, rejectListen) => {
+    server.once('error', rejectListen);
+    server.listen(0, '127.0.0.1', () => resolveListen());
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  let closing: Promise<void> | undefined;
+  const emulator: EnvdEmulator = {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    processes: () => [...table],
+    process: (pid) => table.find((command) => command.pid === pid),
+    groupMembers: (pgid) => livePids().filter((entry) => entry.pgrp === pgid).map((entry) => entry.pid),
+    descendants(pid) {
+      const all = livePids();
+      const found = new Set<number>([pid]);
+      let grew = true;
+      while (grew) {
+        grew = false;
+        for (const entry of all) {
+          if (!found.has(entry.pid) && found.has(entry.ppid)) {
+            found.add(entry.pid);
+            grew = true;
+          }
+        }
+      }
+      found.delete(pid);
+      return [...found];
+    },
+    inject: (fault) => void faults.push(fault),
+    dropConnections() {
+      for (const socket of sockets) socket.destroy();
+    },
+    close() {
+      closing ??= (async () => {
+        // Only what is still ours: running commands with their descendants,
+        // and live members of the groups the commands led.
+        const targets = new Set<number>();
+        for (const command of running.values()) {
+          targets.add(command.pid);
+          for (const pid of emulator.descendants(command.pid)) targets.add(pid);
+        }
+        const leaders = new Set(table.map((command) => command.pid));
+        for (const entry of livePids()) if (leaders.has(entry.pgrp)) targets.add(entry.pid);
+        for (const pid of targets) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // Gone.
+          }
+        }
+        for (const socket of sockets) socket.destroy();
+        await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
+      })();
+      return closing;
+    },
+    [Symbol.asyncDispose]: () => emulator.close(),
+  };
+  return emulator;
+}
