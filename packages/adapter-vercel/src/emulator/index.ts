@@ -1,0 +1,797 @@
+/**
+ * A local emulator of the Vercel Sandbox REST API, as `@vercel/sandbox`
+ * 3.5.0 calls it: a `node:http` server on 127.0.0.1 (random port) whose
+ * commands are real local processes, plus a `fetch` that routes the SDK's
+ * requests to it. Test infrastructure: it records every request, exposes
+ * its process table and injects faults.
+ *
+ * @example
+ * ```ts
+ * import { Sandbox } from '@vercel/sandbox';
+ * import { VercelEmulator } from '@sandstream/adapter-vercel/emulator';
+ * await using emulator = await VercelEmulator.start();
+ * const sandbox = await Sandbox.create({ ...emulator.credentials, fetch: emulator.fetch });
+ * const done = await sandbox.runCommand('echo', ['hi']);
+ * console.log(await done.stdout()); // "hi\n"
+ * ```
+ *
+ * @packageDocumentation
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { constants } from 'node:os';
+import { COMMAND_VARIABLE, killSession, scanProcesses, SESSION_VARIABLE, type EmulatedProcess } from './proc.js';
+
+export type { EmulatedProcess } from './proc.js';
+export { COMMAND_VARIABLE, SESSION_VARIABLE } from './proc.js';
+
+/** Options of {@link VercelEmulator.start}. */
+export interface EmulatorOptions {
+  /**
+   * Serve the standard-input endpoint (`POST .../cmd/{cmdId}/stdin`): every
+   * command then gets a stdin pipe, as on a service with stdin. Default true.
+   * When false, commands read end-of-file and the endpoint answers 404.
+   */
+  readonly stdin?: boolean;
+  /** The sandbox's working directory (default: a fresh temporary directory, removed on close). */
+  readonly cwd?: string;
+  /** The base environment of commands (default: this process's). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** One request the emulator received. */
+export interface RecordedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
+  /** The parsed JSON body, when there was one. */
+  readonly body: unknown;
+  /** The status answered (0 while a streamed answer is still open). */
+  status: number;
+  readonly at: number;
+}
+
+/** A fault the emulator injects into matching requests. */
+export type Fault =
+  | {
+      /** Answer `status` instead of serving the request. */
+      readonly kind: 'status';
+      readonly status: number;
+      readonly method?: string;
+      /** Matched against the path (without the `/api` prefix or the query). */
+      readonly path: RegExp;
+      /** How many matching requests get the fault (default 1). */
+      readonly times?: number;
+      /** `Retry-After` header in seconds, for 429. */
+      readonly retryAfter?: number;
+      /**
+       * `'before'` (default): the request is not served. `'after'`: it is
+       * served (a command is started, say) and the answer is replaced, so the
+       * client cannot know it took effect.
+       */
+      readonly when?: 'before' | 'after';
+    }
+  | {
+      /** Destroys the connection of a log stream once `afterBytes` bytes of its body were sent. */
+      readonly kind: 'drop-logs';
+      readonly afterBytes: number;
+      readonly cmdId?: string;
+      readonly times?: number;
+    }
+  | {
+      /** Ends a log stream with an error record once `afterRecords` records were sent. */
+      readonly kind: 'error-line';
+      readonly code: string;
+      readonly message: string;
+      readonly afterRecords?: number;
+      readonly cmdId?: string;
+      readonly times?: number;
+    }
+  | {
+      /** Holds the response headers of matching requests for `ms`. */
+      readonly kind: 'delay-headers';
+      readonly ms: number;
+      readonly method?: string;
+      readonly path: RegExp;
+      readonly times?: number;
+    };
+
+/** Where a log stream is written: the HTTP response, or nothing. */
+interface LogSink {
+  write(chunk: string | Uint8Array): boolean;
+  end(chunk?: string): void;
+  once(event: 'close' | 'drain', listener: () => void): unknown;
+  destroy(): void;
+  readonly destroyed: boolean;
+}
+
+/** A sink for a request whose answer is replaced by a fault: the effect happens, nothing is sent. */
+function nullSink(): LogSink {
+  return {
+    write: () => true,
+    end: () => undefined,
+    once: () => undefined,
+    destroy: () => undefined,
+    destroyed: true,
+  };
+}
+
+interface LogRecord {
+  readonly stream: 'stdout' | 'stderr';
+  readonly data: string;
+}
+
+interface CommandState {
+  readonly id: string;
+  readonly name: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  readonly sessionId: string;
+  readonly startedAt: number;
+  readonly child: ChildProcess;
+  exitCode: number | null;
+  durationMs: number | undefined;
+  readonly records: LogRecord[];
+  /** Both pipes closed and the leader reaped: the log stream can end. */
+  ended: boolean;
+  readonly listeners: Set<() => void>;
+  readonly exitWaiters: Set<() => void>;
+  stdinConfirmed: number;
+  stdinOpen: boolean;
+  stdinWriting: Promise<void>;
+  timer: NodeJS.Timeout | undefined;
+}
+
+interface SessionState {
+  readonly id: string;
+  readonly name: string;
+  status: 'running' | 'stopped';
+  readonly createdAt: number;
+  updatedAt: number;
+  stoppedAt: number | undefined;
+  readonly timeout: number;
+  readonly commands: Map<string, CommandState>;
+}
+
+const NDJSON = 'application/x-ndjson';
+const SESSION_PATH = /^\/v2\/sandboxes\/sessions\/([^/]+)(\/.*)?$/;
+
+function id(prefix: string): string {
+  return `${prefix}_${randomBytes(9).toString('base64url')}`;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+function signalNumber(signal: NodeJS.Signals | null): number {
+  if (signal === null) return 0;
+  return (constants.signals as Record<string, number>)[signal] ?? 0;
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new HttpError(400, 'bad_request', 'the body is not JSON');
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The emulator. {@link VercelEmulator.start} listens; {@link close} kills
+ * every process it started and stops listening.
+ */
+export class VercelEmulator {
+  /** Every request received, in arrival order. */
+  readonly requests: RecordedRequest[] = [];
+  /** What `Sandbox.create()` needs besides `fetch`: token, team id and project id. */
+  readonly credentials = { token: 'emulator-token', teamId: 'team_emulator', projectId: 'prj_emulator' } as const;
+  /** A `fetch` that sends the SDK's requests (to its hard-coded base URL) here instead. */
+  readonly fetch: typeof globalThis.fetch;
+
+  private readonly sessions = new Map<string, SessionState>();
+  private readonly faults: Array<Fault & { remaining: number }> = [];
+  private readonly sockets = new Set<import('node:net').Socket>();
+  private readonly ownsCwd: boolean;
+  private closed: Promise<void> | undefined;
+
+  private constructor(
+    private readonly server: Server,
+    /** `http://127.0.0.1:<port>`. */
+    readonly url: string,
+    private readonly options: EmulatorOptions,
+    private readonly cwd: string,
+    ownsCwd: boolean,
+  ) {
+    this.ownsCwd = ownsCwd;
+    const base = url;
+    this.fetch = (input, init) => {
+      const original = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+      const path = original.pathname.startsWith('/api/') ? original.pathname.slice(4) : original.pathname;
+      const target = `${base}${path}${original.search}`;
+      // The SDK passes its own undici dispatcher and retry settings; neither belongs to this fetch.
+      const { dispatcher: _dispatcher, ...rest } = (init ?? {}) as RequestInit & { dispatcher?: unknown };
+      return globalThis.fetch(target, rest);
+    };
+    server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+    server.on('request', (req, res) => void this.handle(req, res));
+  }
+
+  /** Starts an emulator on 127.0.0.1 with a random port. */
+  static async start(options: EmulatorOptions = {}): Promise<VercelEmulator> {
+    const server = createServer({ keepAliveTimeout: 5_000 });
+    await new Promise<void>((resolveListen, rejectListen) => {
+      server.once('error', rejectListen);
+      server.listen(0, '127.0.0.1', () => resolveListen());
+    });
+    const { port } = server.address() as AddressInfo;
+    const ownsCwd = options.cwd === undefined;
+    const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), 'vercel-emulator-'));
+    return new VercelEmulator(server, `http://127.0.0.1:${port}`, options, resolve(cwd), ownsCwd);
+  }
+
+  /** Adds a fault; it applies to the next matching requests. */
+  inject(fault: Fault): void {
+    this.faults.push({ ...fault, remaining: fault.times ?? 1 });
+  }
+
+  /** Removes every pending fault. */
+  clearFaults(): void {
+    this.faults.length = 0;
+  }
+
+  /**
+   * The process table: every live process of the emulated sandboxes (or of
+   * one session), found by the tag the emulator puts in each command's
+   * environment, so descendants that left the process group are listed too.
+   */
+  processes(sessionId?: string): EmulatedProcess[] {
+    return scanProcesses(sessionId).filter((p) => p.state !== 'Z' && p.state !== 'X');
+  }
+
+  /** Ids of the sessions created so far. */
+  sessionIds(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  /** Kills every process of every emulated sandbox and stops listening. */
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      for (const session of this.sessions.values()) this.stopSession(session);
+      await new Promise<void>((done) => {
+        this.server.close(() => done());
+        for (const socket of this.sockets) socket.destroy();
+      });
+      if (this.ownsCwd) rmSync(this.cwd, { recursive: true, force: true });
+    })();
+    return this.closed;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  // ---- faults ------------------------------------------------------------
+
+  private takeFault<K extends Fault['kind']>(
+    kind: K,
+    matches: (fault: Extract<Fault, { kind: K }>) => boolean,
+  ): Extract<Fault, { kind: K }> | undefined {
+    const index = this.faults.findIndex((f) => f.kind === kind && f.remaining > 0 && matches(f as never));
+    if (index < 0) return undefined;
+    const fault = this.faults[index]!;
+    if (--fault.remaining <= 0) this.faults.splice(index, 1);
+    return fault as unknown as Extract<Fault, { kind: K }>;
+  }
+
+  // ---- routing -----------------------------------------------------------
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.url);
+    const method = req.method ?? 'GET';
+    const path = url.pathname;
+    const record: RecordedRequest = {
+      method,
+      path,
+      query: Object.fromEntries(url.searchParams),
+      body: undefined,
+      status: 0,
+      at: Date.now(),
+    };
+    this.requests.push(record);
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
+      record.status = status;
+      if (res.headersSent || res.destroyed) return;
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(JSON.stringify(body));
+    };
+    try {
+      const body = await readBody(req);
+      (record as { body: unknown }).body = body;
+      const delay = this.takeFault('delay-headers', (f) => f.path.test(path) && (f.method ?? method) === method);
+      if (delay !== undefined) await new Promise((r) => setTimeout(r, delay.ms));
+      const fault = this.takeFault('status', (f) => f.path.test(path) && (f.method ?? method) === method);
+      const faultAnswer = (): void => {
+        const headers: Record<string, string> = {};
+        if (fault!.retryAfter !== undefined) headers['retry-after'] = String(fault!.retryAfter);
+        send(fault!.status, { error: { code: 'injected_fault', message: `injected ${fault!.status}` } }, headers);
+      };
+      if (fault !== undefined && fault.when !== 'after') return faultAnswer();
+      const auth = req.headers.authorization;
+      if (auth !== `Bearer ${this.credentials.token}`) {
+        throw new HttpError(401, 'unauthorized', 'missing or wrong bearer token');
+      }
+      if (fault !== undefined) {
+        // Serve it, then answer the fault: the effect happened, the client cannot know.
+        await this.route(method, path, url, body, req, {
+          json: () => undefined,
+          stream: () => nullSink(),
+          record,
+        });
+        return faultAnswer();
+      }
+      await this.route(method, path, url, body, req, {
+        json: (status, payload) => send(status, payload),
+        stream: () => {
+          record.status = 200;
+          res.writeHead(200, { 'content-type': NDJSON });
+          return {
+            write: (chunk) => res.write(chunk),
+            end: (chunk) => (chunk === undefined ? res.end() : res.end(chunk)),
+            once: (event, listener) => res.once(event, listener),
+            // A broken connection, as a network fault looks to the client.
+            destroy: () => res.socket?.destroy(),
+            get destroyed() {
+              return res.destroyed;
+            },
+          };
+        },
+        record,
+      });
+    } catch (error) {
+      if (error instanceof HttpError) {
+        send(error.status, { error: { code: error.code, message: error.message }, ...error.extra });
+      } else {
+        send(500, { error: { code: 'internal', message: String(error) } });
+      }
+    }
+  }
+
+  private async route(
+    method: string,
+    path: string,
+    url: URL,
+    body: unknown,
+    req: IncomingMessage,
+    out: {
+      json(status: number, payload: unknown): void;
+      stream(): LogSink;
+      record: RecordedRequest;
+    },
+  ): Promise<void> {
+    if (method === 'POST' && (path === '/v3/sandboxes' || path === '/v2/sandboxes')) {
+      const session = this.createSession(body);
+      return out.json(200, { sandbox: this.sandboxJson(session), session: this.sessionJson(session), routes: [] });
+    }
+    const match = SESSION_PATH.exec(path);
+    if (match === null) {
+      const byName = /^\/v2\/sandboxes\/([^/]+)$/.exec(path);
+      if (method === 'GET' && byName !== null) {
+        const session = [...this.sessions.values()].find((s) => s.name === decodeURIComponent(byName[1]!));
+        if (session === undefined) throw new HttpError(404, 'not_found', 'no such sandbox');
+        if (session.status === 'stopped') throw new HttpError(410, 'sandbox_stopped', 'the sandbox is stopped');
+        return out.json(200, { sandbox: this.sandboxJson(session), session: this.sessionJson(session), routes: [] });
+      }
+      throw new HttpError(404, 'not_found', `no route ${method} ${path}`);
+    }
+    const session = this.sessions.get(match[1]!);
+    if (session === undefined) throw new HttpError(404, 'not_found', 'no such session');
+    const rest = match[2] ?? '';
+    if (method === 'GET' && rest === '') {
+      return out.json(200, { session: this.sessionJson(session), routes: [] });
+    }
+    if (session.status === 'stopped') {
+      throw new HttpError(410, 'sandbox_stopped', 'the sandbox is stopped');
+    }
+    if (method === 'POST' && rest === '/stop') {
+      this.stopSession(session);
+      return out.json(200, { session: this.sessionJson(session), sandbox: this.sandboxJson(session) });
+    }
+    if (method === 'POST' && rest === '/cmd') {
+      return this.startCommand(session, body, out, req);
+    }
+    const cmdMatch = /^\/cmd\/([^/]+)(\/[a-z]+)?$/.exec(rest);
+    if (cmdMatch === null) throw new HttpError(404, 'not_found', `no route ${method} ${path}`);
+    const command = session.commands.get(cmdMatch[1]!);
+    if (command === undefined) throw new HttpError(404, 'not_found', 'no such command');
+    const action = cmdMatch[2] ?? '';
+    if (method === 'GET' && action === '') {
+      if (url.searchParams.get('wait') === 'true') await this.whenExited(command, req);
+      return out.json(200, { command: this.commandJson(command) });
+    }
+    if (method === 'GET' && action === '/logs') return this.streamLogs(command, out.stream(), out.record);
+    if (method === 'POST' && action === '/kill') {
+      const signal = isRecord(body) && typeof body['signal'] === 'number' ? body['signal'] : constants.signals.SIGTERM;
+      // As the service is documented to: the command's own process, not its tree.
+      if (command.exitCode === null && command.child.pid !== undefined) {
+        try {
+          process.kill(command.child.pid, signal);
+        } catch {
+          // gone meanwhile
+        }
+      }
+      return out.json(200, { command: this.commandJson(command) });
+    }
+    if (method === 'POST' && action === '/stdin') return this.stdin(command, body, out);
+    throw new HttpError(404, 'not_found', `no route ${method} ${path}`);
+  }
+
+  // ---- sessions ----------------------------------------------------------
+
+  private createSession(body: unknown): SessionState {
+    const now = Date.now();
+    const options = isRecord(body) ? body : {};
+    const session: SessionState = {
+      id: id('sbx'),
+      name: typeof options['name'] === 'string' ? options['name'] : id('sandbox'),
+      status: 'running',
+      createdAt: now,
+      updatedAt: now,
+      stoppedAt: undefined,
+      timeout: typeof options['timeout'] === 'number' ? options['timeout'] : 300_000,
+      commands: new Map(),
+    };
+    this.sessions.set(session.id, session);
+    return session;
+  }
+
+  private stopSession(session: SessionState): void {
+    if (session.status === 'stopped') return;
+    session.status = 'stopped';
+    session.stoppedAt = session.updatedAt = Date.now();
+    for (const command of session.commands.values()) clearTimeout(command.timer);
+    // Stopping a VM ends everything in it, wherever it moved in the tree.
+    killSession(session.id);
+    for (const command of session.commands.values()) {
+      if (command.child.pid !== undefined && command.exitCode === null) {
+        try {
+          process.kill(command.child.pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    }
+  }
+
+  private sessionJson(session: SessionState): Record<string, unknown> {
+    return {
+      id: session.id,
+      memory: 2048,
+      vcpus: 1,
+      region: 'iad1',
+      runtime: 'node24',
+      timeout: session.timeout,
+      status: session.status,
+      requestedAt: session.createdAt,
+      startedAt: session.createdAt,
+      createdAt: session.createdAt,
+      updatedAt: session.updatedAt,
+      cwd: this.cwd,
+      ...(session.stoppedAt === undefined ? {} : { stoppedAt: session.stoppedAt }),
+    };
+  }
+
+  private sandboxJson(session: SessionState): Record<string, unknown> {
+    return {
+      name: session.name,
+      persistent: false,
+      region: 'iad1',
+      vcpus: 1,
+      memory: 2048,
+      runtime: 'node24',
+      timeout: session.timeout,
+      createdAt: session.createdAt,
+      updatedAt: session.updatedAt,
+      currentSessionId: session.id,
+      status: session.status,
+      cwd: this.cwd,
+    };
+  }
+
+  // ---- commands ----------------------------------------------------------
+
+  private commandJson(command: CommandState): Record<string, unknown> {
+    return {
+      id: command.id,
+      name: command.name,
+      args: command.args,
+      cwd: command.cwd,
+      sessionId: command.sessionId,
+      exitCode: command.exitCode,
+      startedAt: command.startedAt,
+      ...(command.durationMs === undefined ? {} : { durationMs: command.durationMs }),
+    };
+  }
+
+  private async startCommand(
+    session: SessionState,
+    body: unknown,
+    out: { json(status: number, payload: unknown): void; stream(): LogSink; record: RecordedRequest },
+    req: IncomingMessage,
+  ): Promise<void> {
+    if (!isRecord(body) || typeof body['command'] !== 'string' || body['command'] === '') {
+      throw new HttpError(400, 'bad_request', 'command must be a non-empty string');
+    }
+    const args = Array.isArray(body['args']) ? body['args'].map(String) : [];
+    const env: Record<string, string> = { ...(this.options.env ?? (process.env as Record<string, string>)) };
+    if (isRecord(body['env'])) for (const [k, v] of Object.entries(body['env'])) env[k] = String(v);
+    const cwd = typeof body['cwd'] === 'string' && body['cwd'] !== '' ? resolve(this.cwd, body['cwd']) : this.cwd;
+    const cmdId = id('cmd');
+    env[SESSION_VARIABLE] = session.id;
+    env[COMMAND_VARIABLE] = cmdId;
+    const withStdin = this.options.stdin !== false;
+    let child: ChildProcess;
+    try {
+      child = spawn(body['command'], args, {
+        cwd,
+        env,
+        stdio: [withStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+        // Its own process group, so the emulator's own signals never reach it by accident.
+        detached: true,
+      });
+    } catch (error) {
+      throw new HttpError(400, 'bad_request', `the command could not be started: ${String(error)}`);
+    }
+    await new Promise<void>((resolveSpawn, rejectSpawn) => {
+      child.once('spawn', () => resolveSpawn());
+      child.once('error', (error: NodeJS.ErrnoException) => {
+        if (child.pid === undefined) {
+          rejectSpawn(new HttpError(400, 'bad_request', `the command could not be started: ${error.code ?? ''} ${error.message}`));
+        }
+      });
+    });
+    const command: CommandState = {
+      id: cmdId,
+      name: body['command'],
+      args,
+      cwd,
+      sessionId: session.id,
+      startedAt: Date.now(),
+      child,
+      exitCode: null,
+      durationMs: undefined,
+      records: [],
+      ended: false,
+      listeners: new Set(),
+      exitWaiters: new Set(),
+      stdinConfirmed: 0,
+      stdinOpen: withStdin,
+      stdinWriting: Promise.resolve(),
+      timer: undefined,
+    };
+    session.commands.set(cmdId, command);
+    this.attach(command);
+    const timeout = body['timeout'];
+    if (typeof timeout === 'number' && timeout > 0) {
+      // The command timeout: the service ends the command (its own process).
+      command.timer = setTimeout(() => {
+        if (command.exitCode === null && child.pid !== undefined) {
+          try {
+            process.kill(child.pid, 'SIGKILL');
+          } catch {
+            // gone
+          }
+        }
+      }, timeout);
+    }
+    if (body['wait'] === true) {
+      const res = out.stream();
+      res.write(`${JSON.stringify({ command: this.commandJson(command) })}\n`);
+      await this.streamLogs(command, res, out.record, () => {
+        res.write(`${JSON.stringify({ command: this.commandJson(command) })}\n`);
+      });
+      void req;
+      return;
+    }
+    out.json(200, { command: this.commandJson(command) });
+  }
+
+  private attach(command: CommandState): void {
+    const { child } = command;
+    const notify = (): void => {
+      const listeners = [...command.listeners];
+      command.listeners.clear();
+      for (const listener of listeners) listener();
+    };
+    for (const stream of ['stdout', 'stderr'] as const) {
+      // A streaming decoder: a character split across reads is decoded whole;
+      // invalid bytes become U+FFFD, as the WHATWG decoder replaces them.
+      const decoder = new TextDecoder('utf-8');
+      const pipe = child[stream]!;
+      pipe.on('data', (data: Buffer) => {
+        const text = decoder.decode(data, { stream: true });
+        if (text !== '') command.records.push({ stream, data: text });
+        notify();
+      });
+      pipe.on('error', () => undefined);
+      pipe.once('close', () => {
+        const tail = decoder.decode();
+        if (tail !== '') command.records.push({ stream, data: tail });
+        notify();
+      });
+    }
+    child.stdin?.on('error', () => undefined);
+    child.once('exit', (code, signal) => {
+      clearTimeout(command.timer);
+      command.exitCode = code ?? 128 + signalNumber(signal);
+      command.durationMs = Date.now() - command.startedAt;
+      command.stdinOpen = false;
+      for (const waiter of command.exitWaiters) waiter();
+      command.exitWaiters.clear();
+      notify();
+    });
+    child.once('close', () => {
+      // After the leader exited and both pipes closed (whoever held them).
+      command.ended = true;
+      notify();
+    });
+  }
+
+  private whenExited(command: CommandState, req: IncomingMessage): Promise<void> {
+    if (command.exitCode !== null) return Promise.resolve();
+    return new Promise((resolveExit) => {
+      const done = (): void => {
+        command.exitWaiters.delete(done);
+        resolveExit();
+      };
+      command.exitWaiters.add(done);
+      req.socket.once('close', done);
+    });
+  }
+
+  /** Replays the command's records from the start, then follows live until it ended. */
+  private streamLogs(
+    command: CommandState,
+    res: LogSink,
+    record: RecordedRequest,
+    beforeEnd?: () => void,
+  ): Promise<void> {
+    const drop = this.takeFault('drop-logs', (f) => f.cmdId === undefined || f.cmdId === command.id);
+    const errorLine = this.takeFault('error-line', (f) => f.cmdId === undefined || f.cmdId === command.id);
+    let index = 0;
+    let sentBytes = 0;
+    let sentRecords = 0;
+    return new Promise<void>((done) => {
+      let finished = false;
+      const finish = (): void => {
+        if (finished) return;
+        finished = true;
+        command.listeners.delete(pump);
+        done();
+      };
+      res.once('close', finish);
+      const pump = (): void => {
+        if (finished || res.destroyed) return finish();
+        while (index < command.records.length) {
+          if (errorLine !== undefined && sentRecords >= (errorLine.afterRecords ?? 0)) {
+            res.end(`${JSON.stringify({ stream: 'error', data: { code: errorLine.code, message: errorLine.message } })}\n`);
+            return finish();
+          }
+          const line = `${JSON.stringify(command.records[index++])}\n`;
+          const bytes = Buffer.byteLength(line);
+          if (drop !== undefined && sentBytes + bytes > drop.afterBytes) {
+            // Part of the line, then the connection breaks: a truncated response.
+            const cut = Buffer.from(line).subarray(0, Math.max(0, drop.afterBytes - sentBytes));
+            if (cut.byteLength > 0) res.write(cut);
+            record.status = -1;
+            setImmediate(() => res.destroy());
+            return finish();
+          }
+          sentBytes += bytes;
+          sentRecords++;
+          if (!res.write(line)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+        if (command.ended) {
+          if (errorLine !== undefined) {
+            res.end(`${JSON.stringify({ stream: 'error', data: { code: errorLine.code, message: errorLine.message } })}\n`);
+            return finish();
+          }
+          beforeEnd?.();
+          res.end();
+          return finish();
+        }
+        command.listeners.add(pump);
+      };
+      pump();
+    });
+  }
+
+  // ---- standard input ----------------------------------------------------
+
+  /**
+   * The standard-input protocol: `{ offset, data (base64), close? }`. The
+   * offset is how many bytes the client believes were confirmed; bytes the
+   * service already has are skipped, so a resent request is harmless. The
+   * answer carries the confirmed offset after the write. A command that
+   * never had stdin, stopped reading or exited answers 409
+   * `stdin_unavailable`.
+   */
+  private async stdin(
+    command: CommandState,
+    body: unknown,
+    out: { json(status: number, payload: unknown): void },
+  ): Promise<void> {
+    if (this.options.stdin === false) throw new HttpError(404, 'not_found', 'no stdin endpoint');
+    if (!isRecord(body)) throw new HttpError(400, 'bad_request', 'the body must be an object');
+    const offset = body['offset'];
+    const data = body['data'] ?? '';
+    if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0 || typeof data !== 'string') {
+      throw new HttpError(400, 'bad_request', 'offset must be a non-negative integer and data a base64 string');
+    }
+    const bytes = Buffer.from(data, 'base64');
+    // Serialised per command: offsets are only meaningful in order.
+    const previous = command.stdinWriting;
+    let release!: () => void;
+    command.stdinWriting = new Promise((r) => (release = r));
+    await previous;
+    try {
+      const pipe = command.child.stdin;
+      const unavailable = (): never => {
+        throw new HttpError(409, 'stdin_unavailable', 'the command is not reading standard input', {
+          offset: command.stdinConfirmed,
+        });
+      };
+      if (offset > command.stdinConfirmed) {
+        throw new HttpError(409, 'offset_mismatch', 'the offset is ahead of what was received', {
+          offset: command.stdinConfirmed,
+        });
+      }
+      const fresh = bytes.subarray(Math.min(bytes.byteLength, command.stdinConfirmed - offset));
+      if (fresh.byteLength > 0) {
+        if (!command.stdinOpen || pipe === null || pipe === undefined || pipe.destroyed || pipe.writableEnded) unavailable();
+        const ok = await new Promise<boolean>((resolveWrite) => pipe!.write(fresh, (error) => resolveWrite(!error)));
+        if (!ok) {
+          command.stdinOpen = false;
+          unavailable();
+        }
+        command.stdinConfirmed += fresh.byteLength;
+      } else if (body['close'] !== true && (!command.stdinOpen || pipe == null || pipe.destroyed)) {
+        // An empty request answers the confirmed offset, open or not.
+        return out.json(200, { offset: command.stdinConfirmed, open: false });
+      }
+      if (body['close'] === true && command.stdinOpen) {
+        command.stdinOpen = false;
+        await new Promise<void>((r) => (pipe ? pipe.end(() => r()) : r()));
+      }
+      out.json(200, { offset: command.stdinConfirmed, open: command.stdinOpen });
+    } finally {
+      release();
+    }
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * The emulator driven by the real @vercel/sandbox SDK alone: its faithfulness
+ * is checked against the SDK's own expectations (its zod schemas, its
+ * content-type checks, its retries).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APIError, Sandbox } from '@vercel/sandbox';
+import { VercelEmulator } from '../src/emulator/index.js';
+
+let emulator: VercelEmulator;
+let sandbox: Sandbox;
+
+beforeAll(async () => {
+  emulator = await VercelEmulator.start();
+  sandbox = await Sandbox.create({ ...emulator.credentials, fetch: emulator.fetch });
+});
+
+afterAll(async () => {
+  await emulator.close();
+});
+
+function liveOf(cmdId: string): number[] {
+  return emulator.processes().filter((p) => p.cmdId === cmdId).map((p) => p.pid);
+}
+
+describe('the emulator under the real SDK', () => {
+  it('runs an attached command: output and exit code', async () => {
+    const done = await sandbox.runCommand({ cmd: 'sh', args: ['-c', 'echo out; echo err >&2; exit 3'] });
+    expect(done.exitCode).toBe(3);
+    expect(await done.stdout()).toBe('out\n');
+    expect(await done.stderr()).toBe('err\n');
+    const start = emulator.requests.find((r) => r.method === 'POST' && r.path.endsWith('/cmd'));
+    expect(start?.body).toMatchObject({ command: 'sh', wait: true });
+  });
+
+  it('runs a detached command: logs replayed from the start, then followed live, then wait()', async () => {
+    const command = await sandbox.runCommand({
+      cmd: 'sh',
+      args: ['-c', 'echo one; read line; echo "got $line"; echo two >&2'],
+      detached: true,
+    });
+    expect(command.cmdId).toMatch(/^cmd_/);
+    const seen: string[] = [];
+    const logs = command.logs();
+    // The first record arrives while the command waits on its standard input.
+    for await (const log of logs) {
+      seen.push(`${log.stream}:${log.data}`);
+      break;
+    }
+    logs.close();
+    expect(seen).toEqual(['stdout:one\n']);
+    // Standard input through the emulator's endpoint, then the rest live.
+    const stdinPath = `/v2/sandboxes/sessions/${sandbox.currentSession().sessionId}/cmd/${command.cmdId}/stdin`;
+    const answer = await emulator.fetch(`https://vercel.com/api${stdinPath}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${emulator.credentials.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ offset: 0, data: Buffer.from('hello\n').toString('base64') }),
+    });
+    expect(await answer.json()).toMatchObject({ offset: 6 });
+    const all: string[] = [];
+    for await (const log of command.logs()) all.push(`${log.stream}:${log.data}`);
+    expect(all).toEqual(['stdout:one\n', 'stdout:got hello\n', 'stderr:two\n']);
+    const finished = await command.wait();
+    expect(finished.exitCode).toBe(0);
+    const logsRequest = emulator.requests.find((r) => r.path.endsWith(`${command.cmdId}/logs`));
+    expect(logsRequest?.status).toBe(200);
+  });
+
+  it('kill() signals the command itself, not what it started', async () => {
+    const command = await sandbox.runCommand({
+      cmd: 'sh',
+      args: ['-c', 'sleep 30 & echo started; wait'],
+      detached: true,
+    });
+    for await (const log of command.logs()) if (log.data.includes('started')) break;
+    expect(liveOf(command.cmdId).length).toBe(2);
+    await command.kill('SIGKILL');
+    const finished = await command.wait();
+    expect(finished.exitCode).toBe(128 + 9);
+    // The leader is gone; its child lives on, as the service's kill leaves it.
+    const left = liveOf(command.cmdId);
+    expect(left.length).toBe(1);
+    for (const pid of left) process.kill(pid, 'SIGKILL');
+  });
+
+  it('enforces the command timeout', async () => {
+    const started = Date.now();
+    const done = await sandbox.runCommand({ cmd: 'sleep', args: ['30'], timeoutMs: 200 });
+    expect(done.exitCode).toBe(137);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('decodes output with a streaming UTF-8 decoder: split characters whole, invalid bytes replaced', async () => {
+    const done = await sandbox.runCommand({
+      cmd: 'sh',
+      args: ['-c', "printf '\\342\\202'; sleep 0.1; printf '\\254 \\377\\n'"],
+    });
+    expect(await done.stdout()).toBe('€ \uFFFD\n');
+  });
+
+  it('retries of the SDK meet injected 5xx and 429 answers', async () => {
+    emulator.inject({ kind: 'status', status: 503, method: 'GET', path: /\/cmd\/[^/]+$/, times: 1 });
+    emulator.inject({ kind: 'status', status: 429, retryAfter: 0, method: 'GET', path: /\/cmd\/[^/]+$/, times: 1 });
+    const command = await sandbox.runCommand({ cmd: 'true', detached: true });
+    const finished = await command.wait();
+    expect(finished.exitCode).toBe(0);
+    const waits = emulator.requests.filter((r) => r.path.endsWith(`/cmd/${command.cmdId}`));
+    expect(waits.map((r) => r.status)).toEqual([503, 429, 200]);
+  });
+
+  it('a dropped log stream and an error line surface as errors in logs()', async () => {
+    const command = await sandbox.runCommand({ cmd: 'sh', args: ['-c', 'seq 1 2000'], detached: true });
+    await command.wait();
+    emulator.inject({ kind: 'drop-logs', afterBytes: 500, cmdId: command.cmdId });
+    await expect(
+      (async () => {
+        for await (const _ of command.logs()) void _;
+      })(),
+    ).rejects.toThrow();
+    emulator.inject({ kind: 'error-line', code: 'sandbox_stopped', message: 'stopped', afterRecords: 0, cmdId: command.cmdId });
+    await expect(
+      (async () => {
+        for await (const _ of command.logs()) void _;
+      })(),
+    ).rejects.toMatchObject({ name: 'StreamError', code: 'sandbox_stopped' });
+  });
+
+  it('delayed headers hold the answer', async () => {
+    emulator.inject({ kind: 'delay-headers', ms: 150, method: 'POST', path: /\/cmd$/ });
+    const started = performance.now();
+    const done = await sandbox.runCommand('true');
+    expect(done.exitCode).toBe(0);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+  });
+
+  it('stop() ends every process of the sandbox, and later calls get 410', async () => {
+    const other = await Sandbox.create({ ...emulator.credentials, fetch: emulator.fetch });
+    const command = await other.runCommand({ cmd: 'sh', args: ['-c', 'setsid sleep 30 & sleep 30'], detached: true });
+    const sessionId = other.currentSession().sessionId;
+    for (let i = 0; i < 200 && emulator.processes(sessionId).length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(emulator.processes(sessionId).length).toBe(3);
+    await other.stop();
+    expect(emulator.processes(sessionId)).toEqual([]);
+    const error = await other.getCommand(command.cmdId).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(APIError);
+    expect((error as APIError<unknown>).response.status).toBe(410);
+  });
+});
