@@ -17,7 +17,8 @@ export interface Daemon {
  * down by itself when this process ends (its standard input closes).
  */
 export function startDaemon(): Promise<Daemon> {
-  const script = fileURLToPath(new URL('./daemon.js', import.meta.url));
+  // The built daemon, whether this module runs from dist/ or (in tests) from src/.
+  const script = fileURLToPath(new URL('../dist/daemon.js', import.meta.url));
   const child = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {

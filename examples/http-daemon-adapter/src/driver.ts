@@ -1,4 +1,4 @@
-import { request, type IncomingMessage } from 'node:http';
+import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { SpawnFailed, StdinClosed, TransportError, type Signal } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
 import type { CommandEvent, StartRequest } from './protocol.js';
@@ -30,7 +30,8 @@ function expect204(status: number, what: string): void {
 export class HttpDriver implements ProcessDriver {
   /** The daemon's id of the command, once it started. */
   #id: string | undefined;
-  /** The event stream; pausing it pauses the command's output at the daemon. */
+  /** The start request, and its answer: the event stream. Pausing that pauses the output. */
+  #request: ClientRequest | undefined;
   #events: IncomingMessage | undefined;
   /** Set by the terminal event, a failed start, or release(): nothing is reported after it. */
   #ended = false;
@@ -52,11 +53,11 @@ export class HttpDriver implements ProcessDriver {
       let started = false;
       /** The link broke: before `started`, whether the command runs is unknown. */
       const lost = (reason: string, cause?: unknown): void => {
+        const error = new TransportError(`lost the daemon: ${reason}`, { cause });
+        if (!started) return reject(error); // a no-op once the start was settled
         if (this.#ended) return;
         this.#ended = true;
-        const error = new TransportError(`lost the daemon: ${reason}`, { cause });
-        if (started) events.fail(error);
-        else reject(error);
+        events.fail(error);
       };
       const status = (event: { exitCode: number | null; signal: string | null }): ExitStatus => ({
         exitCode: event.exitCode,
@@ -87,7 +88,7 @@ export class HttpDriver implements ProcessDriver {
         }
       };
 
-      const outgoing = request(new URL('/commands', this.daemon), { method: 'POST' }, (response) => {
+      const outgoing = (this.#request = request(new URL('/commands', this.daemon), { method: 'POST' }, (response) => {
         this.#events = response;
         if (response.statusCode !== 200) {
           response.resume();
@@ -106,7 +107,7 @@ export class HttpDriver implements ProcessDriver {
         });
         response.once('end', () => lost('the event stream ended before the command did'));
         response.once('error', (error) => lost(error.message, error));
-      });
+      }));
       outgoing.once('error', (error) => lost(error.message, error));
       outgoing.end(JSON.stringify(body));
     });
@@ -140,7 +141,10 @@ export class HttpDriver implements ProcessDriver {
   }
 
   async release(): Promise<void> {
+    // Also when the runtime gave up, perhaps while the start is pending:
+    // a daemon whose client hangs up kills what the command started.
     this.#ended = true;
+    this.#request?.destroy();
     this.#events?.destroy();
     if (this.#id !== undefined) await call(this.daemon, 'DELETE', `/commands/${this.#id}`);
   }
