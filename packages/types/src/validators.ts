@@ -6,8 +6,8 @@ import { ExecResult, OutputChunk, type DefinitionName } from './schema/index.js'
 import type { ExecResult as ExecResultType, ExecResultJson } from './schema/exec-result.js';
 import type { OutputChunk as OutputChunkType, OutputChunkJson } from './schema/output-chunk.js';
 import { createExecResult } from './result.js';
-import { buildSpecDocument } from './spec-document.js';
-import { SCHEMA_ID } from './version.js';
+import { buildSpecDocument, type SpecDocumentKind } from './spec-document.js';
+import { READER_SCHEMA_ID, SCHEMA_ID } from './version.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -28,19 +28,35 @@ export interface SpecValidator<T = unknown> {
   readonly issues: readonly SchemaIssue[];
 }
 
-let compiled: Map<DefinitionName, ValidateFunction> | undefined;
+const compiled = new Map<SpecDocumentKind, Map<DefinitionName, ValidateFunction>>();
 
-function compile(): Map<DefinitionName, ValidateFunction> {
-  if (compiled) return compiled;
-  const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false });
+function compile(kind: SpecDocumentKind): Map<DefinitionName, ValidateFunction> {
+  const done = compiled.get(kind);
+  if (done) return done;
+  // Full strict mode: the generated documents must compile without ajv
+  // tolerating anything (ADR-0012; schema-drift.test.ts compiles them bare too).
+  const ajv = new Ajv2020({ allErrors: true, strict: true });
   addFormats(ajv);
-  const document = buildSpecDocument();
+  const document = buildSpecDocument(kind);
   ajv.addSchema(document);
-  compiled = new Map();
+  const id = kind === 'exact' ? SCHEMA_ID : READER_SCHEMA_ID;
+  const validators = new Map<DefinitionName, ValidateFunction>();
   for (const name of Object.keys(document.$defs) as DefinitionName[]) {
-    compiled.set(name, ajv.getSchema(`${SCHEMA_ID}#/$defs/${name}`)!);
+    validators.set(name, ajv.getSchema(`${id}#/$defs/${name}`)!);
   }
-  return compiled;
+  compiled.set(kind, validators);
+  return validators;
+}
+
+/** Options of {@link validatorFor}. */
+export interface ValidatorOptions {
+  /**
+   * `exact` (the default): this revision's wire form, closed to unknown
+   * properties; what an implementation writes must pass. `reader`: open to
+   * what later 1.x revisions add; for a consumer reading objects a newer
+   * implementation wrote (ADR-0012).
+   */
+  readonly document?: SpecDocumentKind;
 }
 
 /**
@@ -54,12 +70,22 @@ function compile(): Map<DefinitionName, ValidateFunction> {
  * if (!isChunk({ stream: 'stdout', data: 'aGk=' })) console.error(isChunk.issues);
  * ```
  */
-export function validatorFor<T = unknown>(name: DefinitionName): SpecValidator<T> {
-  const validate = compile().get(name);
+export function validatorFor<T = unknown>(name: DefinitionName, options: ValidatorOptions = {}): SpecValidator<T> {
+  const kind = options.document ?? 'exact';
+  if (kind !== 'exact' && kind !== 'reader') throw new InvalidArgument('options.document', 'must be "exact" or "reader"');
+  const validate = compile(kind).get(name);
   if (validate === undefined) throw new InvalidArgument('name', `no definition named ${name}`);
   let issues: readonly SchemaIssue[] = [];
   const check = ((value: unknown) => {
-    const ok = validate(value);
+    let ok: boolean;
+    try {
+      ok = validate(value) as boolean;
+    } catch (error) {
+      // A validator that cannot finish (a regular expression out of stack,
+      // say) has not shown the value valid: report it as a failure.
+      issues = [{ instancePath: '', keyword: 'validator', message: `validation failed: ${String(error)}` }];
+      return false;
+    }
     issues = ok ? [] : (validate.errors ?? []).map(toIssue);
     return ok;
   }) as SpecValidator<T>;
@@ -88,7 +114,7 @@ export function encodeOutputChunk(chunk: OutputChunkType): OutputChunkJson {
 export function decodeOutputChunk(json: unknown): OutputChunkType {
   const check = validatorFor('OutputChunk');
   if (!check(json)) throw invalid('chunk', check.issues);
-  return Value.Decode(OutputChunk, json);
+  return decoded('chunk', () => Value.Decode(OutputChunk, json));
 }
 
 /** Encodes a result into its JSON wire form (output as base64; text views are dropped). */
@@ -100,5 +126,15 @@ export function encodeExecResult(result: ExecResultType): ExecResultJson {
 export function decodeExecResult(json: unknown): ExecResultType {
   const check = validatorFor('ExecResult');
   if (!check(json)) throw invalid('result', check.issues);
-  return createExecResult(Value.Decode(ExecResult, json));
+  return decoded('result', () => createExecResult(Value.Decode(ExecResult, json)));
+}
+
+/** Runs a decoding step after validation; whatever it throws becomes `InvalidArgument`. */
+function decoded<T>(what: string, decode: () => T): T {
+  try {
+    return decode();
+  } catch (error) {
+    if (error instanceof InvalidArgument) throw error;
+    throw new InvalidArgument(what, `cannot be decoded: ${String(error)}`);
+  }
 }

@@ -4,7 +4,13 @@ import { SPEC_VERSION } from '../src/version.js';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** `spec/<version>/` of a revision. */
+export function specDir(version: string): string {
+  return fileURLToPath(new URL(`../../../spec/${version}/`, import.meta.url));
+}
 /** `spec/<version>/` of the version this package implements. */
-export const SPEC_DIR = fileURLToPath(new URL(`../../../spec/${SPEC_VERSION}/`, import.meta.url));
+export const SPEC_DIR = specDir(SPEC_VERSION);
+/** Every published revision, oldest first; each directory is frozen once a later one exists. */
+export const SPEC_VERSIONS = ['1.0', '1.1'] as const;
 /** The decision records. */
 export const ADR_DIR = fileURLToPath(new URL('../../../adrs/', import.meta.url));

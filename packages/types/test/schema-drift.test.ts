@@ -1,43 +1,105 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { buildSpecDocument, serializeSpecDocument } from '../src/spec-document.js';
+import { buildSpecDocument, serializeSpecDocument, type SpecDocumentKind } from '../src/spec-document.js';
 import { DEFINITIONS } from '../src/schema/index.js';
-import { SCHEMA_ID, SPEC_VERSION } from '../src/version.js';
+import { READER_SCHEMA_ID, SCHEMA_ID, SPEC_VERSION } from '../src/version.js';
 import { SPEC_DIR } from './paths.js';
 
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const REGENERATE = 'npm run generate -w @sandstream/types';
+const DOCUMENTS: ReadonlyArray<[file: string, kind: SpecDocumentKind, id: string]> = [
+  ['schema.json', 'exact', SCHEMA_ID],
+  ['reader.json', 'reader', READER_SCHEMA_ID],
+];
 
-describe('spec/<version>/schema.json', () => {
+type Node = null | boolean | number | string | Node[] | { [key: string]: Node };
+
+/** Every object node of a schema, with its JSON Pointer. */
+function* walk(node: Node, pointer = ''): Generator<[string, { [key: string]: Node }]> {
+  if (Array.isArray(node)) {
+    for (const [index, item] of node.entries()) yield* walk(item, `${pointer}/${index}`);
+  } else if (typeof node === 'object' && node !== null) {
+    yield [pointer, node];
+    for (const [key, value] of Object.entries(node)) yield* walk(value, `${pointer}/${key}`);
+  }
+}
+
+describe.each(DOCUMENTS)(`spec/${SPEC_VERSION}/%s`, (file, kind, id) => {
+  const document = buildSpecDocument(kind);
+
   it('is exactly what the TypeBox definitions generate', () => {
-    const committed = readFileSync(join(SPEC_DIR, 'schema.json'), 'utf8');
-    const generated = serializeSpecDocument();
+    const committed = readFileSync(join(SPEC_DIR, file), 'utf8');
+    const generated = serializeSpecDocument(document);
     // Compare the parsed documents first for a readable diff, then the bytes
     // (key order, indentation and the trailing newline are part of the file).
     expect(
       JSON.parse(committed),
-      `spec/${SPEC_VERSION}/schema.json is out of date with packages/types/src/schema. Run \`${REGENERATE}\` and commit the result.`,
+      `spec/${SPEC_VERSION}/${file} is out of date with packages/types/src/schema. Run \`${REGENERATE}\` and commit the result.`,
     ).toEqual(JSON.parse(generated));
     expect(
       committed === generated,
-      `spec/${SPEC_VERSION}/schema.json differs from the generator's output in formatting. Run \`${REGENERATE}\`.`,
+      `spec/${SPEC_VERSION}/${file} differs from the generator's output in formatting. Run \`${REGENERATE}\`.`,
     ).toBe(true);
   });
 
-  it('carries the absolute, versioned $id and one $defs entry per definition', () => {
-    const document = buildSpecDocument();
-    expect(document.$id).toBe(`https://sandstream.dev/spec/${SPEC_VERSION}/schema.json`);
-    expect(document.$id).toBe(SCHEMA_ID);
+  it('carries its absolute, versioned $id and one $defs entry per definition', () => {
+    expect(document.$id).toBe(id);
+    expect(document.$id).toMatch(new RegExp(`^https://sandstream\\.dev/spec/${SPEC_VERSION.replace('.', '\\.')}/`));
     expect(document.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
     expect(Object.keys(document.$defs)).toEqual(Object.keys(DEFINITIONS));
+  });
+
+  it('gives every definition its name as title and a description', () => {
     for (const [name, schema] of Object.entries(document.$defs)) {
-      expect((schema as { title?: string }).title, `$defs.${name}.title`).toBe(name);
+      const { title, description } = schema as { title?: unknown; description?: unknown };
+      expect(title, `$defs.${name}.title`).toBe(name);
+      expect(typeof description === 'string' && description.trim().length > 20, `$defs.${name}.description`).toBe(true);
+    }
+  });
+
+  it('states each definition once: nested uses are $refs, never inline copies', () => {
+    const names = new Set(Object.keys(DEFINITIONS));
+    for (const [name, schema] of Object.entries(document.$defs)) {
+      for (const [pointer, node] of walk(schema as Node)) {
+        if (pointer === '') continue;
+        expect(typeof node['title'] === 'string' && names.has(node['title']), `$defs/${name}${pointer} inlines ${String(node['title'])}`).toBe(false);
+        if (typeof node['$ref'] === 'string') expect(names.has(node['$ref'].replace('#/$defs/', '')), node['$ref']).toBe(true);
+      }
+    }
+    const refs = (name: string) => [...walk(document.$defs[name] as Node)].map(([, node]) => node['$ref']).filter(Boolean);
+    expect(refs('OutputChunk')).toEqual(['#/$defs/StreamName']);
+    expect(refs('ConformanceReport')).toEqual(['#/$defs/CapabilityManifest', '#/$defs/CaseResult']);
+    expect(refs('CaseResult')).toEqual(['#/$defs/CaseStatus']);
+  });
+
+  it('compiles under ajv full strict mode', () => {
+    const ajv = new Ajv2020({ strict: true, strictTypes: true, strictTuples: true, strictRequired: true, allowUnionTypes: false });
+    addFormats(ajv);
+    ajv.addSchema(document);
+    for (const name of Object.keys(document.$defs)) {
+      expect(() => ajv.getSchema(`${id}#/$defs/${name}`), name).not.toThrow();
+      expect(ajv.getSchema(`${id}#/$defs/${name}`), name).toBeTypeOf('function');
     }
   });
 
   it('is plain JSON Schema: no TypeBox metadata leaks into the document', () => {
-    const text = serializeSpecDocument();
+    const text = serializeSpecDocument(document);
     expect(text).not.toMatch(/TypeBox|\[Kind\]|"Transform"/);
     expect(text.endsWith('}\n')).toBe(true);
+  });
+});
+
+describe('the exact and the reader documents', () => {
+  it('differ only in what later minor revisions may add', () => {
+    const exact = buildSpecDocument('exact');
+    const reader = buildSpecDocument('reader');
+    const closed = [...walk(exact as unknown as Node)].filter(([, node]) => node['additionalProperties'] === false);
+    expect(closed.length).toBeGreaterThanOrEqual(6);
+    expect([...walk(reader as unknown as Node)].filter(([, node]) => node['additionalProperties'] === false)).toEqual([]);
+    // Forbidding truncation on a streamed result is this revision's rule for every later one too.
+    expect(JSON.stringify(reader.$defs['ExecResult'])).toContain('"stdoutTruncated":{"const":false}');
   });
 });

@@ -18,7 +18,7 @@ import type {
   StreamName,
   StreamOptions,
 } from '../src/index.js';
-import { lines, validatorFor } from '../src/index.js';
+import { hasCapability, lines, validatorFor } from '../src/index.js';
 import type { ProcessDriver, SandboxBackend } from '../src/runtime/index.js';
 import { defineSandbox } from '../src/runtime/index.js';
 
@@ -114,7 +114,18 @@ describe('Process', () => {
 
 describe('Capability and CapabilityManifest', () => {
   it('Capability is the union of the spec capabilities', () => {
-    expectTypeOf<Capability>().toEqualTypeOf<'streaming' | 'stdin' | 'resource-limits' | 'user'>();
+    expectTypeOf<Capability>().toEqualTypeOf<'streaming' | 'stdin' | 'resource-limits' | 'user' | 'binary-output'>();
+  });
+
+  it('binary-output is optional in a manifest (absent means true), the 1.0 capabilities are not', () => {
+    const textOnly: CapabilityManifest = { streaming: true, stdin: false, 'resource-limits': false, user: false, 'binary-output': false };
+    const fromOnePointZero: CapabilityManifest = { streaming: true, stdin: false, 'resource-limits': false, user: false };
+    expectTypeOf<CapabilityManifest['binary-output']>().toEqualTypeOf<boolean | undefined>();
+    // @ts-expect-error: the 1.0 capabilities stay required
+    const missing: CapabilityManifest = { streaming: true, stdin: false, 'resource-limits': false };
+    expectTypeOf(hasCapability).parameter(1).toEqualTypeOf<Capability>();
+    expectTypeOf(hasCapability(textOnly, 'binary-output')).toEqualTypeOf<boolean>();
+    expectTypeOf([fromOnePointZero, missing]).toBeArray();
   });
 
   it('CapabilityManifest has one boolean per capability, and x- vendor extensions', () => {

@@ -98,6 +98,7 @@ export class Lab {
       stdin: true,
       'resource-limits': prlimitPath !== undefined,
       user: canSwitchUser(),
+      'binary-output': true,
     };
     // Only ever off, as createLocalSandbox's own option.
     const capabilities: CapabilityManifest = { ...available };

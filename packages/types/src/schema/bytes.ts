@@ -1,10 +1,18 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 
-// Canonical, padded RFC 4648 base64 (section 3.5: the pad bits of the last
-// group are zero, so every byte string has exactly one encoding). An empty
+// Canonical, padded RFC 4648 base64 (section 4, with the pad bits of the last
+// group zero, so every byte string has exactly one encoding). The empty
 // string encodes zero bytes.
-const BASE64_PATTERN =
-  '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$';
+//
+// The four characters of a quantum are written out rather than as
+// `[A-Za-z0-9+/]{4}`: V8's backtracking engine (used by ajv,
+// @hyperjump/json-schema and @cfworker/json-schema alike) handles a starred
+// group of fixed-length, single-character items in constant stack, while the
+// counted form overflows its stack past about 3 MiB of output.
+// packages/types/test/large-results.test.ts holds every validator to 64 MiB.
+const B64 = '[A-Za-z0-9+/]';
+export const BASE64_PATTERN =
+  `^(?:${B64}${B64}${B64}${B64})*(?:${B64}[AQgw]==|${B64}${B64}[AEIMQUYcgkosw048]=)?$`;
 
 /** Decodes canonical base64 into bytes. The caller validates the alphabet first. */
 export function base64ToBytes(text: string): Uint8Array {
@@ -33,12 +41,4 @@ export function Base64Bytes(description: string) {
   )
     .Decode((text) => base64ToBytes(text))
     .Encode((bytes: Uint8Array) => bytesToBase64(bytes));
-}
-
-/**
- * Names a schema as a definition of the spec document. Only `title` is set:
- * nested definitions are inlined, so a `$id` here would collide in ajv.
- */
-export function definition<T extends TSchema>(name: string, schema: T): T {
-  return Object.assign(schema, { title: name });
 }

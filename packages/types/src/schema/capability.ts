@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { definition } from './bytes.js';
+import { definition } from './definition.js';
 
 /**
  * An optional feature an adapter may advertise. A capability enters the spec
@@ -9,18 +9,20 @@ import { definition } from './bytes.js';
  * - `stdin`: the `stdin: 'pipe'` writer and one-shot `input` bytes.
  * - `resource-limits`: the `limits` option (CPU seconds, address space, file size, open files).
  * - `user`: the `user` option, running the command as another account.
+ * - `binary-output` (1.1): output is delivered byte-exact. A backend whose
+ *   wire carries only text states `false`; its output is then valid UTF-8,
+ *   with invalid input replaced as the WHATWG decoder does (ADR-0013).
  */
 export const Capability = definition(
   'Capability',
-  Type.Union(
-    [
-      Type.Literal('streaming'),
-      Type.Literal('stdin'),
-      Type.Literal('resource-limits'),
-      Type.Literal('user'),
-    ],
-    { description: 'An optional feature an adapter may advertise.' },
-  ),
+  'An optional feature an adapter may advertise.',
+  Type.Union([
+    Type.Literal('streaming'),
+    Type.Literal('stdin'),
+    Type.Literal('resource-limits'),
+    Type.Literal('user'),
+    Type.Literal('binary-output'),
+  ]),
 );
 export type Capability = Static<typeof Capability>;
 
@@ -30,11 +32,38 @@ export const CAPABILITIES: readonly Capability[] = Object.freeze([
   'stdin',
   'resource-limits',
   'user',
+  'binary-output',
 ]);
+
+/**
+ * The capabilities a manifest may leave out, with the value an absent key
+ * means. `binary-output` arrived in 1.1; a 1.0 manifest omits it and meant
+ * byte-exact output, so absent is `true`.
+ */
+export const CAPABILITY_DEFAULTS: Readonly<Partial<Record<Capability, boolean>>> = Object.freeze({
+  'binary-output': true,
+});
+
+/**
+ * Whether a manifest advertises a capability, an optional one's default
+ * applied. Use it rather than `manifest[capability]`, which is `undefined`
+ * for an optional capability left out.
+ *
+ * @example
+ * ```ts
+ * import { hasCapability } from '@sandstream/types';
+ * hasCapability({ streaming: true, stdin: true, 'resource-limits': false, user: false }, 'binary-output'); // true
+ * ```
+ */
+export function hasCapability(manifest: Readonly<Partial<Record<Capability, boolean>>>, capability: Capability): boolean {
+  const value = manifest[capability];
+  return typeof value === 'boolean' ? value : CAPABILITY_DEFAULTS[capability] ?? false;
+}
 
 /**
  * What an adapter supports: one boolean per capability of the spec, plus
  * vendor extensions under an `x-` prefix that the conformance kit ignores.
+ * `binary-output` is optional and absent means `true`.
  *
  * @example
  * ```ts
@@ -46,17 +75,23 @@ export const CAPABILITIES: readonly Capability[] = Object.freeze([
  */
 export const CapabilityManifest = definition(
   'CapabilityManifest',
+  'The capabilities an adapter advertises: one boolean per capability of the spec (binary-output may be left out, meaning true), plus x- vendor extensions.',
   Type.Object(
     {
-      streaming: Type.Boolean(),
-      stdin: Type.Boolean(),
-      'resource-limits': Type.Boolean(),
-      user: Type.Boolean(),
+      streaming: Type.Boolean({ description: 'stream() returns a live Process.' }),
+      stdin: Type.Boolean({ description: "Standard input: stdin: 'pipe' and the input option." }),
+      'resource-limits': Type.Boolean({ description: 'The limits option.' }),
+      user: Type.Boolean({ description: 'The user option.' }),
+      'binary-output': Type.Optional(
+        Type.Boolean({
+          description:
+            'Output is byte-exact (added in 1.1). Absent means true. False: output is valid UTF-8, invalid input replaced as the WHATWG UTF-8 decoder does.',
+        }),
+      ),
     },
     {
       additionalProperties: false,
       patternProperties: { '^x-[a-z0-9-]+$': { type: 'boolean' } },
-      description: 'The capabilities an adapter advertises.',
     },
   ),
 );

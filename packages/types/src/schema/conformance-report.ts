@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { definition } from './bytes.js';
+import { definition } from './definition.js';
 import { CapabilityManifest } from './capability.js';
 
 const REQUIREMENT_ID = '^SS-[A-Z]+(?:-[A-Z]+)*-[0-9]+$';
@@ -15,6 +15,7 @@ const REQUIREMENT_ID = '^SS-[A-Z]+(?:-[A-Z]+)*-[0-9]+$';
  */
 export const CaseStatus = definition(
   'CaseStatus',
+  'The outcome of one conformance case: pass, fail, skipped (the manifest makes it inapplicable), disabled (the user excluded it) or error (the harness failed).',
   Type.Union([
     Type.Literal('pass'),
     Type.Literal('fail'),
@@ -28,10 +29,11 @@ export type CaseStatus = Static<typeof CaseStatus>;
 /** One case's line in a {@link ConformanceReport}. */
 export const CaseResult = definition(
   'CaseResult',
+  "One case's line in a ConformanceReport.",
   Type.Object(
     {
       id: Type.String({ pattern: '^[a-z0-9]+(?:[.-][a-z0-9]+)*$', description: 'Stable case id.' }),
-      title: Type.String({ minLength: 1 }),
+      title: Type.String({ minLength: 1, description: 'What the case checks, in words.' }),
       requirements: Type.Array(Type.String({ pattern: REQUIREMENT_ID }), {
         minItems: 1,
         uniqueItems: true,
@@ -41,7 +43,7 @@ export const CaseResult = definition(
       expectedFailure: Type.Boolean({
         description: 'True when the adapter listed this case as a known failure.',
       }),
-      durationMs: Type.Number({ minimum: 0 }),
+      durationMs: Type.Number({ minimum: 0, description: 'Wall-clock milliseconds the case took.' }),
       message: Type.Optional(Type.String({ description: 'Why it failed, was skipped, or errored.' })),
     },
     { additionalProperties: false },
@@ -55,19 +57,26 @@ export type CaseResult = Static<typeof CaseResult>;
  */
 export const ConformanceReport = definition(
   'ConformanceReport',
+  "The conformance kit's machine-readable report.",
   Type.Object(
     {
-      specVersion: Type.String({ pattern: '^[0-9]+\\.[0-9]+$' }),
-      kitVersion: Type.String({ pattern: '^[0-9]+\\.[0-9]+\\.[0-9]+(?:-[0-9A-Za-z.-]+)?$' }),
+      specVersion: Type.String({
+        pattern: '^[0-9]+\\.[0-9]+$',
+        description: 'The spec revision whose requirements the kit checked (major.minor).',
+      }),
+      kitVersion: Type.String({
+        pattern: '^[0-9]+\\.[0-9]+\\.[0-9]+(?:-[0-9A-Za-z.-]+)?$',
+        description: "The kit's own version (semver).",
+      }),
       adapter: Type.Object(
         {
-          name: Type.String({ minLength: 1 }),
+          name: Type.String({ minLength: 1, description: "The adapter's Sandbox.name." }),
           capabilities: CapabilityManifest,
         },
-        { additionalProperties: false },
+        { additionalProperties: false, description: 'The adapter judged.' },
       ),
-      startedAt: Type.String({ format: 'date-time' }),
-      durationMs: Type.Number({ minimum: 0 }),
+      startedAt: Type.String({ format: 'date-time', description: 'When the run started (RFC 3339).' }),
+      durationMs: Type.Number({ minimum: 0, description: 'Wall-clock milliseconds of the whole run.' }),
       summary: Type.Object(
         {
           pass: Type.Integer({ minimum: 0 }),
@@ -76,17 +85,19 @@ export const ConformanceReport = definition(
           disabled: Type.Integer({ minimum: 0 }),
           error: Type.Integer({ minimum: 0 }),
           expectedFailures: Type.Integer({ minimum: 0 }),
-          staleExpectedFailures: Type.Array(Type.String()),
+          staleExpectedFailures: Type.Array(Type.String(), {
+            description: 'Cases listed as expected failures that passed or no longer exist.',
+          }),
         },
-        { additionalProperties: false },
+        { additionalProperties: false, description: 'How many cases ended with each status.' },
       ),
       ok: Type.Boolean({
         description:
           'True when no case that ran failed (other than as expected, or as advisory SHOULD), none errored, and no expected failure is stale. Cases the user disabled are not judged: a conformance claim needs none disabled.',
       }),
-      cases: Type.Array(CaseResult),
+      cases: Type.Array(CaseResult, { description: 'One line per case, in run order.' }),
     },
-    { additionalProperties: false, description: 'The conformance kit\'s machine-readable report.' },
+    { additionalProperties: false },
   ),
 );
 export type ConformanceReport = Static<typeof ConformanceReport>;

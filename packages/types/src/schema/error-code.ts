@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { definition } from './bytes.js';
+import { definition } from './definition.js';
 
 /**
  * The stable `code` of every error the contract defines. Codes never change
@@ -7,6 +7,7 @@ import { definition } from './bytes.js';
  */
 export const ErrorCode = definition(
   'ErrorCode',
+  'The stable code carried by every Sandstream error; codes never change meaning within a major version.',
   Type.Union(
     [
       Type.Literal('CAPABILITY_NOT_SUPPORTED'),
@@ -19,7 +20,6 @@ export const ErrorCode = definition(
       Type.Literal('TRANSPORT'),
       Type.Literal('SANDBOX_CLOSED'),
     ],
-    { description: 'The stable code carried by every Sandstream error.' },
   ),
 );
 export type ErrorCode = Static<typeof ErrorCode>;

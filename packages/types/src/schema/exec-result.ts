@@ -1,5 +1,6 @@
 import { Type, type StaticDecode, type StaticEncode } from '@sinclair/typebox';
-import { Base64Bytes, definition } from './bytes.js';
+import { Base64Bytes } from './bytes.js';
+import { definition } from './definition.js';
 
 const SIGNAL_NAME = '^SIG[A-Z0-9]+$';
 
@@ -7,12 +8,14 @@ const SIGNAL_NAME = '^SIG[A-Z0-9]+$';
  * The terminal outcome of a command. See ADR-0005 for why output is bytes.
  *
  * Invariants the schema itself enforces:
- * - `streamed: true` means `stdout` and `stderr` are empty by construction:
- *   the caller already took delivery of the bytes through iteration.
+ * - `streamed: true` means `stdout` and `stderr` are empty by construction
+ *   (the caller already took delivery of the bytes through iteration) and
+ *   both truncation flags are `false` (nothing was capped).
  * - A command killed by a signal has `exitCode: null` and `signal` set.
  */
 export const ExecResult = definition(
   'ExecResult',
+  'The terminal outcome of a command. A streamed result has empty output and no truncation; a result ended by a signal has a null exitCode.',
   Type.Object(
     {
       exitCode: Type.Union([Type.Integer({ minimum: 0, maximum: 255 }), Type.Null()], {
@@ -41,15 +44,22 @@ export const ExecResult = definition(
     },
     {
       additionalProperties: false,
-      description: 'The terminal outcome of a command.',
       allOf: [
         {
-          if: { properties: { streamed: { const: true } }, required: ['streamed'] },
-          then: { properties: { stdout: { maxLength: 0 }, stderr: { maxLength: 0 } } },
+          if: { type: 'object', properties: { streamed: { const: true } }, required: ['streamed'] },
+          then: {
+            type: 'object',
+            properties: {
+              stdout: { type: 'string', maxLength: 0 },
+              stderr: { type: 'string', maxLength: 0 },
+              stdoutTruncated: { const: false },
+              stderrTruncated: { const: false },
+            },
+          },
         },
         {
-          if: { properties: { signal: { type: 'string' } }, required: ['signal'] },
-          then: { properties: { exitCode: { type: 'null' } } },
+          if: { type: 'object', properties: { signal: { type: 'string' } }, required: ['signal'] },
+          then: { type: 'object', properties: { exitCode: { type: 'null' } } },
         },
       ],
     },

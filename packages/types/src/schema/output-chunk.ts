@@ -1,12 +1,12 @@
 import { Type, type Static, type StaticDecode, type StaticEncode } from '@sinclair/typebox';
-import { Base64Bytes, definition } from './bytes.js';
+import { Base64Bytes } from './bytes.js';
+import { definition } from './definition.js';
 
 /** Which of the command's output pipes a chunk came from. */
 export const StreamName = definition(
   'StreamName',
-  Type.Union([Type.Literal('stdout'), Type.Literal('stderr')], {
-    description: 'Which of the command\'s output pipes a chunk came from.',
-  }),
+  "Which of the command's output pipes a chunk came from.",
+  Type.Union([Type.Literal('stdout'), Type.Literal('stderr')]),
 );
 export type StreamName = Static<typeof StreamName>;
 
@@ -23,12 +23,13 @@ export type StreamName = Static<typeof StreamName>;
  */
 export const OutputChunk = definition(
   'OutputChunk',
+  "One tagged piece of a command's output; data is base64 on the wire.",
   Type.Object(
     {
       stream: StreamName,
       data: Base64Bytes('The bytes the command wrote; base64 on the wire.'),
     },
-    { additionalProperties: false, description: 'One tagged piece of a command\'s output.' },
+    { additionalProperties: false },
   ),
 );
 /** An output chunk as TypeScript sees it: `data` is a `Uint8Array`. */

@@ -1,13 +1,15 @@
-// Writes the generated spec document to the path given on the command line.
+// Writes the generated spec documents: `emit-schema <directory>` writes
+// schema.json (exact) and reader.json (for consumers pinned to 1.x) there.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { serializeSpecDocument } from '../spec-document.js';
+import { join, resolve } from 'node:path';
+import { buildSpecDocument, serializeSpecDocument } from '../spec-document.js';
 
 const target = process.argv[2];
 if (!target) {
-  process.stderr.write('usage: emit-schema <output.json>\n');
+  process.stderr.write('usage: emit-schema <directory>\n');
   process.exit(2);
 }
-const path = resolve(target);
-mkdirSync(dirname(path), { recursive: true });
-writeFileSync(path, serializeSpecDocument());
+const directory = resolve(target);
+mkdirSync(directory, { recursive: true });
+writeFileSync(join(directory, 'schema.json'), serializeSpecDocument(buildSpecDocument('exact')));
+writeFileSync(join(directory, 'reader.json'), serializeSpecDocument(buildSpecDocument('reader')));

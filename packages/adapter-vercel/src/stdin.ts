@@ -1,0 +1,132 @@
+import { StdinClosed, TransportError } from '@sandstream/types';
+import type { Answer, VercelApi } from './api.js';
+
+/** The largest write sent in one request, before base64. */
+export const STDIN_CHUNK_BYTES = 512 * 1024;
+
+/** Answers resent with the same body: the offset makes a resend harmless. */
+const RESEND_STATUSES = new Set([429, 502, 503]);
+const MAX_RESENDS = 5;
+
+function offsetOf(answer: Answer): number | undefined {
+  const json = answer.json as { offset?: unknown } | undefined;
+  return typeof json?.offset === 'number' && Number.isInteger(json.offset) && json.offset >= 0 ? json.offset : undefined;
+}
+
+function codeOf(answer: Answer): string | undefined {
+  const json = answer.json as { error?: { code?: unknown } } | undefined;
+  return typeof json?.error?.code === 'string' ? json.error.code : undefined;
+}
+
+/**
+ * Standard input of one command over the service's stdin endpoint, as seed
+ * 002 describes the protocol: base64 writes of at most 512 KiB, one at a
+ * time in call order (the runtime serialises calls), each carrying the
+ * offset the service confirmed so far. Network errors, 429, 502 and 503 are
+ * resent with the same body; the service skips bytes it already has. A
+ * first empty request reads the confirmed offset; an answer without one
+ * means the service offers no stdin, and the write fails before anything
+ * is sent.
+ */
+export class StdinWriter {
+  private confirmed: number | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly api: VercelApi,
+    private readonly cmdId: string,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** Bytes the service confirmed. */
+  get offset(): number {
+    return this.confirmed ?? 0;
+  }
+
+  private async send(body: { offset: number; data: string; close?: boolean }): Promise<Answer> {
+    let lastError: unknown;
+    for (let attempt = 0; attempt <= MAX_RESENDS; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(500, 20 * 2 ** attempt)));
+      if (this.signal.aborted) throw new TransportError('the command was released while writing to its standard input');
+      let answer: Answer;
+      try {
+        answer = await this.api.once(`/cmd/${this.cmdId}/stdin`, body, this.signal);
+      } catch (error) {
+        lastError = error;
+        continue;
+      }
+      if (RESEND_STATUSES.has(answer.status)) {
+        lastError = new Error(`HTTP ${answer.status}`);
+        continue;
+      }
+      return answer;
+    }
+    throw new TransportError(
+      `standard input: no answer after ${MAX_RESENDS + 1} attempts; whether the bytes arrived is unknown`,
+      { cause: lastError },
+    );
+  }
+
+  private async probe(): Promise<number> {
+    if (this.confirmed !== undefined) return this.confirmed;
+    const answer = await this.send({ offset: 0, data: '' });
+    const offset = offsetOf(answer);
+    if (answer.status === 200 && offset !== undefined) {
+      this.confirmed = offset;
+      return offset;
+    }
+    if (answer.status === 409 && codeOf(answer) === 'stdin_unavailable') {
+      throw new StdinClosed('the command is not reading its standard input');
+    }
+    if (answer.status === 410) throw new StdinClosed('the sandbox is stopped');
+    throw new StdinClosed(`the service offers no standard input for this command (HTTP ${answer.status}, no offset)`);
+  }
+
+  async write(data: Uint8Array): Promise<void> {
+    if (this.closed) throw new StdinClosed('standard input was closed');
+    await this.probe();
+    let position = 0;
+    while (position < data.byteLength) {
+      const chunk = data.subarray(position, Math.min(data.byteLength, position + STDIN_CHUNK_BYTES));
+      const start = this.confirmed!;
+      const answer = await this.send({ offset: start, data: Buffer.from(chunk).toString('base64') });
+      const offset = offsetOf(answer);
+      if (answer.status === 200 && offset !== undefined) {
+        if (offset < start || offset > start + chunk.byteLength) {
+          throw new TransportError(`standard input: the service confirmed offset ${offset} after a write at ${start}`);
+        }
+        this.confirmed = offset;
+        position += offset - start;
+        continue;
+      }
+      if (answer.status === 504 && offset !== undefined && offset > start && offset <= start + chunk.byteLength) {
+        // Stalled but progressing: the command reads slowly; send the rest.
+        this.confirmed = offset;
+        position += offset - start;
+        continue;
+      }
+      if (answer.status === 409 && codeOf(answer) === 'stdin_unavailable') {
+        throw new StdinClosed('the command stopped reading its standard input');
+      }
+      if (answer.status === 410) throw new StdinClosed('the sandbox is stopped');
+      throw new TransportError(
+        `standard input: HTTP ${answer.status} (${codeOf(answer) ?? answer.text.slice(0, 200)}); whether the bytes arrived is unknown`,
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    let offset: number;
+    try {
+      offset = await this.probe();
+    } catch (error) {
+      if (error instanceof StdinClosed) return;
+      throw error;
+    }
+    const answer = await this.send({ offset, data: '', close: true });
+    if (answer.status === 200 || answer.status === 409 || answer.status === 410) return;
+    throw new TransportError(`closing standard input: HTTP ${answer.status}`);
+  }
+}
