@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-export { SPEC_VERSION, SCHEMA_ID, schemaRef } from './version.js';
+export { SPEC_VERSION, SCHEMA_ID, READER_SCHEMA_ID, schemaRef } from './version.js';
 export * from './schema/index.js';
 export * from './errors.js';
 export * from './options.js';
@@ -21,5 +21,6 @@ export {
   decodeExecResult,
   type SchemaIssue,
   type SpecValidator,
+  type ValidatorOptions,
 } from './validators.js';
-export { buildSpecDocument, serializeSpecDocument, type SpecDocument } from './spec-document.js';
+export { buildSpecDocument, serializeSpecDocument, type SpecDocument, type SpecDocumentKind } from './spec-document.js';
