@@ -105,7 +105,7 @@ export class VercelDriver implements ProcessDriver {
     try {
       answer = await context.api.start(body, this.controller.signal);
     } catch (error) {
-      void this.sweep();
+      await this.sweep();
       throw new TransportError(
         `starting the command got no answer (${describeError(error)}); whether it started is unknown, so it was not retried, and whatever it started is being killed`,
         { cause: error },
@@ -120,7 +120,7 @@ export class VercelDriver implements ProcessDriver {
       if (answer.status === 401 || answer.status === 403) {
         throw new TransportError(`the service refused the credentials (HTTP ${answer.status}): ${messageOf(answer)}`);
       }
-      void this.sweep();
+      await this.sweep();
       throw new TransportError(
         `starting the command: HTTP ${answer.status} (${messageOf(answer)}); whether it started is unknown, so it was not retried, and whatever it started is being killed`,
       );
@@ -128,7 +128,7 @@ export class VercelDriver implements ProcessDriver {
     this.cmdId = cmdId;
     if (this.released) {
       // The runtime gave up on this start meanwhile: end what it started.
-      void this.sweep();
+      await this.sweep();
       throw new TransportError('the start was abandoned');
     }
     const pump = new LogPump({
@@ -262,7 +262,11 @@ export class VercelDriver implements ProcessDriver {
     this.events!.fail(error);
   }
 
-  /** SIGKILL to whatever carries this command's tag; best effort, never throws. */
+  /**
+   * SIGKILL to whatever carries this command's tag: after a start whose
+   * outcome is unknown, a copy that did start is found and ended, never left
+   * running unnoticed. Best effort, never throws.
+   */
   private async sweep(): Promise<void> {
     try {
       await this.context.api.helper(treeHelper(this.tag, 'KILL'));

@@ -10,18 +10,27 @@ export const TAG_VARIABLE = 'SANDSTREAM_COMMAND';
 /**
  * `sh -c TREE_SCRIPT tree TAG ACTION`: ACTION is a signal name without the
  * SIG prefix (`TERM`, `KILL`, `STOP`, ...) or `-` to list live members. It
- * prints one line per live member: `pid state`, and exits 0.
+ * prints one line per live member it found (`pid state`) and exits 0; with
+ * `KILL` it repeats until a scan finds nothing left.
  */
 const TREE_SCRIPT = [
-  'tag=$1; action=$2',
-  'for f in $(grep -lsxzF "$tag" /proc/[0-9]*/environ 2>/dev/null); do',
-  '  p=${f#/proc/}; p=${p%/environ}',
-  '  [ "$p" = "$$" ] && continue',
-  '  s=$(sed -n "s/^.*) \\(.\\).*$/\\1/p" "/proc/$p/stat" 2>/dev/null)',
-  '  case "$s" in ""|Z|X|x) continue ;; esac',
-  '  if [ "$action" != - ]; then kill -s "$action" "$p" 2>/dev/null; fi',
-  '  echo "$p $s"',
+  'tag=$1; action=$2; round=0',
+  'while :; do',
+  '  found=',
+  '  for f in $(grep -lsxzF "$tag" /proc/[0-9]*/environ 2>/dev/null); do',
+  '    p=${f#/proc/}; p=${p%/environ}',
+  '    [ "$p" = "$$" ] && continue',
+  '    s=$(sed -n "s/^.*) \\(.\\).*$/\\1/p" "/proc/$p/stat" 2>/dev/null)',
+  '    case "$s" in ""|Z|X|x) continue ;; esac',
+  '    if [ "$action" != - ]; then kill -s "$action" "$p" 2>/dev/null; fi',
+  '    found="$found$p $s\n"',
+  '  done',
+  // SIGKILL is repeated until nothing is left: a member forked between the
+  // scan and the kill would otherwise survive its parent.
+  '  round=$((round + 1))',
+  '  if [ "$action" != KILL ] || [ -z "$found" ] || [ "$round" -ge 50 ]; then break; fi',
   'done',
+  'printf "$found"',
   'exit 0',
 ].join('\n');
 

@@ -77,14 +77,14 @@ export type Fault =
       readonly when?: 'before' | 'after';
     }
   | {
-      /** Destroys the connection of a log stream once `afterBytes` bytes of its body were sent. */
+      /** Destroys the connection of a log stream (`GET .../logs`) once `afterBytes` bytes of its body were sent. */
       readonly kind: 'drop-logs';
       readonly afterBytes: number;
       readonly cmdId?: string;
       readonly times?: number;
     }
   | {
-      /** Ends a log stream with an error record once `afterRecords` records were sent. */
+      /** Ends a log stream (`GET .../logs`) with an error record once `afterRecords` records were sent. */
       readonly kind: 'error-line';
       readonly code: string;
       readonly message: string;
@@ -210,6 +210,8 @@ export class VercelEmulator {
   readonly fetch: typeof globalThis.fetch;
 
   private readonly sessions = new Map<string, SessionState>();
+  /** Log streams being served, per command id. */
+  private readonly liveLogs = new Map<string, Set<LogSink>>();
   private readonly faults: Array<Fault & { remaining: number }> = [];
   private readonly sockets = new Set<import('node:net').Socket>();
   private readonly ownsCwd: boolean;
@@ -258,18 +260,38 @@ export class VercelEmulator {
     this.faults.push({ ...fault, remaining: fault.times ?? 1 });
   }
 
+  /**
+   * Breaks the log streams of a command (or of every command) that are open
+   * right now, as a network fault in the middle of a live stream would.
+   * Returns how many were broken.
+   */
+  breakLogStreams(cmdId?: string): number {
+    let broken = 0;
+    for (const [id, sinks] of this.liveLogs) {
+      if (cmdId !== undefined && id !== cmdId) continue;
+      for (const sink of sinks) {
+        sink.destroy();
+        broken++;
+      }
+      sinks.clear();
+    }
+    return broken;
+  }
+
   /** Removes every pending fault. */
   clearFaults(): void {
     this.faults.length = 0;
   }
 
   /**
-   * The process table: every live process of the emulated sandboxes (or of
-   * one session), found by the tag the emulator puts in each command's
+   * The process table: every live process of this emulator's sandboxes (or
+   * of one session), found by the tag the emulator puts in each command's
    * environment, so descendants that left the process group are listed too.
    */
   processes(sessionId?: string): EmulatedProcess[] {
-    return scanProcesses(sessionId).filter((p) => p.state !== 'Z' && p.state !== 'X');
+    return scanProcesses(sessionId).filter(
+      (p) => p.state !== 'Z' && p.state !== 'X' && this.sessions.has(p.sessionId),
+    );
   }
 
   /** Ids of the sessions created so far. */
@@ -679,16 +701,26 @@ export class VercelEmulator {
     record: RecordedRequest,
     beforeEnd?: () => void,
   ): Promise<void> {
-    const drop = this.takeFault('drop-logs', (f) => f.cmdId === undefined || f.cmdId === command.id);
-    const errorLine = this.takeFault('error-line', (f) => f.cmdId === undefined || f.cmdId === command.id);
+    // Log-stream faults hit the log endpoint only, not the attached start's stream.
+    const logs = beforeEnd === undefined;
+    const drop = logs ? this.takeFault('drop-logs', (f) => f.cmdId === undefined || f.cmdId === command.id) : undefined;
+    const errorLine = logs
+      ? this.takeFault('error-line', (f) => f.cmdId === undefined || f.cmdId === command.id)
+      : undefined;
     let index = 0;
     let sentBytes = 0;
     let sentRecords = 0;
+    let live = this.liveLogs.get(command.id);
+    if (live === undefined) this.liveLogs.set(command.id, (live = new Set()));
+    const sinks = live;
+    if (logs) sinks.add(res);
     return new Promise<void>((done) => {
       let finished = false;
       const finish = (): void => {
         if (finished) return;
         finished = true;
+        sinks.delete(res);
+        if (sinks.size === 0) this.liveLogs.delete(command.id);
         command.listeners.delete(pump);
         done();
       };

@@ -1,0 +1,160 @@
+/**
+ * Faults injected by the emulator: a dropped log stream, a start whose
+ * answer is lost, and teardown of a tree that tries to escape.
+ */
+import { describe, expect, it } from 'vitest';
+import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
+import { TransportError, type OutputChunk } from '@sandstream/types';
+import { TAG_VARIABLE } from '../src/index.js';
+import { until, useEmulator, testSandbox, within } from './helpers.js';
+
+const emulator = useEmulator();
+
+function expectedSeq(from: number, to: number): string {
+  let text = '';
+  for (let i = from; i <= to; i++) text += `${i}\n`;
+  return text;
+}
+
+function logRequests(cmdId: string | undefined): number {
+  return emulator().requests.filter((r) => r.method === 'GET' && r.path.endsWith(`/cmd/${cmdId}/logs`)).length;
+}
+
+describe('a dropped log stream', () => {
+  it('is resumed under run() with no lost or duplicated byte, twice in one command', async () => {
+    const sb = await testSandbox();
+    emulator().inject({ kind: 'drop-logs', afterBytes: 20_000, times: 1 });
+    emulator().inject({ kind: 'drop-logs', afterBytes: 90_000, times: 1 });
+    const result = await sb.run(['sh', '-c', 'seq 1 30000; seq 1 3000 >&2']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdoutText).toBe(expectedSeq(1, 30000));
+    expect(result.stderrText).toBe(expectedSeq(1, 3000));
+    const broken = emulator().requests.filter((r) => r.path.endsWith('/logs') && r.status === -1);
+    expect(broken.length).toBe(2);
+  });
+
+  it('is resumed under stream() while the command is still writing, in order, each byte once', async () => {
+    const sb = await testSandbox();
+    await using proc = sb.stream(['sh', '-c', 'seq 1 5000; read x; seq 5001 10000; echo done >&2'], { stdin: 'pipe' });
+    await proc.started();
+    // The drop hits the replay of what was already written and read.
+    const chunks: OutputChunk[] = [];
+    let stdout = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of proc) {
+      chunks.push(chunk);
+      if (chunk.stream === 'stdout') stdout += decoder.decode(chunk.data, { stream: true });
+      if (stdout.endsWith('5000\n') && stdout.length === expectedSeq(1, 5000).length) {
+        // The live stream breaks, and so does the first replay, part way.
+        emulator().inject({ kind: 'drop-logs', afterBytes: 1_000, cmdId: proc.commandId! });
+        expect(emulator().breakLogStreams(proc.commandId)).toBe(1);
+        await proc.stdin!.write('go\n');
+      }
+    }
+    expect(stdout).toBe(expectedSeq(1, 10000));
+    const result = await proc.wait();
+    expect(result.exitCode).toBe(0);
+    // Three log requests: the live one, the replay cut at 1000 bytes, the one that finished.
+    const requests = emulator().requests.filter((r) => r.path.endsWith(`/cmd/${proc.commandId}/logs`));
+    expect(requests.length).toBe(3);
+    expect(requests[1]!.status).toBe(-1);
+  });
+
+  it('ends with a TransportError when the service sends an error record', async () => {
+    const sb = await testSandbox();
+    emulator().inject({ kind: 'error-line', code: 'internal', message: 'log storage failed', afterRecords: 1 });
+    const error = await sb.run(['sh', '-c', 'echo a; sleep 0.2; echo b']).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransportError);
+    expect((error as Error).message).toMatch(/log storage failed/);
+  });
+});
+
+describe('a start whose answer is lost', () => {
+  it('is not retried, rejects with TransportError, and the copy that did start is ended', async () => {
+    const sb = await testSandbox();
+    const marker = `start-fault-${Date.now()}`;
+    emulator().inject({ kind: 'status', status: 502, method: 'POST', path: /\/cmd$/, when: 'after' });
+    const error = await sb.run(['sh', '-c', 'sleep 30; : "$1"', 'sh', marker]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransportError);
+    expect((error as Error).message).toMatch(/not retried/);
+    const starts = emulator().requests.filter(
+      (r) => r.method === 'POST' && r.path.endsWith('/cmd') && (JSON.stringify(r.body) ?? '').includes(marker),
+    );
+    expect(starts.length).toBe(1);
+    // The one copy that ran was found by its tag and killed before the error was reported.
+    expect(emulator().processes().filter((p) => p.cmdline.includes(marker))).toEqual([]);
+  });
+
+  it('where the raw SDK, under the same fault, starts the command twice', async () => {
+    const raw = await VercelSdkSandbox.create({ ...emulator().credentials, fetch: emulator().fetch });
+    const marker = `raw-start-fault-${Date.now()}`;
+    emulator().inject({ kind: 'status', status: 502, method: 'POST', path: /\/cmd$/, when: 'after' });
+    try {
+      const command = await raw.runCommand({ cmd: 'sh', args: ['-c', 'sleep 30; : "$1"', 'sh', marker], detached: true });
+      const copies = emulator().processes().filter((p) => p.cmdline.includes(marker));
+      expect(copies.length).toBe(2);
+      expect(copies.some((p) => p.cmdId === command.cmdId)).toBe(true);
+    } finally {
+      await raw.stop();
+    }
+  });
+
+  it('a 429 on the start is not retried either, and nothing runs', async () => {
+    const sb = await testSandbox();
+    const marker = `rate-limited-${Date.now()}`;
+    emulator().inject({ kind: 'status', status: 429, retryAfter: 0, method: 'POST', path: /\/cmd$/ });
+    const error = await sb.run(['sh', '-c', 'sleep 30; : "$1"', 'sh', marker]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransportError);
+    const starts = emulator().requests.filter((r) => r.path.endsWith('/cmd') && (JSON.stringify(r.body) ?? '').includes(marker));
+    expect(starts.length).toBe(1);
+    expect(emulator().processes().filter((p) => p.cmdline.includes(marker))).toEqual([]);
+  });
+});
+
+describe('teardown', () => {
+  it('kills the whole tree, including members that left the process group or the session', async () => {
+    const sb = await testSandbox();
+    const script = [
+      'sleep 30 &',
+      'setsid sleep 31 &',
+      '(sh -c "sleep 32 & echo grandchild" &) ',
+      'echo ready',
+      'wait',
+    ].join('\n');
+    const proc = sb.stream(['sh', '-c', script]);
+    await proc.started();
+    const cmdId = proc.commandId!;
+    let seen = '';
+    for await (const chunk of proc) {
+      seen += new TextDecoder().decode(chunk.data);
+      if (seen.includes('ready') && seen.includes('grandchild')) break;
+    }
+    // `break` disposed the Process: the emulator's process table shows nothing of the command.
+    expect(emulator().processes().filter((p) => p.cmdId === cmdId)).toEqual([]);
+    // Every member carried the command's tag; the leader's own pid was not all the kill reached.
+    const tagged = emulator().requests.filter((r) => r.method === 'POST' && (JSON.stringify(r.body) ?? '').includes('sandstream-tree'));
+    expect(tagged.length).toBeGreaterThan(0);
+  });
+
+  it('tags each command so its tree can be found', async () => {
+    const sb = await testSandbox();
+    const result = await sb.run(['sh', '-c', `printf %s "$${TAG_VARIABLE}"`]);
+    expect(result.stdoutText).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('after a leader exit, what it left gets SIGTERM, and the result waits for it', async () => {
+    const sb = await testSandbox();
+    const started = Date.now();
+    const result = await within(
+      10_000,
+      sb.run(['sh', '-c', '(trap "echo term; exit 0" TERM; sleep 30 & wait) & sleep 0.2; echo leader-done']),
+      'run',
+    );
+    expect(result.exitCode).toBe(0);
+    expect(result.stdoutText).toContain('leader-done');
+    // The member it left got SIGTERM (its handler ran) before the result was reported.
+    expect(result.stdoutText).toContain('term');
+    await until(() => emulator().processes().length === 0, 5_000, 'the tree is gone');
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});

@@ -1,0 +1,71 @@
+/**
+ * Shared test helpers: one emulator per test file, adapter sandboxes on it,
+ * and a check after each test that no process of the emulated sandboxes is
+ * left alive.
+ */
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import type { Sandbox } from '@sandstream/types';
+import type { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
+import { createVercelSandbox, type VercelCommonOptions } from '../src/index.js';
+import { VercelEmulator, type EmulatorOptions } from '../src/emulator/index.js';
+
+/** A short grace period, so SIGKILL paths stay quick. */
+export const GRACE_MS = 300;
+/** Node, for child scripts that need more than a shell. */
+export const NODE = process.execPath;
+
+let current: VercelEmulator | undefined;
+const open = new Set<Sandbox<VercelSdkSandbox>>();
+
+/** Starts this file's emulator before its tests and closes it after them. */
+export function useEmulator(options: EmulatorOptions = {}): () => VercelEmulator {
+  beforeAll(async () => {
+    current = await VercelEmulator.start(options);
+  });
+  afterEach(async () => {
+    for (const sandbox of open) await sandbox.close().catch(() => undefined);
+    open.clear();
+    // Nothing of any command may outlive its test (a process killed a moment
+    // ago may still be on its way out: give the kernel a bounded moment).
+    const deadline = Date.now() + 2_000;
+    while (current!.processes().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(current!.processes().map((p) => `${p.pid} ${p.cmdline}`)).toEqual([]);
+  });
+  afterAll(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return () => current!;
+}
+
+/** An adapter sandbox on the file's emulator, closed after the test. */
+export async function testSandbox(options: VercelCommonOptions = {}): Promise<Sandbox<VercelSdkSandbox>> {
+  const emulator = current!;
+  const sandbox = await createVercelSandbox({ ...emulator.credentials, fetch: emulator.fetch, graceMs: GRACE_MS, ...options });
+  open.add(sandbox);
+  return sandbox;
+}
+
+/** Rejects with a message naming `what` unless `promise` settles within `ms`. */
+export async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Waits until `condition()` holds, polling; fails after `ms`. */
+export async function until(condition: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
