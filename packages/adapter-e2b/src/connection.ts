@@ -1,0 +1,59 @@
+import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { Process as ProcessService } from './gen/envd-process_pb.js';
+
+/** Where envd listens and how to authenticate to it. */
+export interface EnvdEndpoint {
+  /** Base URL of envd (port 49983 of the sandbox, or the emulator's URL). */
+  readonly url: string;
+  /** Extra headers on every request (E2B's routing headers, `X-Access-Token`). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The sandbox account commands run as (sent as HTTP Basic user, as the SDK does). Default: envd's default user. */
+  readonly user?: string;
+}
+
+/** The process service client the driver uses. */
+export type ProcessClient = Client<typeof ProcessService>;
+
+/** A Connect client of envd's process service: binary protobuf, so output stays bytes. */
+export function createProcessClient(endpoint: EnvdEndpoint): ProcessClient {
+  const extra: Record<string, string> = { ...endpoint.headers };
+  if (endpoint.user !== undefined) extra['Authorization'] = `Basic ${Buffer.from(`${endpoint.user}:`).toString('base64')}`;
+  const headers: Interceptor = (next) => (request) => {
+    for (const [name, value] of Object.entries(extra)) request.header.set(name, value);
+    return next(request);
+  };
+  const transport = createConnectTransport({
+    baseUrl: endpoint.url,
+    httpVersion: '1.1',
+    useBinaryFormat: true,
+    interceptors: [headers],
+  });
+  return createClient(ProcessService, transport);
+}
+
+/**
+ * True when envd itself answered (an error it raises deliberately), as
+ * opposed to a transport failure whose effect on the sandbox is unknown.
+ * Codes that proxies and clients also produce (Unavailable, Unknown,
+ * Canceled, DeadlineExceeded, Aborted) are never taken as envd's answer.
+ */
+export function isDaemonAnswer(error: unknown): error is ConnectError {
+  if (!(error instanceof ConnectError)) return false;
+  return (
+    error.code === Code.NotFound ||
+    error.code === Code.InvalidArgument ||
+    error.code === Code.Internal ||
+    error.code === Code.Unimplemented ||
+    error.code === Code.FailedPrecondition ||
+    error.code === Code.PermissionDenied ||
+    error.code === Code.Unauthenticated
+  );
+}
+
+/** A short description of an error for messages. */
+export function describe(error: unknown): string {
+  if (error instanceof ConnectError) return `[${Code[error.code] ?? error.code}] ${error.rawMessage}`;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,77 @@
+/**
+ * The adapter module's face for the conformance kit: a default-export
+ * factory and `conformanceHooks`, both configured from the environment.
+ *
+ * - `E2B_API_KEY` set: one real E2B sandbox for the whole run (template
+ *   `E2B_TEMPLATE`, else the SDK's default), created in `setup()` and
+ *   killed in `teardown()`; every factory call is a handle on it that does
+ *   not own it.
+ * - else `E2B_SANDBOX_URL` set: the envd at that URL, through the SDK's
+ *   debug mode.
+ * - else: `setup()` starts the envd emulator of this package, and the
+ *   factory's handles run on it.
+ */
+import { Sandbox as E2BSdkSandbox } from 'e2b';
+import { InvalidArgument, type Sandbox } from '@sandstream/types';
+import { createE2BSandbox } from './index.js';
+
+/** The kit's hook interface (`ConformanceHooks` of `@sandstream/conformance`), restated to keep it a dev dependency. */
+export interface E2BConformanceHooks {
+  setup(): Promise<void>;
+  teardown(): Promise<void>;
+  attach(sandbox: Sandbox): Promise<Sandbox>;
+}
+
+interface Shared {
+  sandbox: E2BSdkSandbox;
+  owned: boolean;
+  stop?: () => Promise<void>;
+}
+
+let shared: Shared | undefined;
+
+async function connect(): Promise<Shared> {
+  const apiKey = process.env['E2B_API_KEY'];
+  if (apiKey !== undefined && apiKey !== '') {
+    const template = process.env['E2B_TEMPLATE'];
+    const sandbox = template ? await E2BSdkSandbox.create(template) : await E2BSdkSandbox.create();
+    return { sandbox, owned: true };
+  }
+  const url = process.env['E2B_SANDBOX_URL'];
+  if (url !== undefined && url !== '') {
+    return { sandbox: await E2BSdkSandbox.create({ debug: true, sandboxUrl: url }), owned: false };
+  }
+  const { startEnvdEmulator } = await import('./emulator/index.js');
+  const emulator = await startEnvdEmulator();
+  const sandbox = await E2BSdkSandbox.create({ debug: true, sandboxUrl: emulator.url });
+  return { sandbox, owned: false, stop: () => emulator.close() };
+}
+
+/** Lifecycle and observation hooks of this adapter module for the conformance kit. */
+export const conformanceHooks: E2BConformanceHooks = {
+  async setup() {
+    shared ??= await connect();
+  },
+  async teardown() {
+    const current = shared;
+    shared = undefined;
+    if (current === undefined) return;
+    if (current.owned) await current.sandbox.kill().catch(() => undefined);
+    await current.stop?.();
+  },
+  async attach(sandbox: Sandbox) {
+    // A second handle on the same E2B sandbox; its close() never kills it.
+    return createE2BSandbox({ sandbox: sandbox.native as E2BSdkSandbox, owned: false });
+  },
+};
+
+/** The conformance kit's entry point: a handle on the run's sandbox per call (see the module comment). */
+export default async function createSandbox(): Promise<Sandbox<E2BSdkSandbox>> {
+  if (shared === undefined) {
+    throw new InvalidArgument(
+      'conformanceHooks',
+      'setup() has not run: the kit calls it before the first case (it connects to E2B when E2B_API_KEY is set, else to E2B_SANDBOX_URL, else starts the envd emulator)',
+    );
+  }
+  return createE2BSandbox({ sandbox: shared.sandbox, owned: false });
+}
