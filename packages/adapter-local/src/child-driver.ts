@@ -11,8 +11,6 @@ export interface ChildDriverOptions {
   readonly baseEnv: Readonly<Record<string, string>>;
   /** Absolute; undefined means this process's working directory at spawn time. */
   readonly defaultCwd: string | undefined;
-  /** Used when the leader exits while others in its group linger. */
-  readonly graceMs: number;
   readonly prlimitPath: string | undefined;
   /** util-linux's setpriv; without it, a user switch drops supplementary groups. */
   readonly setprivPath: string | undefined;
@@ -21,9 +19,6 @@ export interface ChildDriverOptions {
 }
 
 const STDIN_CLOSED_CODES = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
-
-/** The longest delay setTimeout honours. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** First and last interval of the poll that waits for a group to empty. */
 const POLL_FIRST_MS = 1;
@@ -118,27 +113,28 @@ function spawnFailure(command: CommandSpec, cwd: string, error: NodeJS.ErrnoExce
  * Runs one command as a child process that leads its own process group, so
  * signals reach everything it starts. The command is finished once its
  * leader was reaped, both pipes reached end-of-file and no live process is
- * left in its group: members that outlive the leader are told to go
- * (SIGTERM, then SIGKILL after the grace period), so nothing the command
- * started outlives its result, and a member holding a pipe open cannot keep
- * the result waiting.
+ * left in its group. When the leader exits, the driver reports
+ * `leaderExited` and the runtime winds the rest of the group down through
+ * `signal()` on its own timers (SIGTERM, SIGKILL after its grace period);
+ * the driver only watches for the group to empty and the pipes to drain,
+ * and once SIGKILL was sent, stops waiting for a pipe that a process which
+ * left the group holds open.
  */
 export class ChildDriver implements ProcessDriver {
   private child: ChildProcess | undefined;
   private events: DriverEvents | undefined;
   private leaderStatus: ExitStatus | undefined;
   private pipesClosed = false;
-  private lingerExpired = false;
-  private killed = false;
+  /** SIGKILL was sent to the group: what still holds a pipe is outside it. */
+  private groupKilled = false;
   private groupGone = false;
   private finished = false;
   private paused = false;
-  private lingerTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private pollDelay = POLL_FIRST_MS;
   /** Output bytes seen, and the count at the previous poll, to tell a quiet pipe. */
   private bytesSeen = 0;
-  private quietSince = -1;
+  private bytesAtLastPoll = -1;
   private quietPolls = 0;
 
   constructor(
@@ -216,56 +212,31 @@ export class ChildDriver implements ProcessDriver {
       child.once('exit', (code, signal) => {
         this.leaderStatus = { exitCode: code, signal };
         if (child.pid === undefined) return;
-        // The command itself is done: its timeout no longer counts.
-        events.leaderExited(this.leaderStatus);
-        if (this.killed) {
-          // Teardown already sent SIGKILL to the group; no second grace period.
-          this.lingerExpired = true;
-          this.tellGroupQuietly('SIGKILL');
-          this.check();
-          return;
+        if (this.groupKilled) {
+          // Teardown already sent SIGKILL to the group; a member forked
+          // while it was on its way gets it too. Best effort: an EPERM (a
+          // set-uid member) must not become an uncaught exception here.
+          try {
+            signalGroup(child.pid, 'SIGKILL');
+          } catch {
+            // The poll keeps watching the group.
+          }
         }
-        // Anything still in the group outlived the command: tell it to go.
-        // Best effort: an EPERM (a set-uid member) must not become an
-        // uncaught exception in this event handler.
-        this.tellGroupQuietly('SIGTERM');
-        this.lingerTimer = setTimeout(
-          () => {
-            this.lingerExpired = true;
-            this.tellGroupQuietly('SIGKILL');
-            this.check();
-          },
-          // setTimeout cuts longer delays to 1 ms; 24.8 days is as good as forever here.
-          Math.min(options.graceMs, MAX_TIMER_MS),
-        );
-        this.check();
+        this.reportExitIfFinished();
+        // The command itself is done: its timeout no longer counts, and the
+        // runtime winds down what it left in the group.
+        if (!this.finished) events.leaderExited(this.leaderStatus);
       });
       // Emitted once the leader exited and both output pipes are closed.
       child.once('close', () => {
         this.pipesClosed = true;
-        this.check();
+        this.reportExitIfFinished();
       });
     });
   }
 
-  /** SIGTERM (and SIGCONT, so a stopped member can act on it) to the group. */
-  private tellGroup(signal: NodeJS.Signals): void {
-    const pgid = this.child?.pid;
-    if (pgid === undefined || this.groupGone) return;
-    signalGroup(pgid, signal);
-    if (signal === 'SIGTERM') signalGroup(pgid, 'SIGCONT');
-  }
-
-  private tellGroupQuietly(signal: NodeJS.Signals): void {
-    try {
-      this.tellGroup(signal);
-    } catch {
-      // Nothing in the group could be signalled; the poll keeps watching it.
-    }
-  }
-
   /** Reports the exit once the leader is reaped, the pipes are closed and the group is empty. */
-  private check(): void {
+  private reportExitIfFinished(): void {
     clearTimeout(this.pollTimer);
     this.pollTimer = undefined;
     const child = this.child;
@@ -273,35 +244,34 @@ export class ChildDriver implements ProcessDriver {
     if (!this.groupGone && !groupAlive(child.pid)) this.groupGone = true;
     if (this.pipesClosed) {
       if (this.groupGone) this.finish();
-      else this.schedule(); // members without our pipes linger: SIGKILL comes with the linger timer
+      else this.schedule(); // members without our pipes linger: the runtime's SIGKILL ends them
       return;
     }
-    // The pipes are open. 'close', the linger timer or resume() call again,
-    // except in one case: the group is gone and output is flowing, yet no
-    // end-of-file comes, because a process that left the group (setsid)
-    // holds a pipe. Once output has stayed quiet for two polls, stop
-    // waiting for it ('close' follows the destroy).
-    if (!this.lingerExpired || this.paused) return;
+    // The pipes are open. 'close', the runtime's SIGKILL or resume() call
+    // again, except in one case: the group is gone and output is flowing,
+    // yet no end-of-file comes, because a process that left the group
+    // (setsid) holds a pipe. Once output has stayed quiet for two polls
+    // after SIGKILL, stop waiting for it ('close' follows the destroy).
+    if (!this.groupKilled || this.paused) return;
     if (this.groupGone) {
-      if (this.quietSince === this.bytesSeen && this.quietPolls >= 2) {
+      if (this.bytesAtLastPoll === this.bytesSeen && this.quietPolls >= 2) {
         child.stdout?.destroy();
         child.stderr?.destroy();
         return;
       }
-      this.quietPolls = this.quietSince === this.bytesSeen ? this.quietPolls + 1 : 0;
-      this.quietSince = this.bytesSeen;
+      this.quietPolls = this.bytesAtLastPoll === this.bytesSeen ? this.quietPolls + 1 : 0;
+      this.bytesAtLastPoll = this.bytesSeen;
     }
     this.schedule();
   }
 
   private schedule(): void {
-    this.pollTimer = setTimeout(() => this.check(), this.pollDelay);
+    this.pollTimer = setTimeout(() => this.reportExitIfFinished(), this.pollDelay);
     this.pollDelay = Math.min(this.pollDelay * 2, POLL_MAX_MS);
   }
 
   private finish(): void {
     this.finished = true;
-    clearTimeout(this.lingerTimer);
     clearTimeout(this.pollTimer);
     this.events!.exit(this.leaderStatus!);
   }
@@ -334,21 +304,19 @@ export class ChildDriver implements ProcessDriver {
     // Exactly the one signal asked for: kill() is a single signal, and the
     // runtime's termination sequence sends its own SIGCONT after SIGTERM.
     const pgid = this.child?.pid;
-    if (pgid !== undefined && !this.groupGone) signalGroup(pgid, signal);
+    if (pgid !== undefined && !this.groupGone && !this.finished) signalGroup(pgid, signal);
     if (signal === 'SIGKILL') this.killSent();
   }
 
   /**
-   * The runtime's grace period is over. Whatever the group still holds is
-   * being killed, so the driver's own linger after the leader's exit ends
-   * now too, rather than adding a second grace period.
+   * The runtime's grace period is over and whatever the group still holds
+   * is being killed: from now on a pipe still open after the group is gone
+   * is held from outside it, and is waited for only until it goes quiet.
    */
   private killSent(): void {
-    this.killed = true;
-    if (this.leaderStatus === undefined || this.lingerExpired) return;
-    clearTimeout(this.lingerTimer);
-    this.lingerExpired = true;
-    this.check();
+    if (this.groupKilled) return;
+    this.groupKilled = true;
+    if (this.leaderStatus !== undefined) this.reportExitIfFinished();
   }
 
   pause(): void {
@@ -361,11 +329,10 @@ export class ChildDriver implements ProcessDriver {
     this.paused = false;
     this.child?.stdout?.resume();
     this.child?.stderr?.resume();
-    if (this.leaderStatus !== undefined) this.check();
+    if (this.leaderStatus !== undefined) this.reportExitIfFinished();
   }
 
   async release(): Promise<void> {
-    clearTimeout(this.lingerTimer);
     clearTimeout(this.pollTimer);
     this.finished = true;
     const child = this.child;

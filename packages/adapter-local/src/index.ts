@@ -141,7 +141,6 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox<L
       new ChildDriver(command, {
         baseEnv,
         defaultCwd,
-        graceMs,
         prlimitPath,
         setprivPath,
         user: command.user === undefined ? undefined : resolveUser(command.user),

@@ -9,7 +9,12 @@ import type { OutputChunk } from './schema/output-chunk.js';
  * exited or stopped reading, `write()` rejects with `StdinClosed`.
  */
 export interface StdinWriter {
-  /** Queues bytes (strings are UTF-8 encoded); resolves once the backend accepted them. */
+  /**
+   * Queues bytes (strings are UTF-8 encoded); resolves once the backend
+   * accepted them. Bytes are delivered exactly once, in order: a write whose
+   * delivery is uncertain rejects with `TransportError`, and so does every
+   * later write; `end()` still closes standard input.
+   */
   write(data: Uint8Array | string): Promise<void>;
   /** Closes standard input so the command sees end-of-file. Idempotent; never rejects because the command already exited. */
   end(): Promise<void>;
@@ -44,6 +49,12 @@ export interface Process extends AsyncIterable<OutputChunk>, AsyncDisposable {
   readonly argv: readonly string[];
   /** The backend's process id once the start was confirmed, otherwise undefined. */
   readonly pid: number | undefined;
+  /**
+   * The backend's id for the command (or a substitute: the pid as a string,
+   * else `id`), set once the start was confirmed, without reading output;
+   * stable for the Process's life. Undefined until then.
+   */
+  readonly commandId: string | undefined;
   /** The writer when started with `stdin: 'pipe'`, otherwise null. */
   readonly stdin: StdinWriter | null;
   /** True once the command's exit (or failure) is known. */
@@ -54,8 +65,16 @@ export interface Process extends AsyncIterable<OutputChunk>, AsyncDisposable {
    */
   [Symbol.asyncIterator](): AsyncIterator<OutputChunk, undefined>;
   /**
-   * Resolves with the terminal result (`streamed: true`). Idempotent; output
-   * nobody has read is drained and discarded. Rejects with `AbortError` when
+   * Resolves once the backend confirmed the start (`pid` and `commandId` are
+   * then set). Rejects as `wait()` would when the command never started. A
+   * start is never retried: when its outcome is unknown, this rejects with
+   * `TransportError`.
+   */
+  started(): Promise<void>;
+  /**
+   * Resolves with the terminal result (`streamed: true`). Idempotent. A loop
+   * that is iterating keeps receiving every chunk to the end; output no
+   * iterator will read is drained and discarded. Rejects with `AbortError` when
    * the caller's signal ended the command, `SpawnFailed` when it never started,
    * or `TransportError` when the backend could not report how it ended.
    */
@@ -64,6 +83,14 @@ export interface Process extends AsyncIterable<OutputChunk>, AsyncDisposable {
   kill(signal?: Signal): Promise<void>;
   /** Terminates the command if it is still running (SIGTERM, then SIGKILL after the grace period) and waits for it. */
   [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** How a sandbox terminates a command (spec 1.1, SS-TERM-1). */
+export interface SandboxTermination {
+  /** Milliseconds between SIGTERM and SIGKILL. */
+  readonly graceMs: number;
+  /** Milliseconds it waits for the exit after SIGKILL before failing with `TransportError`. */
+  readonly killWaitMs: number;
 }
 
 /**
@@ -86,6 +113,13 @@ export interface Sandbox<Native = unknown> extends AsyncDisposable {
   readonly capabilities: Readonly<CapabilityManifest>;
   /** The backend's own handle, for what the contract does not cover. */
   readonly native: Native;
+  /**
+   * The sandbox's termination settings: `graceMs` between SIGTERM and
+   * SIGKILL, and `killWaitMs` it waits for an exit after SIGKILL before
+   * failing with `TransportError`. Sandboxes built with `defineSandbox`
+   * always state them.
+   */
+  readonly termination?: SandboxTermination;
   /** Runs a command to completion and buffers its output. */
   run(argv: readonly string[], options?: RunOptions): Promise<ExecResult>;
   /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgument } from '../src/errors.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from '../src/options.js';
-import { planRun, planStream, validateArgv } from '../src/validate-options.js';
+import { planRun, planStream, validateArgv } from '../src/runtime/execution-plan.js';
 
 type Plan = (argv: unknown, options?: unknown) => unknown;
 const run: Plan = (argv, options) => planRun(argv, options as never);

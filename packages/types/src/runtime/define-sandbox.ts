@@ -3,7 +3,7 @@ import { AbortError, CapabilityNotSupported, SandboxClosed } from '../errors.js'
 import type { RunOptions, StreamOptions } from '../options.js';
 import type { Capability, CapabilityManifest } from '../schema/capability.js';
 import type { ExecResult } from '../schema/exec-result.js';
-import { planRun, planStream, type CommandSpec, type ExecutionPlan } from '../validate-options.js';
+import { planRun, planStream, type CommandSpec, type ExecutionPlan } from './execution-plan.js';
 import type { ProcessDriver } from './driver.js';
 import { ProcessCore, type CoreSettings } from './process-core.js';
 import { ProcessHandle } from './process-handle.js';
@@ -24,7 +24,11 @@ export interface SandboxBackend<Native = unknown> {
   readonly name: string;
   readonly capabilities: CapabilityManifest;
   readonly native: Native;
-  /** Time between SIGTERM and SIGKILL during teardown (default 2000 ms). */
+  /**
+   * Time between SIGTERM and SIGKILL (default 2000 ms), in teardown and when
+   * the leader exits while what it started lives on. The runtime owns this
+   * timer: the driver is never told it.
+   */
   readonly graceMs?: number;
   /** Wait for an exit report after SIGKILL before failing with `TransportError` (default 5000 ms). */
   readonly killWaitMs?: number;
@@ -67,6 +71,7 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
     highWaterMark: backend.highWaterMark ?? DEFAULT_HIGH_WATER_MARK,
   };
   const capabilities = Object.freeze({ ...backend.capabilities });
+  const termination = Object.freeze({ graceMs: settings.graceMs, killWaitMs: settings.killWaitMs });
   const live = new Set<ProcessCore>();
   let counter = 0;
   let closing: Promise<void> | undefined;
@@ -89,6 +94,7 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
     name: backend.name,
     capabilities,
     native: backend.native,
+    termination,
 
     async run(argv: readonly string[], options?: RunOptions): Promise<ExecResult> {
       if (closing !== undefined) throw new SandboxClosed();

@@ -14,5 +14,5 @@ export {
   DEFAULT_KILL_WAIT_MS,
   type SandboxBackend,
 } from './define-sandbox.js';
-export type { CommandSpec, ExecutionPlan } from '../validate-options.js';
+export type { CommandSpec, ExecutionPlan } from './execution-plan.js';
 

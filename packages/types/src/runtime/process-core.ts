@@ -1,17 +1,17 @@
-import {
-  AbortError,
-  CallbackFailed,
-  SandstreamError,
-  SpawnFailed,
-  StdinClosed,
-  TransportError,
-} from '../errors.js';
+import { AbortError, CallbackFailed, SpawnFailed, StdinClosed, TransportError } from '../errors.js';
 import type { Signal } from '../options.js';
 import { createExecResult } from '../result.js';
 import type { ExecResult } from '../schema/exec-result.js';
 import type { OutputChunk, StreamName } from '../schema/output-chunk.js';
-import type { ExecutionPlan } from '../validate-options.js';
+import { onAbortOf } from './abort-fan-out.js';
+import { Capture } from './capture.js';
+import { ChunkQueue } from './chunk-queue.js';
 import type { DriverEvents, ExitStatus, ProcessDriver } from './driver.js';
+import type { ExecutionPlan } from './execution-plan.js';
+import { StdinChannel } from './stdin-channel.js';
+import { runTermination, type TerminationTarget } from './termination.js';
+import { longTimeout, TIMED_OUT, within, type Timer } from './timers.js';
+import { asError, asTransport } from './transport.js';
 
 /** Timing and flow-control settings of one process. */
 export interface CoreSettings {
@@ -29,236 +29,148 @@ export interface CoreSettings {
  */
 export type CoreMode = 'stream' | 'run';
 
+/**
+ * Why the command ended, when it did not simply end by itself: the runtime
+ * ended it (timeout, the caller's signal, a throwing `onOutput`), or its
+ * end could not be reported (a failure). The first of these wins, except
+ * that a failure replaces any of them: a result that cannot be trusted is
+ * not reported.
+ */
+export type Ending =
+  | { readonly kind: 'timed-out' }
+  | { readonly kind: 'aborted'; readonly reason: unknown; readonly started: boolean }
+  | { readonly kind: 'callback-failed'; readonly error: unknown }
+  | { readonly kind: 'failed'; readonly error: Error };
+
+/** `starting` until the driver confirmed the start, `settled` once the command's fate is known. */
 type Phase = 'starting' | 'running' | 'settled';
 
-interface Waiter {
-  resolve(value: IteratorResult<OutputChunk, undefined>): void;
-  reject(error: unknown): void;
-}
-
-/** Accumulates one stream's bytes for `run()`, up to the cap. */
-class Capture {
-  private readonly parts: Uint8Array[] = [];
-  private kept = 0;
-  truncated = false;
-  constructor(private readonly cap: number) {}
-
-  add(data: Uint8Array): void {
-    const room = this.cap - this.kept;
-    if (data.byteLength <= room) {
-      this.parts.push(data);
-      this.kept += data.byteLength;
-      return;
-    }
-    if (room > 0) {
-      this.parts.push(data.subarray(0, room));
-      this.kept += room;
-    }
-    this.truncated = true;
-  }
-
-  /**
-   * The kept bytes as a plain Uint8Array that owns its memory: never a view
-   * into Node's shared Buffer pool (whose other contents `.buffer` would
-   * expose) nor into a larger read buffer (which it would keep alive).
-   */
-  bytes(): Uint8Array {
-    const only = this.parts.length === 1 ? this.parts[0]! : undefined;
-    if (only !== undefined && only.byteOffset === 0 && only.byteLength === only.buffer.byteLength) {
-      return new Uint8Array(only.buffer, 0, only.byteLength);
-    }
-    const out = new Uint8Array(this.kept);
-    let offset = 0;
-    for (const part of this.parts) {
-      out.set(part, offset);
-      offset += part.byteLength;
-    }
-    return out;
-  }
-}
-
-/** The longest delay setTimeout honours; longer ones fire after 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** setTimeout for any finite delay: longer ones are chained, not cut to 1 ms. */
-function longTimeout(callback: () => void, ms: number): { cancel(): void } {
-  let timer: NodeJS.Timeout | undefined;
-  const arm = (left: number): void => {
-    timer = left > MAX_TIMER_MS ? setTimeout(() => arm(left - MAX_TIMER_MS), MAX_TIMER_MS) : setTimeout(callback, left);
-  };
-  arm(ms);
-  return { cancel: () => clearTimeout(timer) };
-}
-
-const TIMED_OUT = Symbol('timed out');
-
-/** Settles like `promise`, or with TIMED_OUT after `ms`; the timer never outlives the race. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  let timer: { cancel(): void } | undefined;
-  const expiry = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = longTimeout(() => resolve(TIMED_OUT), ms);
-  });
-  try {
-    return await Promise.race([promise, expiry]);
-  } finally {
-    timer?.cancel();
-  }
-}
-
 /**
- * What a backend failure becomes for the caller: errors the contract
- * defines for that step pass through (`keep`); anything else is a
- * TransportError carrying the original as its cause.
- */
-function asTransport(error: unknown, step: string, keep: ReadonlyArray<abstract new (...args: never[]) => SandstreamError> = []): SandstreamError {
-  if (error instanceof TransportError || keep.some((kind) => error instanceof kind)) return error as SandstreamError;
-  return new TransportError(`${step} failed: ${asError(error).message}`, { cause: error });
-}
-
-/**
- * One 'abort' listener per signal, fanned out to every command that shares
- * it: a caller passing one signal to many commands must not trip Node's
- * listener-leak warning.
- */
-interface AbortFanOut {
-  readonly subscribers: Set<() => void>;
-  readonly listener: () => void;
-}
-
-const abortFanOuts = new WeakMap<AbortSignal, AbortFanOut>();
-
-function onAbortOf(signal: AbortSignal, callback: () => void): () => void {
-  let fanOut = abortFanOuts.get(signal);
-  if (fanOut === undefined) {
-    const subscribers = new Set<() => void>();
-    const listener = (): void => {
-      abortFanOuts.delete(signal);
-      for (const subscriber of subscribers) subscriber();
-    };
-    fanOut = { subscribers, listener };
-    abortFanOuts.set(signal, fanOut);
-    signal.addEventListener('abort', listener, { once: true });
-  }
-  const { subscribers, listener } = fanOut;
-  subscribers.add(callback);
-  return () => {
-    subscribers.delete(callback);
-    if (subscribers.size === 0 && abortFanOuts.get(signal) === fanOut) {
-      // The last command using this signal is done: leave nothing attached to it.
-      abortFanOuts.delete(signal);
-      signal.removeEventListener('abort', listener);
-    }
-  };
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}
-
-/**
- * The Process state machine, written once for every adapter. It owns the
- * chunk queue, backpressure, timeout, abort, teardown order and the result;
- * the driver owns only the backend.
+ * The Process state machine, written once for every adapter. It connects
+ * the driver's events to the chunk queue (stream) or the captures (run),
+ * arms the timeout and the caller's signal, and reports the result; the
+ * driver owns only the backend.
  *
  * It holds no reference to the public Process object, so that object can
  * be garbage-collected (and the leak caught) while the core lives on.
  */
-export class ProcessCore {
+export class ProcessCore implements TerminationTarget {
   readonly startedAt = performance.now();
   pid: number | undefined;
+  commandId: string | undefined;
 
   private phase: Phase = 'starting';
   private readonly settledPromise: Promise<void>;
   private resolveSettled!: () => void;
   private status: ExitStatus | undefined;
   private endedAt = 0;
-  /** Why the command failed to start or to report, if it did. */
-  private failure: Error | undefined;
-  private timedOut = false;
-  private abortReason: unknown;
-  private aborted = false;
-  private neverStarted = false;
-  private callbackError: unknown;
-  private callbackFailed = false;
+  /** Why the command ended, unless it ended by itself; see {@link Ending}. */
+  private ending: Ending | undefined;
+  /** What the leader's exit reported, once the driver said the leader ended. */
+  leaderStatus: ExitStatus | undefined;
 
-  // Stream mode: the queue of unread chunks.
-  private queue: OutputChunk[] = [];
-  private queueHead = 0;
-  private queuedBytes = 0;
-  private waiter: Waiter | undefined;
-  private paused = false;
-  private onResume: (() => void) | undefined;
-  private discarding = false;
-  /** Set once termination began: the queue may grow to the teardown mark. */
-  private tearingDown = false;
-
-  // Run mode: what is kept.
+  /** Stream mode: the unread chunks. */
+  private readonly queue: ChunkQueue | undefined;
+  /** Run mode: what is kept of each stream. */
   private readonly captures: Record<StreamName, Capture> | undefined;
+  /** The caller's `onOutput`, until it throws: then it is not called again. */
+  private onOutput: ((chunk: OutputChunk) => void) | undefined;
+  /**
+   * The iterator, as far as `wait()` is concerned: `none` until one is
+   * created; `attached` once created; `reading` once it is known to be
+   * read while `wait()` is pending (it was waiting for a chunk when `wait()`
+   * was called, or asked for one since). See {@link result}.
+   */
+  private reader: 'none' | 'attached' | 'reading' = 'none';
+  readonly stdin: StdinChannel;
 
-  private terminating: Promise<void> | undefined;
-  private timeoutTimer: { cancel(): void } | undefined;
-  private readonly onAbort = (): void => {
-    this.aborted = true;
-    this.abortReason = this.plan.signal?.reason;
-    void this.terminate();
-  };
-  private resultPromise: Promise<ExecResult> | undefined;
+  private termination: Promise<void> | undefined;
+  private timeoutTimer: Timer | undefined;
   private unsubscribeAbort: (() => void) | undefined;
-  private releasing: Promise<void> | undefined;
-  private released: Promise<void> | undefined;
-  private readonly started: Promise<void>;
+  private resultPromise: Promise<ExecResult> | undefined;
+  /** Leaving the scope: termination, then the driver's release. */
+  private disposal: Promise<void> | undefined;
+  /** The driver's `release()`, once called (it is called exactly once, once settled). */
+  private driverRelease: Promise<void> | undefined;
+  /** Settles when `driver.start()` did (either way); undefined when it was never called. */
+  private readonly startAttempt: Promise<void> | undefined;
+  /** The public `started()`: resolves once the start was confirmed. */
+  private readonly startConfirmed: Promise<void>;
+  private confirmStart!: () => void;
+  private refuseStart!: (error: Error) => void;
 
   constructor(
     readonly id: string,
     readonly plan: ExecutionPlan,
-    private readonly driver: ProcessDriver,
+    readonly driver: ProcessDriver,
     readonly mode: CoreMode,
-    private readonly settings: CoreSettings,
+    readonly settings: CoreSettings,
   ) {
     this.settledPromise = new Promise((resolve) => {
       this.resolveSettled = resolve;
     });
+    this.startConfirmed = new Promise<void>((resolve, reject) => {
+      this.confirmStart = resolve;
+      this.refuseStart = reject;
+    });
+    // Rejections reach whoever calls started(); nobody calling it is no error.
+    this.startConfirmed.catch(() => undefined);
+    this.onOutput = plan.onOutput;
     this.captures =
       mode === 'run'
         ? { stdout: new Capture(plan.maxOutputBytes), stderr: new Capture(plan.maxOutputBytes) }
         : undefined;
+    this.queue =
+      mode === 'stream'
+        ? new ChunkQueue(
+            settings.highWaterMark,
+            { pause: () => this.applyFlow(), resume: () => this.applyFlow() },
+            // wait() is pending and the iterator has not read since: taken as abandoned.
+            () => this.resultPromise !== undefined && this.reader === 'attached',
+          )
+        : undefined;
+    this.stdin = new StdinChannel(driver, this);
 
-    const events: DriverEvents = {
-      output: (stream, data) => this.handleOutput(stream, data),
-      exit: (status) => this.settle(status, undefined),
-      leaderExited: () => this.disarm(),
-      fail: (error) => this.settle(undefined, error),
-    };
-    if (plan.timeout !== undefined) {
-      this.timeoutTimer = longTimeout(() => {
-        this.timedOut = true;
-        void this.terminate();
-      }, plan.timeout);
-    }
     if (plan.signal?.aborted) {
       // Already aborted: nothing is started, so there is nothing to tear down
       // and no result to report, exactly as run() refuses such a call.
-      this.neverStarted = true;
-      this.aborted = true;
-      this.abortReason = plan.signal.reason;
-      this.started = Promise.resolve();
+      this.ending = { kind: 'aborted', reason: plan.signal.reason, started: false };
+      this.startAttempt = undefined;
       this.settle(undefined, undefined);
       return;
     }
-    if (plan.signal !== undefined) this.unsubscribeAbort = onAbortOf(plan.signal, this.onAbort);
-
-    this.started = this.start(events);
+    if (plan.timeout !== undefined) {
+      this.timeoutTimer = longTimeout(() => this.endBecause({ kind: 'timed-out' }), plan.timeout);
+    }
+    if (plan.signal !== undefined) {
+      const signal = plan.signal;
+      this.unsubscribeAbort = onAbortOf(signal, () =>
+        this.endBecause({ kind: 'aborted', reason: signal.reason, started: true }),
+      );
+    }
+    const events: DriverEvents = {
+      output: (stream, data) => this.handleOutput(stream, data),
+      exit: (status) => this.settle(status, undefined),
+      leaderExited: (status) => this.handleLeaderExit(status),
+      fail: (error) => this.settle(undefined, asTransport(error, 'the backend')),
+    };
+    this.startAttempt = this.start(events);
   }
 
   private async start(events: DriverEvents): Promise<void> {
     try {
+      // Called once: a start whose outcome is unknown is never retried.
       const info = await this.driver.start(events);
       this.pid = info.pid;
+      this.commandId = info.commandId ?? (info.pid !== undefined ? String(info.pid) : this.id);
       if (this.phase === 'starting') this.phase = 'running';
+      this.confirmStart();
     } catch (error) {
       this.settle(undefined, asTransport(error, 'start', [SpawnFailed]));
       return;
     }
+    // Output may have filled the queue before the start was confirmed.
+    if (this.queue?.paused) this.driver.pause?.();
     // Fed in the background: `started` means "started", not "read all its
     // input", or a command that never reads would block its own teardown.
     if (this.plan.input !== undefined) void this.feedInput(this.plan.input);
@@ -274,7 +186,7 @@ export class ProcessCore {
       if (error instanceof StdinClosed || this.phase === 'settled') return;
       // The link broke: the command's result cannot be trusted, so it ends
       // with the failure once it is gone.
-      this.failure ??= asTransport(error, 'writing the input');
+      if (this.ending?.kind !== 'failed') this.ending = { kind: 'failed', error: asTransport(error, 'writing the input') };
       void this.terminate();
     }
   }
@@ -288,157 +200,150 @@ export class ProcessCore {
     return this.settledPromise;
   }
 
+  /** Resolves once the start was confirmed or the command's fate is known. Never rejects. */
+  whenStartedOrSettled(): Promise<void> {
+    return Promise.race([this.startAttempt ?? this.settledPromise, this.settledPromise]);
+  }
+
+  /** Resolves once the backend confirmed the start; rejects as `result()` does when it never started. */
+  started(): Promise<void> {
+    return this.startConfirmed;
+  }
+
   // ---- output ---------------------------------------------------------
 
   private handleOutput(stream: StreamName, data: Uint8Array): void {
     if (this.phase === 'settled' || data.byteLength === 0) return;
     const chunk: OutputChunk = { stream, data };
-    if (this.plan.onOutput !== undefined && !this.callbackFailed) {
+    if (this.onOutput !== undefined) {
       try {
-        this.plan.onOutput(chunk);
+        this.onOutput(chunk);
       } catch (error) {
-        this.callbackFailed = true;
-        this.callbackError = error;
-        void this.terminate();
+        this.onOutput = undefined;
+        this.endBecause({ kind: 'callback-failed', error });
       }
     }
-    if (this.captures !== undefined) {
-      this.captures[stream].add(data);
-      return;
-    }
-    if (this.discarding) return;
-    if (this.waiter !== undefined) {
-      const waiter = this.waiter;
-      this.waiter = undefined;
-      waiter.resolve({ value: chunk, done: false });
-      return;
-    }
-    this.queue.push(chunk);
-    this.queuedBytes += data.byteLength;
-    if (!this.paused && this.queuedBytes >= this.pauseMark()) {
-      this.paused = true;
-      this.driver.pause?.();
-    }
+    if (this.captures !== undefined) this.captures[stream].add(data);
+    else this.queue!.push(chunk);
   }
 
-  /**
-   * Queued bytes at which the driver is paused. During teardown the queue
-   * may grow by one more high-water mark, so a command blocked on a full
-   * pipe can still write its last words from a SIGTERM handler; a command
-   * that keeps flooding output is paused again and dies by SIGKILL, rather
-   * than filling memory for the whole grace period.
-   */
-  private pauseMark(): number {
-    return this.tearingDown ? 2 * this.settings.highWaterMark : this.settings.highWaterMark;
+  /** Passes the queue's pause state on to the driver, never before its start was confirmed nor after the end. */
+  private applyFlow(): void {
+    if (this.phase !== 'running' || this.queue === undefined) return;
+    if (this.queue.paused) this.driver.pause?.();
+    else this.driver.resume?.();
   }
 
-  private resumeIfPaused(): void {
-    if (this.paused) {
-      this.paused = false;
-      this.driver.resume?.();
-      const resumed = this.onResume;
-      this.onResume = undefined;
-      resumed?.();
-    }
+  /** True while the driver is paused because the reader is behind. */
+  get paused(): boolean {
+    return this.queue?.paused ?? false;
   }
 
   /** Resolves the next time a paused driver is resumed. */
-  private whenResumed(): Promise<void> {
-    return new Promise((resolve) => {
-      const previous = this.onResume;
-      this.onResume = () => {
-        previous?.();
-        resolve();
-      };
-    });
+  whenResumed(): Promise<void> {
+    return this.queue?.whenResumed() ?? new Promise<void>(() => undefined);
   }
 
   /** Drops unread output and stops queueing: nobody will read it. */
   discard(): void {
-    this.discarding = true;
-    this.queue = [];
-    this.queueHead = 0;
-    this.queuedBytes = 0;
-    this.resumeIfPaused();
+    this.queue?.discard();
+  }
+
+  /** An iterator was created: `wait()` leaves the output to its loop. */
+  attachReader(): void {
+    this.reader = 'attached';
   }
 
   /** Pulls the next chunk for the iterator. */
   next(): Promise<IteratorResult<OutputChunk, undefined>> {
-    if (this.queueHead < this.queue.length) {
-      const chunk = this.queue[this.queueHead]!;
-      this.queue[this.queueHead++] = undefined as never;
-      this.queuedBytes -= chunk.data.byteLength;
-      if (this.queueHead === this.queue.length) {
-        this.queue = [];
-        this.queueHead = 0;
-      }
-      if (this.paused && this.queuedBytes <= this.settings.highWaterMark / 2) this.resumeIfPaused();
-      return Promise.resolve({ value: chunk, done: false });
-    }
-    if (this.phase === 'settled' || this.discarding) {
+    const queue = this.queue!;
+    if (this.resultPromise !== undefined) this.reader = 'reading';
+    const chunk = queue.shift();
+    if (chunk !== undefined) return Promise.resolve({ value: chunk, done: false });
+    if (this.phase === 'settled' || queue.discarding) {
       return this.settledPromise.then(() => {
         const error = this.terminalError(true);
         if (error !== undefined) throw error;
         return { value: undefined, done: true };
       });
     }
-    if (this.waiter !== undefined) {
-      return Promise.reject(new TypeError('next() called again before the previous call resolved'));
-    }
     // After an abort too, output keeps coming (what a SIGTERM handler
     // writes, say) until the command is gone; settle() then ends the loop
     // with the AbortError.
-    return new Promise((resolve, reject) => {
-      this.waiter = { resolve, reject };
-    });
+    return queue.nextPushed();
   }
 
   // ---- ending ---------------------------------------------------------
 
+  /** The runtime ends the command for this reason (the first reason wins). */
+  private endBecause(ending: Ending): void {
+    if (this.phase === 'settled') return;
+    this.ending ??= ending;
+    void this.terminate();
+  }
+
   /**
-   * The command itself has ended: its timeout and the caller's signal no
-   * longer count against it, even while what it started is wound down.
+   * The leader has ended while what it started may live on: its timeout and
+   * the caller's signal no longer count against it, and the rest of its
+   * tree is wound down on the runtime's own timers (SIGTERM, SIGCONT,
+   * SIGKILL after the grace period) until the driver reports the exit.
    */
+  private handleLeaderExit(status: ExitStatus): void {
+    if (this.phase === 'settled' || this.leaderStatus !== undefined) return;
+    this.leaderStatus = status;
+    this.disarm();
+    void this.terminate();
+  }
+
+  /** The timeout and the caller's signal no longer count against the command. */
   private disarm(): void {
     this.timeoutTimer?.cancel();
     this.unsubscribeAbort?.();
     this.unsubscribeAbort = undefined;
   }
 
-  private settle(status: ExitStatus | undefined, failure: unknown): void {
+  private settle(status: ExitStatus | undefined, failure: Error | undefined): void {
     if (this.phase === 'settled') return;
+    const startConfirmed = this.phase === 'running';
     this.phase = 'settled';
     this.endedAt = performance.now();
     this.status = status;
-    if (failure !== undefined) this.failure = asError(failure);
+    if (failure !== undefined && this.ending?.kind !== 'failed') this.ending = { kind: 'failed', error: failure };
     this.disarm();
     this.resolveSettled();
-    // The driver has reported its last event: free the transport (its pipes,
-    // standard input included) now, not only when someone disposes.
-    this.releasing = this.neverStarted
-      ? Promise.resolve()
-      : Promise.resolve().then(() => this.driver.release?.()).catch(() => undefined);
-    const waiter = this.waiter;
-    this.waiter = undefined;
-    if (waiter !== undefined) {
-      const error = this.terminalError(true);
-      if (error !== undefined) waiter.reject(error);
-      else waiter.resolve({ value: undefined, done: true });
+    // The last call on the driver, exactly once whenever start() was called:
+    // after its terminal event, its rejected start, or the runtime's own
+    // TransportError. It frees the transport (standard input included) now,
+    // not only when someone disposes.
+    if (this.ending?.kind !== 'aborted' || this.ending.started) {
+      this.driverRelease = Promise.resolve()
+        .then(() => this.driver.release?.())
+        .catch(() => undefined);
+    }
+    this.queue?.end(this.terminalError(true));
+    if (!startConfirmed && status === undefined) {
+      this.refuseStart(this.terminalError(this.mode === 'stream') ?? new TransportError('the command never started'));
     }
   }
 
-  private failTransport(error: Error): void {
+  /** The runtime gives up on the command: its fate is unknown. */
+  failTransport(error: Error): void {
     this.settle(undefined, asTransport(error, 'the backend'));
   }
 
   /** The error the command ended with, if any, for iteration (`streamed`) or run. */
   private terminalError(streamed: boolean): Error | undefined {
-    if (this.failure !== undefined) return this.failure;
-    if (this.aborted) {
-      return new AbortError(this.neverStarted ? undefined : this.buildResult(streamed), { cause: this.abortReason });
+    const ending = this.ending;
+    switch (ending?.kind) {
+      case 'failed':
+        return ending.error;
+      case 'aborted':
+        return new AbortError(ending.started ? this.buildResult(streamed) : undefined, { cause: ending.reason });
+      case 'callback-failed':
+        return new CallbackFailed(this.buildResult(streamed), { cause: ending.error });
+      default:
+        return undefined;
     }
-    if (this.callbackFailed) return new CallbackFailed(this.buildResult(streamed), { cause: this.callbackError });
-    return undefined;
   }
 
   private buildResult(streamed: boolean): ExecResult {
@@ -452,18 +357,31 @@ export class ProcessCore {
       stderr: streamed ? undefined : stderr?.bytes(),
       stdoutTruncated: stdout?.truncated ?? false,
       stderrTruncated: stderr?.truncated ?? false,
-      timedOut: this.timedOut,
+      timedOut: this.ending?.kind === 'timed-out',
       durationMs: Math.max(0, this.endedAt - this.startedAt),
     });
   }
 
   /**
-   * The terminal result. Idempotent. In stream mode unread output is
-   * drained and discarded first.
+   * The terminal result. Idempotent. In stream mode, output that no
+   * iterator will read is drained and discarded, while a loop that is
+   * reading keeps receiving every chunk to the end (SS-WAIT-3):
+   * - without an iterator, unread output is discarded at once;
+   * - an iterator waiting for a chunk, or asking for one after this call,
+   *   is reading: nothing is discarded, and a reader that falls behind
+   *   pauses the driver as usual;
+   * - an iterator that exists but has not asked for a chunk since is given
+   *   until a high-water mark of output is unread; then it is taken as
+   *   abandoned and the output is discarded, so `wait()` cannot hang on an
+   *   iterator that was left without `return()`.
    */
   result(): Promise<ExecResult> {
     if (this.resultPromise === undefined) {
-      if (this.mode === 'stream') this.discard();
+      if (this.mode === 'stream') {
+        if (this.reader === 'none') this.discard();
+        else if (this.queue!.readerWaiting) this.reader = 'reading';
+        else if (this.queue!.paused) this.discard(); // a high-water mark is unread already
+      }
       this.resultPromise = this.settledPromise.then(() => {
         const streamed = this.mode === 'stream';
         const error = this.terminalError(streamed);
@@ -476,19 +394,18 @@ export class ProcessCore {
 
   /** Sends a signal to the process tree; a no-op once settled. */
   async kill(signal: Signal): Promise<void> {
-    if (!(await this.startedWithin(this.settings.killWaitMs))) {
-      throw new TransportError(`the backend did not confirm the start within ${this.settings.killWaitMs} ms`);
+    const { killWaitMs } = this.settings;
+    if (!(await this.startedWithin(killWaitMs))) {
+      throw new TransportError(`the backend did not confirm the start within ${killWaitMs} ms`);
     }
     if (this.phase === 'settled') return;
-    const outcome = await this.boundedSignal(signal, this.settings.killWaitMs);
-    if (outcome === 'timeout') {
-      throw new TransportError(`the backend did not confirm ${signal} within ${this.settings.killWaitMs} ms`);
-    }
+    const outcome = await this.boundedSignal(signal, killWaitMs);
+    if (outcome === 'timeout') throw new TransportError(`the backend did not confirm ${signal} within ${killWaitMs} ms`);
     if (outcome instanceof Error) throw asTransport(outcome, `sending ${signal}`);
   }
 
   /** Sends a signal, waiting at most `ms` for the backend to confirm it. */
-  private async boundedSignal(signal: Signal, ms: number): Promise<'sent' | 'timeout' | Error> {
+  async boundedSignal(signal: Signal, ms: number): Promise<'sent' | 'timeout' | Error> {
     const sending = this.driver.signal(signal).then(
       () => 'sent' as const,
       (error: unknown) => asError(error),
@@ -499,73 +416,25 @@ export class ProcessCore {
 
   /**
    * SIGTERM, then SIGKILL after the grace period, then a bounded wait for
-   * the exit report. Runs on internal timers only, so it completes even when
-   * the caller's own signal has long been aborted. Idempotent.
+   * the exit report (see {@link runTermination}). Idempotent.
    */
   terminate(): Promise<void> {
-    this.terminating ??= this.runTermination();
-    return this.terminating;
-  }
-
-  private async runTermination(): Promise<void> {
-    // Output still flows during teardown (up to the teardown mark) so a
-    // child blocked on a full pipe can act on SIGTERM.
-    this.tearingDown = true;
-    if (this.queuedBytes < this.pauseMark()) this.resumeIfPaused();
-    // A start that is never confirmed cannot be signalled: after the whole
-    // budget of the sequence the command is declared lost, and still
-    // killed should the start be confirmed after all.
-    if (!(await this.startedWithin(this.settings.graceMs + this.settings.killWaitMs))) {
-      void this.started.then(() => this.driver.signal('SIGKILL')).catch(() => undefined);
-      this.failTransport(new TransportError('the backend never confirmed the start; the command may be running'));
-      return;
+    if (this.termination === undefined) {
+      // Output still flows during teardown (up to the teardown mark) so a
+      // child blocked on a full pipe can act on SIGTERM.
+      this.queue?.allowTeardownSlack();
+      this.termination = runTermination(this);
     }
-    if (this.phase === 'settled') return;
-    const steps: Array<[Signal, number]> = [
-      ['SIGTERM', this.settings.graceMs],
-      ['SIGKILL', this.settings.killWaitMs],
-    ];
-    // Each step has its own deadline, and a signal the backend never confirms
-    // counts against it: the sequence is bounded even when the link hangs.
-    for (const [signal, wait] of steps) {
-      const deadline = performance.now() + wait;
-      const left = (): number => Math.max(0, deadline - performance.now());
-      const outcome = await this.boundedSignal(signal, wait);
-      if (this.settled) return;
-      if (outcome instanceof Error) {
-        if (signal === 'SIGKILL') {
-          this.failTransport(outcome);
-          return;
-        }
-        continue; // SIGTERM could not be sent: waiting for its effect is pointless
-      }
-      // A stopped command cannot act on SIGTERM until it is continued; a
-      // backend that cannot send SIGCONT loses nothing but that.
-      if (signal === 'SIGTERM' && outcome === 'sent') await this.boundedSignal('SIGCONT', left());
-      if (this.settled) return;
-      if (await this.settlesWithin(left())) return;
-    }
-    // A driver reports the exit once all output is delivered. While it is
-    // paused because the reader is behind, a missing report is the reader's
-    // pace, not a broken link: each time reading resumes, the driver gets
-    // another window to finish.
-    while (this.paused) {
-      await Promise.race([this.settledPromise, this.whenResumed()]);
-      if (this.settled) return;
-      if (await this.settlesWithin(this.settings.killWaitMs)) return;
-    }
-    this.failTransport(
-      new TransportError(`no exit was reported within ${this.settings.killWaitMs} ms of SIGKILL`),
-    );
+    return this.termination;
   }
 
   /** Waits up to `ms` for the start to be confirmed (or to fail); true when it was. */
-  private async startedWithin(ms: number): Promise<boolean> {
-    return (await within(this.started, ms)) !== TIMED_OUT;
+  async startedWithin(ms: number): Promise<boolean> {
+    return (await within(this.startAttempt ?? Promise.resolve(), ms)) !== TIMED_OUT;
   }
 
   /** Waits up to `ms` for the exit report; true when it came. */
-  private async settlesWithin(ms: number): Promise<boolean> {
+  async settlesWithin(ms: number): Promise<boolean> {
     return (await within(this.settledPromise, ms)) !== TIMED_OUT;
   }
 
@@ -576,8 +445,8 @@ export class ProcessCore {
    * Rejects only when termination could not be confirmed.
    */
   dispose(): Promise<void> {
-    this.released ??= this.runDispose();
-    return this.released;
+    this.disposal ??= this.runDispose();
+    return this.disposal;
   }
 
   private async runDispose(): Promise<void> {
@@ -585,55 +454,7 @@ export class ProcessCore {
     await this.terminate();
     // Released once settled (a failure to free the transport changes nothing
     // for the caller, and a release that hangs does not hold the scope).
-    await within(this.releasing ?? Promise.resolve(), this.settings.killWaitMs);
-    if (this.failure instanceof TransportError) throw this.failure;
-  }
-
-  // ---- stdin ----------------------------------------------------------
-
-  private stdinChain: Promise<void> = Promise.resolve();
-  private stdinEnded: Promise<void> | undefined;
-  /** The pipe was found closed (the command exited or stopped reading). */
-  private stdinBroken = false;
-
-  /** True once `end()` was called or the pipe was found closed. */
-  get stdinClosed(): boolean {
-    return this.stdinEnded !== undefined || this.stdinBroken || this.phase === 'settled';
-  }
-
-  writeStdin(data: Uint8Array): Promise<void> {
-    if (this.stdinClosed) return Promise.reject(new StdinClosed('standard input is closed'));
-    // Writes queued before end() still go out, in call order; end() is
-    // chained behind them.
-    const write = this.stdinChain.then(async () => {
-      await Promise.race([this.started, this.settledPromise]);
-      if (this.stdinBroken || this.phase === 'settled') {
-        this.stdinBroken = true;
-        throw new StdinClosed('the command has exited; standard input is closed');
-      }
-      try {
-        await this.driver.writeStdin(data);
-      } catch (error) {
-        if (error instanceof StdinClosed) this.stdinBroken = true;
-        throw asTransport(error, 'writing standard input', [StdinClosed]);
-      }
-    });
-    this.stdinChain = write.catch(() => undefined);
-    return write;
-  }
-
-  endStdin(): Promise<void> {
-    if (this.stdinEnded === undefined) {
-      this.stdinEnded = this.stdinChain.then(async () => {
-        await Promise.race([this.started, this.settledPromise]);
-        if (this.phase === 'settled') return;
-        try {
-          await this.driver.closeStdin();
-        } catch (error) {
-          if (!(error instanceof StdinClosed)) throw asTransport(error, 'closing standard input');
-        }
-      });
-    }
-    return this.stdinEnded;
+    await within(this.driverRelease ?? Promise.resolve(), this.settings.killWaitMs);
+    if (this.ending?.kind === 'failed' && this.ending.error instanceof TransportError) throw this.ending.error;
   }
 }

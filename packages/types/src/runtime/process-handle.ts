@@ -21,18 +21,18 @@ class CoreStdin implements StdinWriter {
     this.#owner = owner;
   }
   get closed(): boolean {
-    return this.core.stdinClosed;
+    return this.core.stdin.closed;
   }
   write(data: Uint8Array | string): Promise<void> {
-    if (typeof data === 'string') return this.core.writeStdin(encoder.encode(data));
+    if (typeof data === 'string') return this.core.stdin.write(encoder.encode(data));
     if (!(data instanceof Uint8Array)) {
       return Promise.reject(new InvalidArgument('data', 'must be a Uint8Array or a string'));
     }
-    return this.core.writeStdin(data);
+    return this.core.stdin.write(data);
   }
   end(): Promise<void> {
     keepAlive(this.#owner);
-    return this.core.endStdin();
+    return this.core.stdin.end();
   }
 }
 
@@ -105,6 +105,9 @@ export class ProcessHandle implements Process {
   get pid(): number | undefined {
     return this.#core.pid;
   }
+  get commandId(): string | undefined {
+    return this.#core.commandId;
+  }
   get stdin(): StdinWriter | null {
     return this.#stdin;
   }
@@ -115,7 +118,12 @@ export class ProcessHandle implements Process {
   [Symbol.asyncIterator](): AsyncIterator<OutputChunk, undefined> {
     if (this.#iterated) throw new InvalidState('a Process can be iterated only once');
     this.#iterated = true;
+    this.#core.attachReader();
     return new CoreIterator(this.#core, this);
+  }
+
+  started(): Promise<void> {
+    return this.#core.started();
   }
 
   wait(): Promise<ExecResult> {

@@ -1,12 +1,12 @@
-import { InvalidArgument } from './errors.js';
+import { InvalidArgument } from '../errors.js';
 import {
   DEFAULT_MAX_OUTPUT_BYTES,
   type CommandOptions,
   type ResourceLimits,
   type RunOptions,
   type StreamOptions,
-} from './options.js';
-import type { OutputChunk } from './schema/output-chunk.js';
+} from '../options.js';
+import type { OutputChunk } from '../schema/output-chunk.js';
 
 /** A validated, normalised command: what a driver is asked to start. */
 export interface CommandSpec {

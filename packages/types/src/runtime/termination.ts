@@ -1,0 +1,85 @@
+import type { Signal } from '../options.js';
+import { TransportError } from '../errors.js';
+import type { ExitStatus } from './driver.js';
+
+/** What the termination sequence drives: a {@link ProcessCore}, seen through the parts it needs. */
+export interface TerminationTarget {
+  readonly settled: boolean;
+  /** True while the driver is paused because the reader is behind. */
+  readonly paused: boolean;
+  readonly settings: { readonly graceMs: number; readonly killWaitMs: number };
+  /** Set once the driver reported that the leader ended while its tree may live on. */
+  readonly leaderStatus: ExitStatus | undefined;
+  startedWithin(ms: number): Promise<boolean>;
+  settlesWithin(ms: number): Promise<boolean>;
+  boundedSignal(signal: Signal, ms: number): Promise<'sent' | 'timeout' | Error>;
+  whenResumed(): Promise<void>;
+  whenSettled(): Promise<void>;
+  failTransport(error: Error): void;
+}
+
+/** How the leader ended, in words. */
+function describeLeader(status: ExitStatus): string {
+  return status.signal !== null ? `by ${status.signal}` : `with code ${String(status.exitCode)}`;
+}
+
+/**
+ * The one termination sequence, used for teardown (dispose, timeout, abort,
+ * a throwing callback) and for winding down what a leader left behind:
+ * SIGTERM, then SIGCONT (a stopped process cannot act on SIGTERM until it
+ * is continued), SIGKILL after the grace period, then a bounded wait for
+ * the driver's exit report, after which the command is declared lost with
+ * a TransportError. Runs on the runtime's own timers, so it completes even
+ * when the caller's signal has long been aborted, and every signal the
+ * backend never confirms counts against the step it belongs to.
+ */
+export async function runTermination(target: TerminationTarget): Promise<void> {
+  const { graceMs, killWaitMs } = target.settings;
+  // A start that is never confirmed cannot be signalled: after the whole
+  // budget of the sequence the command is declared lost (the driver's
+  // release() is then asked to abandon the start).
+  if (!(await target.startedWithin(graceMs + killWaitMs))) {
+    target.failTransport(new TransportError('the backend never confirmed the start; the command may be running'));
+    return;
+  }
+  if (target.settled) return;
+  const steps: Array<[Signal, number]> = [
+    ['SIGTERM', graceMs],
+    ['SIGKILL', killWaitMs],
+  ];
+  for (const [signal, wait] of steps) {
+    const deadline = performance.now() + wait;
+    const left = (): number => Math.max(0, deadline - performance.now());
+    const outcome = await target.boundedSignal(signal, wait);
+    if (target.settled) return;
+    if (outcome instanceof Error) {
+      if (signal === 'SIGKILL') {
+        target.failTransport(outcome);
+        return;
+      }
+      continue; // SIGTERM could not be sent: waiting for its effect is pointless
+    }
+    // A backend that cannot send SIGCONT loses nothing but that.
+    if (signal === 'SIGTERM' && outcome === 'sent') await target.boundedSignal('SIGCONT', left());
+    if (target.settled) return;
+    if (await target.settlesWithin(left())) return;
+  }
+  // A driver reports the exit once all output is delivered. While it is
+  // paused because the reader is behind, a missing report is the reader's
+  // pace, not a broken link: each time reading resumes, the driver gets
+  // another window to finish.
+  while (target.paused) {
+    await Promise.race([target.whenSettled(), target.whenResumed()]);
+    if (target.settled) return;
+    if (await target.settlesWithin(killWaitMs)) return;
+  }
+  const leader = target.leaderStatus;
+  target.failTransport(
+    new TransportError(
+      leader === undefined
+        ? `no exit was reported within ${killWaitMs} ms of SIGKILL`
+        : `the command's leader ended ${describeLeader(leader)}, but what it started was not reported gone ` +
+          `within ${killWaitMs} ms of SIGKILL: a process of its tree may still be alive`,
+    ),
+  );
+}
