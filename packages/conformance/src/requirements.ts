@@ -1,4 +1,5 @@
-// Frozen copy of spec/1.0/requirements.json; test/requirements.test.ts fails when they differ.
+// Generated from spec/1.1/requirements.json by scripts/sync-requirements.mjs; do not edit.
+// spec/1.1/spec.md is the source of each statement; test/requirements.test.ts holds all three equal.
 // Refresh with: npm run sync-requirements -w @sandstream/conformance
 
 /** One requirement of the spec, as requirements.json states it. */
@@ -6,13 +7,17 @@ export interface Requirement {
   readonly id: string;
   readonly level: 'MUST' | 'SHOULD';
   readonly section: string;
+  /** The requirement's sentence in spec.md, up to its tag. */
   readonly statement: string;
   readonly introduced: string;
+  /** The requirement applies only to an adapter that advertises this capability. */
   readonly capability?: string;
+  /** The requirement applies only to an adapter that does not advertise this capability. */
+  readonly without?: string;
 }
 
 /** The spec revision these requirements belong to. */
-export const REQUIREMENTS_SPEC_VERSION = "1.0";
+export const REQUIREMENTS_SPEC_VERSION = "1.1";
 
 /** Every requirement of the spec revision this kit checks. */
 export const REQUIREMENTS: readonly Requirement[] = [
@@ -33,6 +38,14 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "capability": "streaming"
   },
   {
+    "id": "SS-FLOW-1",
+    "level": "MUST",
+    "section": "Iteration",
+    "statement": "Output left unread beyond the high-water mark MUST be delivered in full and in order once the reader reads it: pausing and resuming the backend MUST NOT lose, duplicate or reorder a byte.",
+    "introduced": "1.1",
+    "capability": "streaming"
+  },
+  {
     "id": "SS-KILL-1",
     "level": "MUST",
     "section": "Process",
@@ -46,6 +59,21 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "section": "Start",
     "statement": "The command MUST be started by the `stream()` call itself, without waiting for iteration, `wait()` or disposal; a command that cannot be started MUST make iteration and `wait()` reject with `SpawnFailed`, and `run()` reject with it.",
     "introduced": "1.0"
+  },
+  {
+    "id": "SS-ID-1",
+    "level": "MUST",
+    "section": "Start",
+    "statement": "Once `started()` has resolved, `commandId` MUST be a non-empty string that identifies the command, set without any of its output having been read, and MUST NOT change for the Process's life.",
+    "introduced": "1.1",
+    "capability": "streaming"
+  },
+  {
+    "id": "SS-START-2",
+    "level": "MUST",
+    "section": "Start",
+    "statement": "An implementation MUST NOT start a command more than once for one `run()` or `stream()` call: a start whose outcome is unknown (the request may have reached the backend, and no answer came) MUST settle the command with `TransportError`, and MUST NOT be retried.",
+    "introduced": "1.1"
   },
   {
     "id": "SS-CAP-1",
@@ -67,6 +95,13 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "section": "Capabilities",
     "statement": "`sandbox.capabilities` MUST be a CapabilityManifest valid against the spec's schema and MUST NOT change during the sandbox's lifetime.",
     "introduced": "1.0"
+  },
+  {
+    "id": "SS-TERM-1",
+    "level": "MUST",
+    "section": "Sandbox",
+    "statement": "A sandbox that states `termination` MUST terminate commands with exactly those settings: SIGKILL follows SIGTERM no sooner than `graceMs` after it (unless the command settled first) and within `graceMs` plus a bounded delay, and a command whose end is not reported within `killWaitMs` after SIGKILL settles with `TransportError`; the values MUST NOT change during the sandbox's lifetime.",
+    "introduced": "1.1"
   },
   {
     "id": "SS-ARG-1",
@@ -164,6 +199,13 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "capability": "streaming"
   },
   {
+    "id": "SS-TEAR-10",
+    "level": "MUST",
+    "section": "process tree",
+    "statement": "When the leader exits while processes it started live on, they MUST be sent SIGTERM first and SIGKILL only after the grace period, as in section 9.8, and the command's result MUST NOT be reported while any of them lives.",
+    "introduced": "1.1"
+  },
+  {
     "id": "SS-ORDER-1",
     "level": "MUST",
     "section": "Ordering",
@@ -182,7 +224,8 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "level": "MUST",
     "section": "Bytes",
     "statement": "Output MUST be delivered byte-exact, with no decoding or normalisation: all 256 byte values and invalid UTF-8 survive `run()` and `stream()`, and text split across chunks MUST reassemble.",
-    "introduced": "1.0"
+    "introduced": "1.0",
+    "capability": "binary-output"
   },
   {
     "id": "SS-BYTES-2",
@@ -190,6 +233,14 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "section": "Bytes",
     "statement": "Output that ends without a newline MUST be delivered in full, final chunk included.",
     "introduced": "1.0"
+  },
+  {
+    "id": "SS-TEXT-1",
+    "level": "MUST",
+    "section": "Bytes",
+    "statement": "Without `binary-output`, output MUST be delivered as the UTF-8 encoding of what the WHATWG UTF-8 decoder makes of the bytes the command wrote: valid UTF-8 unchanged, and each maximal subpart of an invalid sequence replaced by U+FFFD REPLACEMENT CHARACTER (bytes EF BF BD); text split across chunks MUST reassemble to the same bytes.",
+    "introduced": "1.1",
+    "without": "binary-output"
   },
   {
     "id": "SS-WAIT-1",
@@ -205,6 +256,14 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "section": "wait()",
     "statement": "`wait()` called with output still unread MUST drain and discard it and MUST NOT hang, however much output remains.",
     "introduced": "1.0",
+    "capability": "streaming"
+  },
+  {
+    "id": "SS-WAIT-3",
+    "level": "MUST",
+    "section": "wait()",
+    "statement": "While a loop is iterating the Process, `wait()` MUST NOT take output from it: the loop MUST receive every chunk up to the end of the output, and `wait()` MUST discard only output that no live iterator will read.",
+    "introduced": "1.1",
     "capability": "streaming"
   },
   {
@@ -263,6 +322,29 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "section": "Standard input",
     "statement": "With the `stdin` capability, `run(..., { input })` MUST deliver the bytes then end-of-file.",
     "introduced": "1.0",
+    "capability": "stdin"
+  },
+  {
+    "id": "SS-STDIN-3",
+    "level": "MUST",
+    "section": "Standard input",
+    "statement": "With the `stdin` capability, the bytes given to `write()` MUST reach the command exactly once and in call order; a write whose delivery is uncertain MUST reject with `TransportError`, every later `write()` MUST reject with `TransportError` too, and `end()` MUST still close standard input.",
+    "introduced": "1.1",
+    "capability": "stdin"
+  },
+  {
+    "id": "SS-STDIN-4",
+    "level": "MUST",
+    "section": "Standard input",
+    "statement": "Without `stdin: 'pipe'` or `input`, the command's standard input MUST be at end-of-file from the start (empty, or the null device), never an open pipe that nobody writes.",
+    "introduced": "1.1"
+  },
+  {
+    "id": "SS-STDIN-5",
+    "level": "MUST",
+    "section": "Standard input",
+    "statement": "With the `stdin` capability, a `write()` to a command that stopped reading (every process that held its standard input closed it, or the command exited) MUST reject with `StdinClosed` and MUST NOT hang.",
+    "introduced": "1.1",
     "capability": "stdin"
   },
   {

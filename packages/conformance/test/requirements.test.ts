@@ -1,19 +1,31 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { CAPABILITIES } from '@sandstream/types';
+// The one reader of statements out of spec.md, shared with scripts/sync-requirements.mjs.
+import { extractStatements } from '../../types/scripts/spec-requirements.mjs';
 import { CASES } from '../src/engine.js';
 import { REQUIREMENTS, REQUIREMENTS_SPEC_VERSION } from '../src/requirements.js';
 import { KIT_SPEC_VERSION } from '../src/version.js';
 
-const spec = JSON.parse(readFileSync(new URL('../../../spec/1.0/requirements.json', import.meta.url), 'utf8')) as {
+const specDir = new URL(`../../../spec/${KIT_SPEC_VERSION}/`, import.meta.url);
+const spec = JSON.parse(readFileSync(new URL('requirements.json', specDir), 'utf8')) as {
   specVersion: string;
-  requirements: unknown[];
+  requirements: Array<{ id: string; statement: string }>;
 };
+const SYNC = 'npm run sync-requirements -w @sandstream/conformance';
 
 describe('requirements and cases', () => {
-  test('the kit\'s frozen requirement list equals the spec\'s requirements.json', () => {
+  test('the kit\'s requirement list equals the spec\'s requirements.json', () => {
     expect(REQUIREMENTS_SPEC_VERSION).toBe(spec.specVersion);
-    expect(REQUIREMENTS).toEqual(spec.requirements);
+    expect(REQUIREMENTS, `src/requirements.ts is stale; run ${SYNC}`).toEqual(spec.requirements);
+  });
+
+  test('every statement is the one spec.md states at its tag', () => {
+    const fromSpec = extractStatements(readFileSync(new URL('spec.md', specDir), 'utf8'));
+    expect(fromSpec.map((t) => t.id).sort()).toEqual(REQUIREMENTS.map((r) => r.id).sort());
+    for (const { id, statement } of fromSpec) {
+      expect(REQUIREMENTS.find((r) => r.id === id)?.statement, `${id}: run ${SYNC}`).toBe(statement);
+    }
   });
 
   test('the kit declares the spec version of the requirements it checks', () => {
@@ -23,7 +35,7 @@ describe('requirements and cases', () => {
   test('every requirement id is proved by at least one case', () => {
     const covered = new Set(CASES.flatMap((c) => c.requirements));
     const missing = REQUIREMENTS.map((r) => r.id).filter((id) => !covered.has(id));
-    expect(missing).toEqual([]);
+    expect(missing, 'requirement ids without a case').toEqual([]);
   });
 
   test('every case cites only requirement ids the spec defines', () => {
@@ -42,11 +54,18 @@ describe('requirements and cases', () => {
   test('a requirement gated by a capability is proved by cases that need that capability', () => {
     for (const requirement of REQUIREMENTS.filter((r) => r.capability !== undefined)) {
       const cases = CASES.filter((c) => c.requirements.includes(requirement.id));
-      for (const c of cases) expect(c.needs, `${c.id} proves ${requirement.id}`).toContain(requirement.capability);
+      for (const c of cases) expect(c.needs ?? [], `${c.id} proves ${requirement.id}`).toContain(requirement.capability);
     }
   });
 
-  test('every capability has a negative case that runs when it is absent', () => {
+  test('a requirement that holds without a capability is proved by cases that run only without it', () => {
+    for (const requirement of REQUIREMENTS.filter((r) => r.without !== undefined)) {
+      const cases = CASES.filter((c) => c.requirements.includes(requirement.id));
+      for (const c of cases) expect(c.without, `${c.id} proves ${requirement.id}`).toBe(requirement.without);
+    }
+  });
+
+  test('every capability has a case that runs when it is absent', () => {
     for (const capability of CAPABILITIES) {
       expect(CASES.some((c) => c.without === capability), capability).toBe(true);
     }

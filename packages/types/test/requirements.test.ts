@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CAPABILITIES } from '../src/schema/capability.js';
 import { SPEC_VERSION } from '../src/version.js';
-import { SPEC_DIR } from './paths.js';
+// A plain ES module, shared with the kit's sync script.
+import { extractStatements } from '../scripts/spec-requirements.mjs';
+import { SPEC_DIR, SPEC_VERSIONS, specDir } from './paths.js';
 
 interface Requirement {
   readonly id: string;
@@ -12,6 +14,7 @@ interface Requirement {
   readonly statement: string;
   readonly introduced: string;
   readonly capability?: string;
+  readonly without?: string;
 }
 
 // The pattern the ConformanceReport schema requires of requirement ids.
@@ -57,12 +60,42 @@ describe('requirements.json', () => {
       const keys = Object.keys(requirement);
       for (const key of ['id', 'level', 'section', 'statement', 'introduced']) expect(keys, where).toContain(key);
       for (const key of keys) {
-        expect(['id', 'level', 'section', 'statement', 'introduced', 'capability'], where).toContain(key);
+        expect(['id', 'level', 'section', 'statement', 'introduced', 'capability', 'without'], where).toContain(key);
       }
       expect(['MUST', 'SHOULD', 'MAY'], where).toContain(requirement.level);
       expect(requirement.section, where).toMatch(/\S/);
       expect(requirement.introduced, where).toMatch(VERSION_PATTERN);
       if (requirement.capability !== undefined) expect(CAPABILITIES, where).toContain(requirement.capability);
+      if (requirement.without !== undefined) expect(CAPABILITIES, where).toContain(requirement.without);
+      expect(requirement.capability !== undefined && requirement.without !== undefined, `${where} has both capability and without`).toBe(false);
+    }
+  });
+
+  it('copies each statement from spec.md, its one source', () => {
+    // spec.md holds the text; requirements.json and the kit's generated
+    // requirements.ts are copies (npm run sync-requirements -w @sandstream/conformance).
+    const fromSpec = new Map(
+      extractStatements(spec).map(({ id, statement }) => [id, statement]),
+    );
+    for (const { id, statement } of requirements) {
+      expect(statement, `${id}: requirements.json differs from spec.md; run npm run sync-requirements -w @sandstream/conformance`).toBe(fromSpec.get(id));
+    }
+  });
+
+  it('keeps every id of earlier revisions with its level and statement', () => {
+    // A minor revision only adds (section 16): an inherited id keeps its meaning.
+    for (const version of SPEC_VERSIONS.filter((v) => v !== SPEC_VERSION)) {
+      const earlier = (JSON.parse(readFileSync(join(specDir(version), 'requirements.json'), 'utf8')) as { requirements: Requirement[] })
+        .requirements;
+      for (const old of earlier) {
+        const now = requirements.find((requirement) => requirement.id === old.id);
+        expect(now, `${old.id} of ${version} is missing`).toBeDefined();
+        expect({ level: now!.level, statement: now!.statement, introduced: now!.introduced }, old.id).toEqual({
+          level: old.level,
+          statement: old.statement,
+          introduced: old.introduced,
+        });
+      }
     }
   });
 
