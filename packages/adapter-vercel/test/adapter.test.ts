@@ -1,0 +1,201 @@
+/**
+ * The adapter's own behaviour on the emulator: the early command id, the
+ * stdin protocol (chunks, offsets, resends, uncertain delivery), the probe,
+ * the server-side backstop, error mapping, options and the kit hooks.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  CapabilityNotSupported,
+  InvalidArgument,
+  StdinClosed,
+  TransportError,
+  type Sandbox,
+} from '@sandstream/types';
+import createSandbox, {
+  conformanceHooks,
+  createVercelSandbox,
+  credentialsFromEnv,
+  decodeStatus,
+  STDIN_CHUNK_BYTES,
+} from '../src/index.js';
+import { VercelEmulator } from '../src/emulator/index.js';
+import { testSandbox, useEmulator, within } from './helpers.js';
+
+const emulator = useEmulator();
+
+function stdinRequests(cmdId: string | undefined) {
+  return emulator().requests.filter((r) => r.path.endsWith(`/cmd/${cmdId}/stdin`));
+}
+
+describe('the early command id', () => {
+  it('is the API command id, set once started() resolves, before any output is read, and stable', async () => {
+    const sb = await testSandbox();
+    await using proc = sb.stream(['sh', '-c', 'sleep 0.2; echo late']);
+    await proc.started();
+    const id = proc.commandId;
+    expect(id).toMatch(/^cmd_/);
+    const starts = emulator().requests.filter((r) => r.method === 'POST' && r.path.endsWith('/cmd') && r.status === 200);
+    expect(starts.some((r) => (r.body as { command?: string }).command === 'sh')).toBe(true);
+    // No log record was read yet, and the id names a command the service knows.
+    expect(emulator().processes().some((p) => p.cmdId === id)).toBe(true);
+    const result = await proc.wait();
+    expect(result.exitCode).toBe(0);
+    expect(proc.commandId).toBe(id);
+  });
+});
+
+describe('standard input', () => {
+  it('sends a large write in chunks of at most 512 KiB, each with the confirmed offset, after one empty probe', async () => {
+    const sb = await testSandbox();
+    await using proc = sb.stream(['sh', '-c', 'wc -c'], { stdin: 'pipe' });
+    await proc.started();
+    const size = 2 * STDIN_CHUNK_BYTES + 1234;
+    await proc.stdin!.write(new Uint8Array(size).fill(97));
+    await proc.stdin!.end();
+    const chunks: string[] = [];
+    for await (const chunk of proc) chunks.push(new TextDecoder().decode(chunk.data));
+    expect(chunks.join('').trim()).toBe(String(size));
+    const bodies = stdinRequests(proc.commandId).map((r) => r.body as { offset: number; data: string; close?: boolean });
+    expect(bodies[0]).toEqual({ offset: 0, data: '' });
+    const writes = bodies.filter((b) => b.data !== '');
+    expect(writes.map((b) => b.offset)).toEqual([0, STDIN_CHUNK_BYTES, 2 * STDIN_CHUNK_BYTES]);
+    expect(writes.every((b) => Buffer.from(b.data, 'base64').byteLength <= STDIN_CHUNK_BYTES)).toBe(true);
+    expect(bodies.at(-1)).toMatchObject({ close: true, offset: size });
+  });
+
+  it('resends after 503, 429 and a lost answer with the same body, and nothing arrives twice', async () => {
+    const sb = await testSandbox();
+    await using proc = sb.stream(['cat'], { stdin: 'pipe' });
+    await proc.started();
+    await proc.stdin!.write('first\n');
+    emulator().inject({ kind: 'status', status: 503, method: 'POST', path: /\/stdin$/ });
+    emulator().inject({ kind: 'status', status: 429, retryAfter: 0, method: 'POST', path: /\/stdin$/ });
+    await proc.stdin!.write('second\n');
+    // Served, then the answer is lost: the resend carries the same offset, and the service skips it.
+    emulator().inject({ kind: 'status', status: 502, method: 'POST', path: /\/stdin$/, when: 'after' });
+    await proc.stdin!.write('third\n');
+    await proc.stdin!.end();
+    let text = '';
+    for await (const chunk of proc) text += new TextDecoder().decode(chunk.data);
+    expect(text).toBe('first\nsecond\nthird\n');
+    const thirds = stdinRequests(proc.commandId).filter((r) => (r.body as { data: string }).data === Buffer.from('third\n').toString('base64'));
+    expect(thirds.map((r) => r.status)).toEqual([502, 200]);
+    expect(new Set(thirds.map((r) => JSON.stringify(r.body))).size).toBe(1);
+  });
+
+  it('an uncertain write rejects with TransportError and refuses later writes; end() still closes', async () => {
+    const sb = await testSandbox();
+    await using proc = sb.stream(['cat'], { stdin: 'pipe' });
+    await proc.started();
+    await proc.stdin!.write('ok\n');
+    emulator().inject({ kind: 'status', status: 500, method: 'POST', path: /\/stdin$/, when: 'after' });
+    const error = await proc.stdin!.write('maybe\n').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransportError);
+    const later = await proc.stdin!.write('more\n').catch((e: unknown) => e);
+    expect(later).toBeInstanceOf(TransportError);
+    await within(10_000, proc.stdin!.end(), 'end()');
+    let text = '';
+    for await (const chunk of proc) text += new TextDecoder().decode(chunk.data);
+    // The uncertain bytes did arrive here (the answer was lost after the write): never twice.
+    expect(text).toBe('ok\nmaybe\n');
+  });
+
+  it('a command that exited rejects writes with StdinClosed', async () => {
+    const sb = await testSandbox();
+    await using proc = sb.stream(['true'], { stdin: 'pipe' });
+    await proc.wait();
+    await expect(proc.stdin!.write('late')).rejects.toBeInstanceOf(StdinClosed);
+  });
+
+  it('without a writer or input, the command reads end-of-file at once', async () => {
+    const sb = await testSandbox();
+    const result = await within(10_000, sb.run(['sh', '-c', 'cat; echo eof']), 'run');
+    expect(result.stdoutText).toBe('eof\n');
+  });
+});
+
+describe('a service without the stdin endpoint', () => {
+  it('is probed once: stdin is not advertised, and input is refused before anything runs', async () => {
+    const plain = await VercelEmulator.start({ stdin: false });
+    try {
+      const sb = await createVercelSandbox({ ...plain.credentials, fetch: plain.fetch });
+      try {
+        expect(sb.capabilities.stdin).toBe(false);
+        await expect(sb.run(['cat'], { input: 'x' })).rejects.toBeInstanceOf(CapabilityNotSupported);
+        const result = await sb.run(['sh', '-c', 'cat; echo eof']);
+        expect(result.stdoutText).toBe('eof\n');
+      } finally {
+        await sb.close();
+      }
+      expect(plain.processes()).toEqual([]);
+    } finally {
+      await plain.close();
+    }
+  });
+});
+
+describe('options and errors', () => {
+  it('passes commandTimeoutMs as the API timeout, a server-side backstop', async () => {
+    const sb = await testSandbox({ commandTimeoutMs: 60_000 });
+    await sb.run(['echo', 'backstop']);
+    const start = emulator().requests.find(
+      (r) => r.method === 'POST' && r.path.endsWith('/cmd') && JSON.stringify(r.body).includes('backstop'),
+    );
+    expect(start?.body).toMatchObject({ timeout: 60_000 });
+  });
+
+  it('rejects invalid options with InvalidArgument', async () => {
+    await expect(createVercelSandbox({ graceMs: -1 })).rejects.toBeInstanceOf(InvalidArgument);
+  });
+
+  it('maps refused credentials to a TransportError', async () => {
+    const error = await createVercelSandbox({ ...emulator().credentials, token: 'wrong', fetch: emulator().fetch }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(TransportError);
+    expect((error as Error).message).toMatch(/401/);
+  });
+
+  it('decodes 128 + n as death by signal n, and other codes as exit codes', () => {
+    expect(decodeStatus(0)).toEqual({ exitCode: 0, signal: null });
+    expect(decodeStatus(137)).toEqual({ exitCode: null, signal: 'SIGKILL' });
+    expect(decodeStatus(143)).toEqual({ exitCode: null, signal: 'SIGTERM' });
+    expect(decodeStatus(255)).toEqual({ exitCode: 255, signal: null });
+  });
+
+  it('reads credentials from the environment', () => {
+    expect(credentialsFromEnv({})).toBeUndefined();
+    expect(credentialsFromEnv({ VERCEL_TOKEN: 't', VERCEL_TEAM_ID: 'a', VERCEL_PROJECT_ID: 'p' })).toEqual({
+      token: 't',
+      teamId: 'a',
+      projectId: 'p',
+    });
+    expect(credentialsFromEnv({ VERCEL_OIDC_TOKEN: 'x' })).toBe('oidc');
+  });
+});
+
+describe.skipIf(credentialsFromEnv() !== undefined)('conformance hooks without credentials', () => {
+  it('setup starts the emulator for the default export; attach observes the same sandbox until the owner closes it', async () => {
+    await conformanceHooks.setup();
+    let owner: Sandbox | undefined;
+    try {
+      owner = await createSandbox();
+      const observer = await conformanceHooks.attach(owner);
+      const marker = `/tmp/sandstream-attach-${process.pid}-${Date.now()}`;
+      await owner.run(['sh', '-c', `echo seen > ${marker}`]);
+      expect((await observer.run(['cat', marker])).stdoutText).toBe('seen\n');
+      await observer.run(['rm', '-f', marker]);
+      // The observer's close() leaves the environment running.
+      await observer.close();
+      expect((await owner.run(['true'])).exitCode).toBe(0);
+      const second = await conformanceHooks.attach(owner);
+      await owner.close();
+      // The owner's close() stopped the sandbox: the observer's commands fail.
+      await expect(second.run(['true'])).rejects.toBeInstanceOf(TransportError);
+      await second.close();
+    } finally {
+      await owner?.close();
+      await conformanceHooks.teardown();
+    }
+  });
+});
