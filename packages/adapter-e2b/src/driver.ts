@@ -4,7 +4,8 @@ import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProce
 import { signalFromStatus } from './emulator/status.js';
 import { describe, isDaemonAnswer, type ProcessClient } from './connection.js';
 import type { ProcessEvent, StartResponse } from './gen/envd-process_pb.js';
-import { LAUNCH, LAUNCH_FAILED, LAUNCH_OK, LAUNCH_PREFIX, SIGNAL, WATCH } from './scripts.js';
+import { randomUUID } from 'node:crypto';
+import { LAUNCH, LAUNCH_FAILED, LAUNCH_OK, LAUNCH_PREFIX, RELAY, SIGNAL, UNBLOCK } from './scripts.js';
 
 /** What every driver of one sandbox shares. */
 export interface E2BDriverSettings {
@@ -21,8 +22,16 @@ export interface E2BDriverSettings {
   readonly keepaliveSeconds: number;
   /** A stream with neither an event nor a keepalive for this long is taken as broken. */
   readonly stallMs: number;
-  /** Bound on the helper commands (signals, liveness checks) and unary calls that have one. */
+  /** Bound on the helper commands (signal deliveries) and unary calls that have one. */
   readonly requestTimeoutMs: number;
+  /** A writable directory inside the sandbox for each command's FIFOs. */
+  readonly tmpDir: string;
+  /**
+   * After envd reported the leader's end, how long to wait for the relay to
+   * report the tree gone before telling the runtime that something outlived
+   * the leader (it then winds the tree down).
+   */
+  readonly settleMs: number;
 }
 
 /** Largest stdin payload sent in one SendInput request. */
@@ -79,27 +88,29 @@ class EventReader {
   }
 }
 
+type StreamName = 'stdout' | 'stderr';
+
 /**
- * One command over envd's process service. The command runs as
- * `setsid sh -c LAUNCH argv...`: it leads its own session and process
- * group, whose id is the pid of the start event (and the Process's
- * `commandId`). Signals go to the whole group through a helper command in
- * the sandbox, since envd signals one pid and knows only SIGTERM and
- * SIGKILL. When envd reports the leader's end, a second helper watches the
- * group: `exit` is reported once nothing of it is alive, `leaderExited`
- * first when something outlived the leader (the runtime then winds it
- * down through `signal()`).
+ * One command over envd's process service, as two envd processes (see
+ * `scripts.ts`): the command, which leads its own process group and whose
+ * end event gives its exact status, and a relay, which carries its output
+ * and ends once every byte is in and nothing of the group is alive. The
+ * pid of the command's start event is the group id and the `commandId`.
+ * Signals go to the whole group through a helper command in the sandbox.
  */
 export class E2BDriver implements ProcessDriver {
   private events: DriverEvents | undefined;
   private readonly controllers = new Set<AbortController>();
+  private readonly dir: string;
   private pid: number | undefined;
   private launched = false;
   private startSettled = false;
   private resolveStart: ((started: StartedProcess) => void) | undefined;
   private rejectStart: ((error: Error) => void) | undefined;
   private stderrHead: Uint8Array = new Uint8Array(0);
-  private readonly early: Uint8Array[] = [];
+  private leaderStatus: ExitStatus | undefined;
+  private relayDone = false;
+  private settleTimer: NodeJS.Timeout | undefined;
   private terminal = false;
   private released = false;
   private paused = false;
@@ -108,7 +119,9 @@ export class E2BDriver implements ProcessDriver {
   constructor(
     private readonly command: CommandSpec,
     private readonly settings: E2BDriverSettings,
-  ) {}
+  ) {
+    this.dir = `${settings.tmpDir.replace(/\/+$/, '')}/sandstream-${randomUUID()}`;
+  }
 
   start(events: DriverEvents): Promise<StartedProcess> {
     this.events = events;
@@ -119,7 +132,7 @@ export class E2BDriver implements ProcessDriver {
       {
         process: {
           cmd: settings.setsidPath,
-          args: [settings.shellPath, '-c', LAUNCH, 'sandstream', ...command.argv],
+          args: [settings.shellPath, '-c', LAUNCH, 'sandstream', this.dir, ...command.argv],
           envs: { ...settings.env, ...command.env },
           ...(cwd === undefined ? {} : { cwd }),
         },
@@ -127,14 +140,18 @@ export class E2BDriver implements ProcessDriver {
       },
       // No Connect-Timeout-Ms: envd would SIGKILL the leader alone when it
       // elapses. The runtime's timeout bounds the command, through signal().
-      { signal: abort.signal, headers: { 'Keepalive-Ping-Interval': String(settings.keepaliveSeconds) } },
+      { signal: abort.signal, headers: this.keepaliveHeader() },
     );
     const started = new Promise<StartedProcess>((resolve, reject) => {
       this.resolveStart = resolve;
       this.rejectStart = reject;
     });
-    void this.pump(new EventReader(stream, abort, settings.stallMs));
+    void this.pumpCommand(new EventReader(stream, abort, settings.stallMs));
     return started;
+  }
+
+  private keepaliveHeader(): Record<string, string> {
+    return { 'Keepalive-Ping-Interval': String(this.settings.keepaliveSeconds) };
   }
 
   private controller(): AbortController {
@@ -143,67 +160,46 @@ export class E2BDriver implements ProcessDriver {
     return controller;
   }
 
-  private async pump(reader: EventReader): Promise<void> {
+  /** The command's own stream: start event, the launcher's report, end event. */
+  private async pumpCommand(reader: EventReader): Promise<void> {
     try {
       for (;;) {
-        if (this.paused) await new Promise<void>((resolve) => (this.resumeWaiter = resolve));
-        if (this.released) return;
         const event = await reader.next();
+        if (this.released) return;
         if (event === undefined) throw new Error('the event stream ended without an end event');
-        switch (event.case) {
-          case 'start':
-            this.pid = event.value.pid;
-            break;
-          case 'data':
-            if (event.value.output.case === 'stdout' || event.value.output.case === 'stderr') {
-              this.onData(event.value.output.case, event.value.output.value);
-            }
-            break;
-          case 'end':
-            await this.onEnd(exitStatusOf(event.value), event.value.status);
-            return;
-          default:
-            // keepalive: the watchdog was reset by its arrival.
-            break;
+        if (event.case === 'start') {
+          this.pid = event.value.pid;
+        } else if (event.case === 'data') {
+          if (event.value.output.case === 'stderr') this.onLauncherReport(event.value.output.value);
+        } else if (event.case === 'end') {
+          this.onLeaderEnd(exitStatusOf(event.value), event.value.status);
+          return;
         }
       }
     } catch (error) {
       if (this.released || this.terminal) return;
-      await this.broken(reader.stalled ? new Error(`no event and no keepalive for ${this.settings.stallMs} ms`) : error);
+      await this.broken(reader.stalled ? new Error(`no event and no keepalive for ${this.settings.stallMs} ms`) : error, 'command');
     }
   }
 
-  private onData(stream: 'stdout' | 'stderr', data: Uint8Array): void {
-    if (this.terminal) return;
-    if (this.launched) {
-      this.events!.output(stream, data);
-      return;
-    }
-    if (stream === 'stdout') {
-      // Cannot come before the launcher's report in time, but envd reads the
-      // two pipes independently: keep it until the report is in.
-      this.early.push(data);
-      return;
-    }
+  private onLauncherReport(data: Uint8Array): void {
+    if (this.launched || this.startSettled) return;
     this.stderrHead = concat(this.stderrHead, data);
-    const head = latin1.decode(this.stderrHead.subarray(0, 64));
+    const head = latin1.decode(this.stderrHead.subarray(0, 256));
     const plausible = head.length < LAUNCH_PREFIX.length ? LAUNCH_PREFIX.startsWith(head) : head.startsWith(LAUNCH_PREFIX);
     if (!plausible) {
       this.startFailed(new SpawnFailed(this.command.argv, `the launcher failed: ${utf8.decode(this.stderrHead).trim()}`));
       return;
     }
-    const newline = this.stderrHead.indexOf(10);
+    const newline = head.indexOf('\n');
     if (newline < 0) return;
-    const line = latin1.decode(this.stderrHead.subarray(0, newline + 1));
-    const rest = this.stderrHead.subarray(newline + 1);
+    const line = head.slice(0, newline + 1);
     if (line === LAUNCH_OK) {
       this.launched = true;
       this.startSettled = true;
+      this.startRelay();
       const started = { pid: this.pid!, commandId: String(this.pid) };
       this.resolveStart!(started);
-      for (const chunk of this.early.splice(0)) this.events!.output('stdout', chunk);
-      if (rest.byteLength > 0) this.events!.output('stderr', rest.slice());
-      this.stderrHead = new Uint8Array(0);
       return;
     }
     const argv0 = JSON.stringify(this.command.argv[0] ?? '');
@@ -211,7 +207,11 @@ export class E2BDriver implements ProcessDriver {
     this.startFailed(
       new SpawnFailed(
         this.command.argv,
-        reason === 'ENOENT' ? `ENOENT: no such executable ${argv0}` : `${reason}: ${argv0} is not an executable file`,
+        reason === 'ENOENT'
+          ? `ENOENT: no such executable ${argv0}`
+          : reason === 'EACCES'
+            ? `EACCES: ${argv0} is not an executable file`
+            : reason,
       ),
     );
   }
@@ -224,7 +224,45 @@ export class E2BDriver implements ProcessDriver {
     this.rejectStart!(error);
   }
 
-  private async onEnd(status: ExitStatus, description: string): Promise<void> {
+  private startRelay(): void {
+    const abort = this.controller();
+    const stream = this.settings.client.start(
+      { process: { cmd: this.settings.shellPath, args: ['-c', RELAY, 'sandstream-relay', this.dir, String(this.pid)], envs: {} }, stdin: false },
+      { signal: abort.signal, headers: this.keepaliveHeader() },
+    );
+    void this.pumpRelay(new EventReader(stream, abort, this.settings.stallMs));
+  }
+
+  /** The relay's stream: the command's output, then its end once every byte is in and the tree is gone. */
+  private async pumpRelay(reader: EventReader): Promise<void> {
+    try {
+      for (;;) {
+        if (this.paused) await new Promise<void>((resolve) => (this.resumeWaiter = resolve));
+        if (this.released) return;
+        const event = await reader.next();
+        if (this.released) return;
+        if (event === undefined) throw new Error('the output stream ended without an end event');
+        if (event.case === 'data') {
+          const output = event.value.output;
+          if ((output.case === 'stdout' || output.case === 'stderr') && !this.terminal) {
+            this.events!.output(output.case as StreamName, output.value);
+          }
+        } else if (event.case === 'end') {
+          if (!event.value.exited || event.value.exitCode !== 0) {
+            throw new Error(`the output relay failed (${event.value.status})`);
+          }
+          this.relayDone = true;
+          this.maybeFinish();
+          return;
+        }
+      }
+    } catch (error) {
+      if (this.released || this.terminal) return;
+      await this.broken(reader.stalled ? new Error(`no event and no keepalive for ${this.settings.stallMs} ms`) : error, 'output');
+    }
+  }
+
+  private onLeaderEnd(status: ExitStatus, description: string): void {
     if (this.terminal) return;
     if (!this.launched) {
       const said = utf8.decode(this.stderrHead).trim();
@@ -233,30 +271,31 @@ export class E2BDriver implements ProcessDriver {
       );
       return;
     }
-    // The leader was reaped and envd closed the pipes: every byte is in.
-    // Now make sure nothing of the group lives on.
-    try {
-      let lingering = false;
-      await this.helper(['-c', WATCH, 'sandstream-watch', String(this.pid)], (text) => {
-        if (!lingering && text.startsWith('linger\n')) {
-          lingering = true;
-          this.events!.leaderExited(status);
-        }
-      }, false);
-      if (this.terminal) return;
-      this.terminal = true;
-      this.events!.exit(status);
-    } catch (error) {
-      if (this.released || this.terminal) return;
-      this.terminal = true;
-      this.events!.fail(
-        new TransportError(`lost track of command ${this.pid} after its leader ended: ${describe(error)}`, { cause: error }),
-      );
+    this.leaderStatus = status;
+    if (this.relayDone) {
+      this.maybeFinish();
+      return;
     }
+    // Usually the relay reports within moments. If it does not, something
+    // outlived the leader (or holds its output): the runtime winds it down.
+    this.settleTimer = setTimeout(() => {
+      if (this.terminal || this.relayDone) return;
+      this.events!.leaderExited(status);
+      // A relay whose FIFOs were never opened by the command (it was
+      // killed while starting) would wait for a writer forever.
+      void this.helper(['-c', UNBLOCK, 'sandstream-unblock', this.dir]).catch(() => undefined);
+    }, this.settings.settleMs);
   }
 
-  /** The event stream broke: the command's fate is unknown. */
-  private async broken(error: unknown): Promise<void> {
+  private maybeFinish(): void {
+    if (this.terminal || this.leaderStatus === undefined || !this.relayDone) return;
+    this.terminal = true;
+    clearTimeout(this.settleTimer);
+    this.events!.exit(this.leaderStatus);
+  }
+
+  /** A stream broke: the command's fate, or its output, is unknown. */
+  private async broken(error: unknown, which: 'command' | 'output'): Promise<void> {
     if (this.pid === undefined) {
       // No start event: envd either refused (a definite answer) or the
       // outcome is unknown. Never retried either way.
@@ -274,56 +313,46 @@ export class E2BDriver implements ProcessDriver {
     // The command may be running. Kill its group (best effort, bounded) so
     // that nothing is left behind, then report the broken link.
     await this.signalGroup('SIGKILL').catch(() => undefined);
-    const failure = new TransportError(`the event stream of command ${this.pid} broke: ${describe(error)}`, { cause: error });
+    const failure = new TransportError(`the ${which} stream of command ${this.pid} broke: ${describe(error)}`, { cause: error });
     if (!this.startSettled) {
       this.startFailed(failure);
       return;
     }
     if (this.terminal) return;
     this.terminal = true;
+    clearTimeout(this.settleTimer);
     this.events!.fail(failure);
   }
 
-  /**
-   * Runs a shell helper in the sandbox and resolves once it ended, with its
-   * standard output. `bounded`: the whole run has `requestTimeoutMs`; the
-   * watcher is unbounded but kept honest by keepalives.
-   */
-  private async helper(args: string[], onStdout: ((text: string) => void) | undefined, bounded: boolean): Promise<string> {
-    const abort = this.controller();
-    const timer = bounded
-      ? setTimeout(() => abort.abort(new Error(`no answer within ${this.settings.requestTimeoutMs} ms`)), this.settings.requestTimeoutMs)
-      : undefined;
+  /** Runs a shell helper in the sandbox, bounded by `requestTimeoutMs`; resolves once it ended. */
+  private async helper(args: string[]): Promise<void> {
+    const abort = new AbortController();
+    const timer = setTimeout(
+      () => abort.abort(new Error(`no answer within ${this.settings.requestTimeoutMs} ms`)),
+      this.settings.requestTimeoutMs,
+    );
     try {
       const stream = this.settings.client.start(
         { process: { cmd: this.settings.shellPath, args, envs: {} }, stdin: false },
-        { signal: abort.signal, headers: { 'Keepalive-Ping-Interval': String(this.settings.keepaliveSeconds) } },
+        { signal: abort.signal, headers: this.keepaliveHeader() },
       );
-      const reader = new EventReader(stream, abort, this.settings.stallMs);
-      let text = '';
-      for (;;) {
-        const event = await reader.next();
-        if (event === undefined) throw new Error('the helper stream ended without an end event');
-        if (event.case === 'data' && event.value.output.case === 'stdout') {
-          text += utf8.decode(event.value.output.value);
-          onStdout?.(text);
-        } else if (event.case === 'end') {
-          if (!event.value.exited || event.value.exitCode !== 0) {
-            throw new Error(`a helper command failed (${event.value.status})`);
-          }
-          return text;
+      for await (const response of stream) {
+        const event = response.event?.event;
+        if (event?.case === 'end') {
+          if (!event.value.exited || event.value.exitCode !== 0) throw new Error(`a helper command failed (${event.value.status})`);
+          return;
         }
       }
+      throw new Error('the helper stream ended without an end event');
     } finally {
       clearTimeout(timer);
       abort.abort();
-      this.controllers.delete(abort);
     }
   }
 
   private async signalGroup(signal: Signal): Promise<void> {
     if (this.pid === undefined) return;
-    await this.helper(['-c', SIGNAL, 'sandstream-signal', signal.slice(3), String(this.pid)], undefined, true);
+    await this.helper(['-c', SIGNAL, 'sandstream-signal', signal.slice(3), String(this.pid)]);
   }
 
   async signal(signal: Signal): Promise<void> {
@@ -383,6 +412,7 @@ export class E2BDriver implements ProcessDriver {
   async release(): Promise<void> {
     this.released = true;
     this.terminal = true;
+    clearTimeout(this.settleTimer);
     this.resume();
     for (const controller of this.controllers) controller.abort();
     this.controllers.clear();

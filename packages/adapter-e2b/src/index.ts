@@ -29,6 +29,14 @@ export interface E2BCommonOptions {
   readonly setsidPath?: string;
   /** Path of a POSIX shell inside the sandbox (default `/bin/sh`). */
   readonly shellPath?: string;
+  /** A writable directory inside the sandbox for each command's FIFOs (default `/tmp`). */
+  readonly tmpDir?: string;
+  /**
+   * After the command's leader ended, how long the relay may take to report
+   * the tree gone before the runtime is told something outlived the leader
+   * and winds it down, in ms (default 200).
+   */
+  readonly settleMs?: number;
 }
 
 /** A sandbox the caller already has. */
@@ -71,6 +79,8 @@ const COMMON_KEYS = [
   'requestTimeoutMs',
   'setsidPath',
   'shellPath',
+  'tmpDir',
+  'settleMs',
 ];
 const EXISTING_KEYS = new Set([...COMMON_KEYS, 'sandbox', 'owned']);
 const NEW_KEYS = new Set([...COMMON_KEYS, 'sandbox', 'template', 'connection']);
@@ -154,6 +164,8 @@ export async function createE2BSandbox(options: E2BSandboxOptions = {}): Promise
     keepaliveSeconds,
     stallMs,
     requestTimeoutMs,
+    tmpDir: options.tmpDir ?? '/tmp',
+    settleMs: positive('settleMs', options.settleMs, 200),
   };
 
   return defineSandbox<E2BSdkSandbox>({

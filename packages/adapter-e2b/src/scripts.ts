@@ -1,27 +1,35 @@
 /**
- * The small POSIX shell programs the driver runs inside the sandbox. envd
- * starts every command as a plain child (not the leader of a process group)
- * and signals only that one pid, so the driver brings its own means to
- * address the whole tree: each command leads a session of its own, and
- * signals and the liveness check address that session's process group.
+ * The small POSIX shell programs the driver runs inside the sandbox.
+ *
+ * envd starts every command as a plain child (not the leader of a process
+ * group), signals only that one pid, knows only SIGTERM and SIGKILL, and
+ * closes the command's output pipes as soon as it has reaped it, so a
+ * process the command left behind loses its output (and dies of SIGPIPE
+ * on its next write). The driver therefore runs each command as two envd
+ * processes:
+ *
+ * - the command itself, `setsid sh -c LAUNCH dir argv...`: it leads a
+ *   session and process group of its own (the pid of envd's start event),
+ *   checks that argv[0] can be executed, points its standard output and
+ *   error at two FIFOs in `dir`, and execs argv in place, so envd's end
+ *   event carries the command's own exit status;
+ * - a relay, `sh -c RELAY dir pgid`, started once the launcher reported:
+ *   it copies the FIFOs to its own standard output and error until every
+ *   process holding them closed them, then waits until nothing of the
+ *   command's process group is alive, removes `dir` and exits. Its end
+ *   event therefore means "every byte is in and the tree is gone".
  */
 
-/** First bytes on standard error once the launcher is about to exec the command. */
+/** Every launcher report on standard error starts with this. */
+export const LAUNCH_PREFIX = '\u001esandstream:';
+/** The launcher's report that it is about to exec the command. */
 export const LAUNCH_OK = '\u001esandstream:exec\n';
 /** Prefix of the launcher's report that the command cannot be executed. */
 export const LAUNCH_FAILED = '\u001esandstream:noexec:';
-/** Every launcher report starts with this. */
-export const LAUNCH_PREFIX = '\u001esandstream:';
 
-/**
- * Runs as `setsid /bin/sh -c LAUNCH sandstream argv...`: `setsid` makes
- * the process (whose pid envd reports in the start event) the leader of a
- * new session and process group, then this script checks that argv[0] can
- * be executed (so a missing program is `SpawnFailed`, not exit status 127),
- * reports on standard error, and execs the command in place: the pid, the
- * group and the session stay the command's own.
- */
+/** `setsid sh -c LAUNCH sandstream DIR argv...` (see the module comment). */
 export const LAUNCH = [
+  'D=$1; shift',
   'c=$1',
   'fail() { printf "\\036sandstream:noexec:%s\\n" "$1" >&2; exit 127; }',
   'case $c in',
@@ -31,34 +39,38 @@ export const LAUNCH = [
   '     unset IFS',
   '     [ -n "$f" ] || fail ENOENT ;;',
   'esac',
+  '(umask 077; mkdir -p "$D" && mkfifo "$D/o" "$D/e") 2>/dev/null || fail "EIO: cannot create FIFOs in $D"',
   'printf "\\036sandstream:exec\\n" >&2',
+  // Opening a FIFO for writing waits until the relay opened it for reading.
+  'exec >"$D/o" 2>"$D/e"',
   'exec "$@"',
 ].join('\n');
 
 /**
- * `sh -c WATCH sandstream-watch PGID`: prints `gone` and exits when no
- * live (non-zombie) process is left in the group; prints `linger` first
- * when some are, then polls until they are gone. Without /proc, `kill -0`
- * is used and zombies count as alive.
+ * True while a live (non-zombie) process of group `$p` exists. Without
+ * /proc, `kill -0` decides and zombies count as alive.
  */
-export const WATCH = [
-  'p=$1',
-  // Fast path: no process at all in the group, zombies included.
-  'kill -0 "-$p" 2>/dev/null || { echo gone; exit 0; }',
+const ALIVE = [
   'alive() {',
-  '  if [ -r /proc/self/stat ]; then',
-  '    for s in /proc/[0-9]*/stat; do',
-  '      { IFS= read -r l < "$s"; } 2>/dev/null || continue',
-  "      set -- ${l##*') '}",
-  '      [ "$3" = "$p" ] && [ "$1" != Z ] && [ "$1" != X ] && return 0',
-  '    done',
-  '    return 1',
-  '  fi',
-  '  kill -0 "-$p" 2>/dev/null',
+  '  kill -0 "-$p" 2>/dev/null || return 1',
+  '  [ -r /proc/self/stat ] || return 0',
+  '  for s in /proc/[0-9]*/stat; do',
+  '    { IFS= read -r l < "$s"; } 2>/dev/null || continue',
+  "    set -- ${l##*') '}",
+  '    [ "$3" = "$p" ] && [ "$1" != Z ] && [ "$1" != X ] && return 0',
+  '  done',
+  '  return 1',
   '}',
-  'if alive; then echo linger; else echo gone; exit 0; fi',
+];
+
+/** `sh -c RELAY sandstream-relay DIR PGID` (see the module comment). */
+export const RELAY = [
+  'D=$1 p=$2',
+  ...ALIVE,
+  'cat "$D/o" & cat "$D/e" >&2',
+  'wait',
+  'rm -rf "$D"',
   'while alive; do sleep 0.02; done',
-  'echo gone',
 ].join('\n');
 
 /**
@@ -66,3 +78,6 @@ export const WATCH = [
  * process of the group. A group that is already gone is not an error.
  */
 export const SIGNAL = 'kill -s "$1" -- "-$2" 2>/dev/null; exit 0';
+
+/** `sh -c UNBLOCK sandstream-unblock DIR`: lets a relay blocked on FIFOs nobody will write end, and removes them. */
+export const UNBLOCK = 'for f in "$1/o" "$1/e"; do [ -p "$f" ] && : > "$f" & done; sleep 0.2; rm -rf "$1"; exit 0';
