@@ -68,7 +68,7 @@ export class HttpDriver implements ProcessDriver {
           case 'started':
             started = true;
             this.#id = event.id;
-            resolve({ pid: event.pid });
+            resolve({ pid: event.pid, commandId: event.id }); // the caller's proc.commandId
             return;
           case 'spawn-failed':
             this.#ended = true;
