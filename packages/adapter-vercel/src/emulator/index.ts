@@ -685,12 +685,15 @@ export class VercelEmulator {
   private whenExited(command: CommandState, req: IncomingMessage): Promise<void> {
     if (command.exitCode !== null) return Promise.resolve();
     return new Promise((resolveExit) => {
+      // A kept-alive socket serves many requests: its listener goes with the wait.
+      const socket = req.socket;
       const done = (): void => {
         command.exitWaiters.delete(done);
+        socket.off('close', done);
         resolveExit();
       };
       command.exitWaiters.add(done);
-      req.socket.once('close', done);
+      socket.once('close', done);
     });
   }
 
