@@ -59,9 +59,31 @@ export function checkErrorCode(error: unknown, code: ErrorCode, what: string): v
   }
 }
 
-/** A one-line description of whatever was thrown. */
+/**
+ * The parts of a `SuppressedError` (thrown when disposal fails while an
+ * error is already propagating, as `await using` does): `error` is the
+ * disposal's, `suppressed` the one it displaced. Recognised by shape, since
+ * Node 20 has no global `SuppressedError` and TypeScript's helper makes its own.
+ */
+export function suppressedParts(error: unknown): { error: unknown; suppressed: unknown } | undefined {
+  if (!(error instanceof Error) || error.name !== 'SuppressedError') return undefined;
+  if (!('error' in error) || !('suppressed' in error)) return undefined;
+  return { error: (error as { error: unknown }).error, suppressed: (error as { suppressed: unknown }).suppressed };
+}
+
+/** Every error a (possibly nested) `SuppressedError` carries, the displaced ones first. */
+export function flattenSuppressed(error: unknown): unknown[] {
+  const parts = suppressedParts(error);
+  return parts === undefined ? [error] : [...flattenSuppressed(parts.suppressed), ...flattenSuppressed(parts.error)];
+}
+
+/** A one-line description of whatever was thrown; a `SuppressedError` shows both of its errors. */
 export function describeError(error: unknown): string {
   if (error === undefined) return 'no error';
+  const parts = suppressedParts(error);
+  if (parts !== undefined) {
+    return `${describeError(parts.suppressed)}; then, while disposing, ${describeError(parts.error)}`;
+  }
   if (error instanceof Error) {
     const code = codeOf(error);
     return `${error.name}${code === undefined ? '' : ` [${String(code)}]`}: ${error.message}`;

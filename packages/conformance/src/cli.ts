@@ -5,6 +5,9 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ConformanceReport, SandboxFactory } from '@sandstream/types';
 import { CASES, runConformance } from './engine.js';
+import { checkHooks, type ConformanceHooks } from './hooks.js';
+import { describeOpenHandles, openHandles } from './open-handles.js';
+import { runsAlone } from './schedule.js';
 import { formatJson } from './reporters/json.js';
 import { formatJunit } from './reporters/junit.js';
 import { createProgress, formatSummary, useColor } from './reporters/pretty.js';
@@ -16,14 +19,19 @@ const USAGE = `Usage: sandstream-conformance <adapter-module> [options]
 Runs the Sandstream ${KIT_SPEC_VERSION} conformance kit against the adapter whose
 module's default export is a factory returning a fresh Sandbox.
 
+The module may also export \`conformanceHooks\` (setup, teardown, attach): see the README.
+
 Options:
   --reporter <name>            pretty (default), json, junit or tap
   --out <file>                 write the report there instead of standard output
-  --only <ids>                 comma-separated case ids, prefixes ("teardown.*") or requirement ids
+  --include <ids>              run only these: comma-separated case ids, prefixes ("teardown.*")
+                               or requirement ids
   --exclude <ids>              the same, reported as disabled
   --expected-failures <file>   case ids the adapter is known to fail (JSON array, or one per line)
   --case-timeout <ms>          per-case time limit (default 20000)
-  --grace-ms <ms>              the adapter's SIGTERM-to-SIGKILL grace period (default 2000)
+  --concurrency <n>            independent cases run at once (default 4); some cases always run alone
+  --grace-ms <ms>              only for a sandbox that states no \`termination\` (a 1.0 adapter):
+                               its grace period (default: the spec's 2000)
   --list                       list the cases and exit
   --version                    print the kit and spec versions
   -h, --help                   this text
@@ -33,18 +41,31 @@ Exit status: 0 conforms, 1 a required case failed or an expected failure is stal
 
 class UsageError extends Error {}
 
-function list(value: string | undefined, flag: string): string[] {
+/** Flags that were renamed: using one is a usage error naming its replacement. */
+const RENAMED_FLAGS: Readonly<Record<string, string>> = { only: '--include' };
+
+/** A comma-separated list of case selectors; an empty one is an error, not "every case". */
+function parseSelectors(value: string | undefined, flag: string): string[] {
   if (value === undefined) return [];
   const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  // An empty --only would otherwise mean "no filter": the whole kit.
+  // An empty --include would otherwise mean "no filter": the whole kit.
   if (items.length === 0) throw new UsageError(`${flag} needs at least one case id, prefix or requirement id`);
   return items;
 }
 
-function number(value: string | undefined, flag: string): number | undefined {
+/** A non-negative number of milliseconds, or undefined when the flag is absent. */
+function parseMilliseconds(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a non-negative number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** A positive integer, or undefined when the flag is absent. */
+function parseCount(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -97,15 +118,22 @@ function resolvePackage(name: string, from: string): string | undefined {
   }
 }
 
-async function loadFactory(specifier: string): Promise<SandboxFactory> {
+/** The adapter module: its default export (the factory) and its optional `conformanceHooks`. */
+async function loadAdapter(specifier: string): Promise<{ factory: SandboxFactory; hooks: ConformanceHooks }> {
   const path = resolve(specifier);
   const file = existsSync(path) ? path : resolvePackage(specifier, process.cwd());
   if (file === undefined) throw new UsageError(`cannot find ${JSON.stringify(specifier)}: neither a file nor a package installed here`);
-  const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  const module = (await import(pathToFileURL(file).href)) as { default?: unknown; conformanceHooks?: unknown };
   if (typeof module.default !== 'function') {
     throw new UsageError(`${specifier} has no default export that is a factory function`);
   }
-  return module.default as SandboxFactory;
+  let hooks: ConformanceHooks;
+  try {
+    hooks = checkHooks(module.conformanceHooks, 'conformanceHooks');
+  } catch (error) {
+    throw new UsageError(`${specifier} exports a malformed conformanceHooks: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return { factory: module.default as SandboxFactory, hooks };
 }
 
 function render(report: ConformanceReport, reporter: string, color: boolean): string {
@@ -129,11 +157,13 @@ async function main(argv: string[]): Promise<number> {
     options: {
       reporter: { type: 'string', default: 'pretty' },
       out: { type: 'string' },
+      include: { type: 'string' },
       only: { type: 'string' },
       exclude: { type: 'string' },
       'expected-failures': { type: 'string' },
       'case-timeout': { type: 'string' },
       'grace-ms': { type: 'string' },
+      concurrency: { type: 'string' },
       list: { type: 'boolean', default: false },
       version: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -153,10 +183,15 @@ async function main(argv: string[]): Promise<number> {
         '# available): see "What the sandbox must have" in the package README.\n',
     );
     for (const c of CASES) {
-      const gate = c.needs?.length ? ` needs ${c.needs.join(', ')}` : c.without ? ` without ${c.without}` : '';
-      process.stdout.write(`${c.id.padEnd(36)} ${c.requirements.join(',').padEnd(24)} ${c.title}${gate ? ` (${gate.trim()})` : ''}\n`);
+      const gate = c.needs?.length ? `needs ${c.needs.join(', ')}` : c.without ? `without ${c.without}` : '';
+      const alone = runsAlone(c) === undefined ? '' : 'runs alone';
+      const notes = [gate, alone].filter((n) => n !== '').join('; ');
+      process.stdout.write(`${c.id.padEnd(36)} ${c.requirements.join(',').padEnd(24)} ${c.title}${notes ? ` (${notes})` : ''}\n`);
     }
     return 0;
+  }
+  for (const [flag, replacement] of Object.entries(RENAMED_FLAGS)) {
+    if ((values as Record<string, unknown>)[flag] !== undefined) throw new UsageError(`--${flag} was renamed ${replacement}`);
   }
   const reporter = values.reporter;
   if (!['pretty', 'json', 'junit', 'tap'].includes(reporter)) throw new UsageError(`unknown reporter ${JSON.stringify(reporter)}`);
@@ -170,34 +205,66 @@ async function main(argv: string[]): Promise<number> {
     warnings.push(`${warning.name}${warning.code ? ` [${warning.code}]` : ''}: ${warning.message}`);
   });
 
-  const factory = await loadFactory(positionals[0]!);
+  const { factory, hooks } = await loadAdapter(positionals[0]!);
   const color = values.out === undefined && useColor(process.stdout);
   const progress = reporter === 'pretty' ? createProgress(process.stdout, color) : undefined;
   if (progress) process.stdout.write(`Sandstream ${KIT_SPEC_VERSION} conformance (kit ${KIT_VERSION}) against ${positionals[0]}\n\n`);
 
-  const caseTimeoutMs = number(values['case-timeout'], '--case-timeout');
-  const graceMs = number(values['grace-ms'], '--grace-ms');
-  const report = await runConformance({
-    factory,
-    include: list(values.only, '--only'),
-    exclude: list(values.exclude, '--exclude'),
-    expectedFailures: readExpectedFailures(values['expected-failures']),
-    ...(caseTimeoutMs === undefined ? {} : { caseTimeoutMs }),
-    ...(graceMs === undefined ? {} : { graceMs }),
-    ...(progress ? { onCaseStart: progress.start, onCaseEnd: progress.end } : {}),
-  });
+  const caseTimeoutMs = parseMilliseconds(values['case-timeout'], '--case-timeout');
+  const graceMs = parseMilliseconds(values['grace-ms'], '--grace-ms');
+  const concurrency = parseCount(values.concurrency, '--concurrency');
+  let report: ConformanceReport;
+  let hookProblem: string | undefined;
+  try {
+    report = await runConformance({
+      factory,
+      hooks,
+      include: parseSelectors(values.include, '--include'),
+      exclude: parseSelectors(values.exclude, '--exclude'),
+      expectedFailures: readExpectedFailures(values['expected-failures']),
+      ...(caseTimeoutMs === undefined ? {} : { caseTimeoutMs }),
+      ...(graceMs === undefined ? {} : { graceMs }),
+      ...(concurrency === undefined ? {} : { concurrency }),
+      ...(progress ? { onCaseStart: progress.start, onCaseEnd: progress.end } : {}),
+    });
+  } catch (error) {
+    // A teardown hook that failed still leaves a report to show.
+    const partial = (error as { report?: ConformanceReport }).report;
+    if (partial === undefined) throw error;
+    report = partial;
+    hookProblem = (error as Error).message;
+  }
 
   const output = render(report, reporter, color);
   if (values.out !== undefined) writeFileSync(values.out, output);
   else process.stdout.write(output);
   if (warnings.length > 0) {
-    const list = [`  Warnings emitted during the run (${warnings.length}):`, ...warnings.map((w) => `    ${w}`), ''].join('\n');
+    const lines = [`  Warnings emitted during the run (${warnings.length}):`, ...warnings.map((w) => `    ${w}`), ''].join('\n');
     // Machine-readable output on stdout stays parseable.
-    (reporter === 'pretty' && values.out === undefined ? process.stdout : process.stderr).write(`${list}\n`);
+    (reporter === 'pretty' && values.out === undefined ? process.stdout : process.stderr).write(`${lines}\n`);
   }
-
+  if (hookProblem !== undefined) {
+    process.stderr.write(`sandstream-conformance: ${hookProblem}\n`);
+    return 2;
+  }
   if (report.summary.error > 0) return 2;
   return report.ok ? 0 : 1;
+}
+
+/**
+ * Ends the process with `code` once the report is out. When nothing else is
+ * left, Node ends by itself; when the adapter left something open (a leaked
+ * command, a connection), the CLI names it and exits anyway, so a CI job
+ * never hangs on a finished run.
+ */
+function exitWhenDone(code: number, baseline: readonly string[]): void {
+  process.exitCode = code;
+  // Unreferenced: it fires only if something else keeps the process alive.
+  setTimeout(() => {
+    const open = describeOpenHandles(openHandles(baseline));
+    process.stderr.write(`sandstream-conformance: the adapter left ${open} open after the run; exiting with ${code} anyway\n`);
+    process.exit(code);
+  }, 250).unref();
 }
 
 // A reader that goes away (`sandstream-conformance --list | head`) ends the output, not the run with a stack trace.
@@ -206,14 +273,13 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+const baseline = process.getActiveResourcesInfo();
 main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
+  (code) => exitWhenDone(code, baseline),
   (error: unknown) => {
     const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     process.stderr.write(`sandstream-conformance: ${error instanceof Error ? error.message : String(error)}\n`);
     if (usage) process.stderr.write('Run with --help for usage.\n');
-    process.exitCode = 2;
+    exitWhenDone(2, baseline);
   },
 );

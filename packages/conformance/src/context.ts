@@ -1,5 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { ExecResult, Sandbox, SandboxFactory } from '@sandstream/types';
 import { ConformanceFailure, describeError, HarnessError } from './assert.js';
+import type { ConformanceHooks } from './hooks.js';
+import { probeAlive, type Exec } from './probes.js';
+import type { Termination } from './termination.js';
 
 /** What a case gets: a fresh sandbox and helpers that work through it. */
 export interface CaseContext {
@@ -7,12 +11,27 @@ export interface CaseContext {
   readonly sandbox: Sandbox;
   /** The adapter's factory, for cases that need a second sandbox. */
   readonly factory: SandboxFactory;
-  /** The adapter's SIGTERM-to-SIGKILL grace period, as the run options declare it. */
+  /**
+   * The adapter module's `attach` hook, when it exports one: a second handle
+   * on the environment of a sandbox, to observe it after that sandbox's close().
+   */
+  readonly attach: ConformanceHooks['attach'];
+  /** The termination settings this case's sandbox states (or the fallback), and where they came from. */
+  readonly termination: Termination;
+  /** The SIGTERM-to-SIGKILL grace period: `termination.graceMs`. */
   readonly graceMs: number;
+  /** The wait for an exit report after SIGKILL: `termination.killWaitMs`. */
+  readonly killWaitMs: number;
   /** Aborts when the case times out; long waits should honour it. */
   readonly signal: AbortSignal;
-  /** A scratch directory inside the sandbox, removed after the case. */
+  /** A scratch directory inside the sandbox, removed after the case. Its path is a token of the case. */
   scratch(): Promise<string>;
+  /**
+   * A fresh string to put in the argv of commands the case starts. After a
+   * failed case the kit kills, best effort, every process carrying one of the
+   * case's tokens (scratch directories count).
+   */
+  token(label: string): string;
   /** Runs a helper command through the sandbox; a failure to run it is a harness error. */
   exec(argv: readonly string[]): Promise<ExecResult>;
   /** Reads a file inside the sandbox, or undefined when it does not exist. */
@@ -40,27 +59,39 @@ export interface CaseContext {
   timeoutFor(atLeast: number): Promise<number>;
 }
 
-// A process is alive when /proc says it is not a zombie (and, given a token,
-// its command line contains it); where there is no /proc, `kill -0` is the
-// fallback (zombies then count as alive, and the token is not checked).
-const ALIVE_SCRIPT = [
-  // Exit 2: the sandbox lacks what the probe needs, so nothing can be concluded.
-  'for tool in sed cut tr grep kill; do command -v "$tool" >/dev/null 2>&1 || exit 2; done',
-  'if [ -r "/proc/$1/stat" ]; then',
-  '  s=$(sed -e "s/^.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1)',
-  '  [ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ] || exit 1',
-  '  [ -z "$2" ] || tr "\\000" " " < "/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$2"',
-  'else kill -0 "$1" 2>/dev/null; fi',
-].join('\n');
+/** What the engine keeps of a context besides the case's view. */
+export interface ContextHandle {
+  readonly ctx: CaseContext;
+  /** Removes the scratch directories. */
+  cleanup(): Promise<void>;
+  /** The case's tokens (scratch directories included), for the sweep after a failure. */
+  tokens(): readonly string[];
+  /** Whether the case read the termination settings (so a failure message names them). */
+  usedTermination(): boolean;
+}
+
+/** Runs `argv` as a helper through `sandbox`: a rejected run() of a plain command is the adapter's failure. */
+export function helperExec(sandbox: Sandbox, signal?: AbortSignal): Exec {
+  return async (argv) => {
+    // A case that timed out may still be running; it must not start anything more.
+    if (signal?.aborted) throw new HarnessError('the case has ended');
+    try {
+      return await sandbox.run(argv, { timeout: 10_000 });
+    } catch (error) {
+      throw new ConformanceFailure(`run() failed on the helper command ${JSON.stringify(argv)}: ${describeError(error)}`);
+    }
+  };
+}
 
 /** Builds the context of one case around its sandbox. */
 export function createContext(
   sandbox: Sandbox,
-  factory: SandboxFactory,
-  graceMs: number,
-  signal: AbortSignal,
-): { ctx: CaseContext; cleanup(): Promise<void> } {
+  setup: { factory: SandboxFactory; termination: Termination; signal: AbortSignal; hooks: ConformanceHooks },
+): ContextHandle {
+  const { factory, termination, signal, hooks } = setup;
   const dirs: string[] = [];
+  const tokens: string[] = [];
+  let terminationRead = false;
 
   const sleep = (ms: number): Promise<void> =>
     new Promise((resolve, reject) => {
@@ -76,24 +107,8 @@ export function createContext(
       signal.addEventListener('abort', onAbort, { once: true });
     });
 
-  const exec = async (argv: readonly string[]): Promise<ExecResult> => {
-    // A case that timed out may still be running; it must not start anything more.
-    if (signal.aborted) throw new HarnessError('the case has ended');
-    try {
-      return await sandbox.run(argv, { timeout: 10_000 });
-    } catch (error) {
-      // run() of a plain command is required behaviour: its failure is the adapter's.
-      throw new ConformanceFailure(`run() failed on the helper command ${JSON.stringify(argv)}: ${describeError(error)}`);
-    }
-  };
-
-  const isAlive = async (pid: number, token = ''): Promise<boolean> => {
-    const result = await exec(['sh', '-c', ALIVE_SCRIPT, 'sh', String(pid), token]);
-    if (result.exitCode !== 0 && result.exitCode !== 1) {
-      throw new HarnessError(`the sandbox cannot run the liveness probe (exit ${result.exitCode}): it needs sh, sed, cut, tr, grep and kill`);
-    }
-    return result.exitCode === 0;
-  };
+  const exec = helperExec(sandbox, signal);
+  const isAlive = (pid: number, token = ''): Promise<boolean> => probeAlive(exec, pid, token);
 
   const poll = async <T>(read: () => Promise<T | undefined>, withinMs: number, what: string): Promise<T> => {
     const deadline = performance.now() + withinMs;
@@ -118,17 +133,34 @@ export function createContext(
 
   const ctx: CaseContext = {
     sandbox,
+    factory,
+    attach: hooks.attach?.bind(hooks),
+    get termination() {
+      terminationRead = true;
+      return termination;
+    },
+    get graceMs() {
+      terminationRead = true;
+      return termination.graceMs;
+    },
+    get killWaitMs() {
+      terminationRead = true;
+      return termination.killWaitMs;
+    },
+    signal,
     async timeoutFor(atLeast) {
       roundTrip ??= measureRoundTrip();
       return Math.max(atLeast, Math.ceil(5 * (await roundTrip)));
     },
-    factory,
-    graceMs,
-    signal,
     sleep,
     exec,
     isAlive,
     poll,
+    token(label) {
+      const token = `sandstream-${label.replace(/[^a-z0-9-]/gi, '-')}-${randomUUID()}`;
+      tokens.push(token);
+      return token;
+    },
     async scratch() {
       const result = await exec(['mktemp', '-d']);
       const dir = result.stdoutText.trim();
@@ -158,6 +190,8 @@ export function createContext(
 
   return {
     ctx,
+    tokens: () => [...tokens, ...dirs],
+    usedTermination: () => terminationRead,
     async cleanup() {
       for (const dir of dirs) {
         await sandbox.run(['rm', '-rf', dir], { timeout: 10_000 }).catch(() => undefined);

@@ -1,5 +1,6 @@
 import {
   CAPABILITIES,
+  hasCapability,
   InvalidArgument,
   validatorFor,
   type CapabilityManifest,
@@ -9,18 +10,24 @@ import {
   type Sandbox,
   type SandboxFactory,
 } from '@sandstream/types';
-import { ConformanceFailure, describeError, HarnessError } from './assert.js';
+import { ConformanceFailure, describeError, flattenSuppressed, HarnessError } from './assert.js';
 import type { ConformanceCase } from './case.js';
 import { CASES } from './cases/index.js';
-import { createContext } from './context.js';
+import { createContext, type ContextHandle } from './context.js';
+import { checkHooks, type ConformanceHooks } from './hooks.js';
+import { missingTools, sweep } from './probes.js';
 import { REQUIREMENTS } from './requirements.js';
-import { checkSelectors, matches } from './select.js';
+import { DEFAULT_CONCURRENCY, runsAlone, runScheduled } from './schedule.js';
+import { checkSelectors, deselected } from './select.js';
+import { describeTermination, terminationOf, type Termination } from './termination.js';
 import { KIT_SPEC_VERSION, KIT_VERSION } from './version.js';
 
 /** Options of {@link runConformance}. */
 export interface ConformanceOptions {
   /** Returns a fresh, isolated sandbox on every call. */
   readonly factory: SandboxFactory;
+  /** The adapter module's lifecycle and observation hooks (its `conformanceHooks` export). */
+  readonly hooks?: ConformanceHooks;
   /** Run only cases matching one of these (id, `prefix.*`, or requirement id). */
   readonly include?: readonly string[];
   /** Report cases matching one of these as `disabled`. */
@@ -29,20 +36,33 @@ export interface ConformanceOptions {
   readonly expectedFailures?: readonly string[];
   /** Per-case time limit in ms (default 20000); a hung case fails instead of hanging the run. */
   readonly caseTimeoutMs?: number;
-  /** The adapter's SIGTERM-to-SIGKILL grace period in ms (default 2000, the spec's default). */
+  /**
+   * The grace period for a sandbox that does not state its own `termination`
+   * (a 1.0 adapter). The kit reads a sandbox's `termination`; a value here
+   * that contradicts it is a harness error.
+   */
   readonly graceMs?: number;
+  /** How many independent cases run at once (default 4); cases that must run alone still do. */
+  readonly concurrency?: number;
   /** Called as each case starts and ends, for live progress. */
   readonly onCaseStart?: (testCase: ConformanceCase) => void;
   readonly onCaseEnd?: (result: CaseResult) => void;
 }
 
+/** Options renamed or removed, with what replaces them: they fail loudly instead of being ignored. */
+const RENAMED_OPTIONS: Readonly<Record<string, string>> = {
+  only: 'renamed to `include`',
+};
+
 const KNOWN_OPTIONS = new Set([
   'factory',
+  'hooks',
   'include',
   'exclude',
   'expectedFailures',
   'caseTimeoutMs',
   'graceMs',
+  'concurrency',
   'onCaseStart',
   'onCaseEnd',
 ]);
@@ -57,23 +77,40 @@ export function isAdvisory(testCase: Pick<ConformanceCase, 'requirements'>): boo
   return testCase.requirements.every((id) => SHOULD.has(id));
 }
 
+/** The options every entry point shares, checked and with defaults applied. */
+export interface CheckedOptions {
+  readonly caseTimeoutMs: number;
+  /** Only for sandboxes that state no `termination`. */
+  readonly graceMs: number | undefined;
+  readonly concurrency: number;
+  readonly hooks: ConformanceHooks;
+}
+
 /** Checks the options shared by every entry point; throws InvalidArgument naming the first bad one. */
-export function validateOptions(options: ConformanceOptions): Required<Pick<ConformanceOptions, 'caseTimeoutMs' | 'graceMs'>> {
+export function validateOptions(options: ConformanceOptions): CheckedOptions {
   for (const key of Object.keys(options)) {
+    if (key in RENAMED_OPTIONS) throw new InvalidArgument(`options.${key}`, RENAMED_OPTIONS[key]!);
     // Old or misspelt options must fail loudly rather than be ignored.
     if (!KNOWN_OPTIONS.has(key)) throw new InvalidArgument(`options.${key}`, 'unknown option');
   }
   if (typeof options.factory !== 'function') throw new InvalidArgument('options.factory', 'must be a function returning a Sandbox');
   const caseTimeoutMs = options.caseTimeoutMs ?? 20_000;
-  const graceMs = options.graceMs ?? 2_000;
+  const graceMs = options.graceMs;
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   if (!Number.isFinite(caseTimeoutMs) || caseTimeoutMs <= 0 || caseTimeoutMs > MAX_TIMER_MS) {
     throw new InvalidArgument('options.caseTimeoutMs', `must be a positive number of at most ${MAX_TIMER_MS}`);
   }
-  if (graceMs > MAX_TIMER_MS) throw new InvalidArgument('options.graceMs', `must be at most ${MAX_TIMER_MS}`);
-  if (!Number.isFinite(graceMs) || graceMs < 0) throw new InvalidArgument('options.graceMs', 'must be a non-negative number');
+  if (graceMs !== undefined) {
+    if (graceMs > MAX_TIMER_MS) throw new InvalidArgument('options.graceMs', `must be at most ${MAX_TIMER_MS}`);
+    if (!Number.isFinite(graceMs) || graceMs < 0) throw new InvalidArgument('options.graceMs', 'must be a non-negative number');
+  }
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+    throw new InvalidArgument('options.concurrency', 'must be an integer from 1 to 64');
+  }
+  const hooks = checkHooks(options.hooks, 'options.hooks');
   checkSelectors(CASES, options.include ?? [], 'options.include');
   checkSelectors(CASES, options.exclude ?? [], 'options.exclude');
-  return { caseTimeoutMs, graceMs };
+  return { caseTimeoutMs, graceMs, concurrency, hooks };
 }
 
 function isSandbox(value: unknown): value is Sandbox {
@@ -95,9 +132,9 @@ async function createSandbox(factory: SandboxFactory): Promise<Sandbox> {
 /** Why a case does not apply to an adapter with this manifest, if it does not. */
 export function skipReason(testCase: ConformanceCase, manifest: CapabilityManifest): string | undefined {
   for (const capability of testCase.needs ?? []) {
-    if (!manifest[capability]) return `the adapter does not advertise "${capability}"; the negative case capabilities.absent-${capability} runs instead`;
+    if (!hasCapability(manifest, capability)) return `the adapter does not advertise "${capability}"; the negative case capabilities.absent-${capability} runs instead`;
   }
-  if (testCase.without !== undefined && manifest[testCase.without]) {
+  if (testCase.without !== undefined && hasCapability(manifest, testCase.without)) {
     return `the adapter advertises "${testCase.without}"; this case checks its absence`;
   }
   return undefined;
@@ -129,19 +166,47 @@ function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error)
 
 class CaseTimeout extends Error {}
 
-interface CaseRun {
+/** One case's run, as {@link runCase} takes it. */
+export interface CaseRun {
   readonly testCase: ConformanceCase;
   readonly manifest: CapabilityManifest;
   readonly factory: SandboxFactory;
   readonly timeoutMs: number;
-  readonly graceMs: number;
+  /** The grace period for a sandbox that states no `termination` (see {@link ConformanceOptions.graceMs}). */
+  readonly graceMs?: number | undefined;
+  /** The adapter module's hooks; `attach` is used to observe a sandbox after its close(). */
+  readonly hooks?: ConformanceHooks | undefined;
+}
+
+/** A case's outcome. */
+export interface CaseOutcome {
+  status: CaseStatus;
+  message?: string;
+  durationMs: number;
+}
+
+/**
+ * The status and message of what a case threw. A `SuppressedError` (an
+ * `await using` whose disposal failed while an error propagated) is
+ * unpacked: every error in it is shown, and it is the harness's only when
+ * all of them are.
+ */
+export function classify(error: unknown): { status: CaseStatus; message: string; timedOut: boolean } {
+  const parts = flattenSuppressed(error);
+  const describe = (part: unknown): string =>
+    part instanceof HarnessError || part instanceof ConformanceFailure || part instanceof CaseTimeout ? part.message : `unexpected ${describeError(part)}`;
+  const message = parts.map(describe).join('; then, while disposing, ');
+  const timedOut = parts.some((part) => part instanceof CaseTimeout);
+  const harness = parts.every((part) => part instanceof HarnessError);
+  return { status: harness ? 'error' : 'fail', message, timedOut };
 }
 
 /** Runs one case on a fresh sandbox; never throws. */
-export async function runCase(run: CaseRun): Promise<{ status: CaseStatus; message?: string; durationMs: number }> {
+export async function runCase(run: CaseRun): Promise<CaseOutcome> {
   const { testCase, factory } = run;
+  const hooks = run.hooks ?? {};
   const started = performance.now();
-  const done = (status: CaseStatus, message?: string) => ({
+  const done = (status: CaseStatus, message?: string): CaseOutcome => ({
     status,
     durationMs: Math.round((performance.now() - started) * 10) / 10,
     ...(message === undefined ? {} : { message }),
@@ -154,8 +219,9 @@ export async function runCase(run: CaseRun): Promise<{ status: CaseStatus; messa
   const controller = new AbortController();
   let creating: Promise<Sandbox> | undefined;
   let sandbox: Sandbox | undefined;
-  let cleanup: (() => Promise<void>) | undefined;
-  let outcome: { status: CaseStatus; message?: string; durationMs: number };
+  let handle: ContextHandle | undefined;
+  let termination: Termination | undefined;
+  let outcome: CaseOutcome;
   let timedOut = false;
   try {
     await withTimeout(
@@ -164,20 +230,20 @@ export async function runCase(run: CaseRun): Promise<{ status: CaseStatus; messa
         sandbox = await creating;
         // The case may have timed out while the factory was slow: start nothing.
         if (controller.signal.aborted) return;
-        const context = createContext(sandbox, factory, run.graceMs, controller.signal);
-        cleanup = context.cleanup;
-        await testCase.run(context.ctx);
+        termination = terminationOf(sandbox, { graceMs: run.graceMs, label: 'the graceMs option (--grace-ms)' });
+        handle = createContext(sandbox, { factory, termination, signal: controller.signal, hooks });
+        await testCase.run(handle.ctx);
       })(),
       timeoutMs,
       () => new CaseTimeout(`did not finish within ${timeoutMs} ms: the adapter hung (or the case needs a longer caseTimeoutMs)`),
     );
     outcome = done('pass');
   } catch (error) {
-    if (error instanceof HarnessError) outcome = done('error', error.message);
-    else if (error instanceof ConformanceFailure || error instanceof CaseTimeout) outcome = done('fail', error.message);
-    // Anything else escaped from the adapter's own code paths.
-    else outcome = done('fail', `unexpected ${describeError(error)}`);
-    timedOut = error instanceof CaseTimeout;
+    const verdict = classify(error);
+    timedOut = verdict.timedOut;
+    // A failure that depends on the grace period says which one the kit used, and where it came from.
+    const settings = verdict.status === 'fail' && handle?.usedTermination() && termination ? ` [${describeTermination(termination)}]` : '';
+    outcome = done(verdict.status, `${verdict.message}${settings}`);
   }
   controller.abort(new CaseTimeout('case ended'));
   if (sandbox === undefined) {
@@ -185,14 +251,19 @@ export async function runCase(run: CaseRun): Promise<{ status: CaseStatus; messa
     void creating?.then((late) => late.close()).catch(() => undefined);
     return outcome;
   }
+  const failed = outcome.status !== 'pass';
   // Scratch files go through the sandbox, on a short budget of their own
   // (shorter still after a hang), so that a stuck run() cannot keep close()
   // from being called.
-  if (cleanup !== undefined) {
-    await withTimeout(cleanup(), timedOut ? 1_000 : 5_000, () => new CaseTimeout('cleanup hung')).catch(() => undefined);
+  if (handle !== undefined) {
+    await withTimeout(handle.cleanup(), timedOut ? 1_000 : 5_000, () => new CaseTimeout('cleanup hung')).catch(() => undefined);
   }
+  // After a failure, what the case started is killed through a second handle on the environment.
+  const tokens = failed ? (handle?.tokens() ?? []) : [];
+  const attaching = tokens.length > 0 && hooks.attach !== undefined ? attachBounded(hooks, sandbox) : undefined;
   // Closing terminates what the case left running: at most one grace period and kill wait.
-  const closeBudget = run.graceMs + 10_000;
+  const settings = termination ?? { graceMs: run.graceMs ?? 2_000, killWaitMs: 5_000 };
+  const closeBudget = settings.graceMs + settings.killWaitMs + 5_000;
   const closed = await withTimeout(
     sandbox.close().then(() => undefined, (error: unknown) => describeError(error)),
     closeBudget,
@@ -202,13 +273,63 @@ export async function runCase(run: CaseRun): Promise<{ status: CaseStatus; messa
     // A sandbox that cannot be closed leaks what it runs (SS-TEAR-5).
     return done('fail', `Sandbox.close() after the case failed: ${closed}`);
   }
+  if (tokens.length > 0) {
+    const note = await sweepAfter(factory, attaching, tokens);
+    if (note !== undefined) outcome = { ...outcome, message: `${outcome.message ?? ''} (${note})` };
+  }
   return outcome;
+}
+
+async function attachBounded(hooks: ConformanceHooks, sandbox: Sandbox): Promise<Sandbox | undefined> {
+  try {
+    return await withTimeout(Promise.resolve(hooks.attach!(sandbox)), 10_000, () => new Error('attach() hung'));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Kills, best effort, the processes a failed case left running: those
+ * carrying one of its tokens, seen through the attached observer or a fresh
+ * sandbox. Returns what the report should say, if anything.
+ */
+async function sweepAfter(factory: SandboxFactory, attaching: Promise<Sandbox | undefined> | undefined, tokens: readonly string[]): Promise<string | undefined> {
+  const observer = await attaching;
+  let via: Sandbox | undefined = observer;
+  try {
+    via ??= await withTimeout(createSandbox(factory), 10_000, () => new Error('the factory hung'));
+    const killed = await withTimeout(sweep(via, tokens), 30_000, () => new Error('the sweep hung'));
+    if (killed.length === 0) return undefined;
+    const how = observer === undefined ? 'a fresh sandbox' : 'a handle from the attach hook';
+    return `after the case, the kit had to kill ${killed.length} process${killed.length === 1 ? '' : 'es'} it had left running (pid ${killed.join(', ')}), through ${how}`;
+  } catch {
+    // Best effort: a sandbox that cannot run the sweep (no /proc, a broken run()) is left as it is.
+    return undefined;
+  } finally {
+    if (via !== undefined) await withTimeout(via.close(), 10_000, () => new Error('close() hung')).catch(() => undefined);
+  }
+}
+
+/** The adapter as a fresh sandbox shows it, or why the run cannot go on. */
+async function probeAdapter(factory: SandboxFactory, timeoutMs: number): Promise<{ name: string; manifest: CapabilityManifest; problem?: string }> {
+  const probe = await withTimeout(createSandbox(factory), timeoutMs, () => new HarnessError('the factory hung'));
+  const name = typeof probe.name === 'string' && probe.name !== '' ? probe.name : 'unnamed';
+  const manifest = manifestForReport(probe.capabilities);
+  try {
+    // A run() that hangs is the adapter's failure, for the cases to report; only a missing tool stops the run.
+    const missing = await withTimeout(missingTools(probe), timeoutMs, () => new Error('hung')).catch(() => undefined);
+    return { name, manifest, ...(missing === undefined ? {} : { problem: missing }) };
+  } finally {
+    await withTimeout(probe.close(), 20_000, () => new HarnessError('close() of a fresh, unused sandbox hung'));
+  }
 }
 
 /**
  * Runs the conformance kit against an adapter and returns its report,
  * validated against the spec's ConformanceReport schema. Never depends on
- * a test framework.
+ * a test framework. The `setup` hook runs before the first case and
+ * `teardown` after the last; a teardown that throws makes this reject with
+ * a HarnessError that carries the report as `report`.
  *
  * @example
  * ```ts
@@ -219,7 +340,7 @@ export async function runCase(run: CaseRun): Promise<{ status: CaseStatus; messa
  * ```
  */
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
-  const { caseTimeoutMs, graceMs } = validateOptions(options);
+  const { caseTimeoutMs, graceMs, concurrency, hooks } = validateOptions(options);
   const startedAt = new Date();
   const started = performance.now();
   const expected = new Set(options.expectedFailures ?? []);
@@ -227,42 +348,59 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   let adapterName = 'unknown';
   let manifest: CapabilityManifest = { streaming: false, stdin: false, 'resource-limits': false, user: false };
   let harnessProblem: string | undefined;
+  const results = new Array<CaseResult>(CASES.length);
+  let teardownProblem: string | undefined;
   try {
-    const probe = await withTimeout(createSandbox(options.factory), caseTimeoutMs, () => new HarnessError('the factory hung'));
-    adapterName = typeof probe.name === 'string' && probe.name !== '' ? probe.name : 'unnamed';
-    manifest = manifestForReport(probe.capabilities);
-    await withTimeout(probe.close(), graceMs + 10_000, () => new HarnessError('close() of a fresh, unused sandbox hung'));
-  } catch (error) {
-    harnessProblem = error instanceof HarnessError ? error.message : describeError(error);
-  }
+    try {
+      await hooks.setup?.();
+    } catch (error) {
+      harnessProblem = `the adapter module's setup hook failed: ${describeError(error)}`;
+    }
+    if (harnessProblem === undefined) {
+      try {
+        const probe = await probeAdapter(options.factory, caseTimeoutMs);
+        adapterName = probe.name;
+        manifest = probe.manifest;
+        harnessProblem = probe.problem;
+      } catch (error) {
+        harnessProblem = error instanceof HarnessError ? error.message : describeError(error);
+      }
+    }
 
-  const cases: CaseResult[] = [];
-  for (const testCase of CASES) {
-    const base = {
-      id: testCase.id,
-      title: testCase.title,
-      requirements: [...testCase.requirements],
-      expectedFailure: false,
+    const finish = (index: number, testCase: ConformanceCase, outcome: CaseOutcome): void => {
+      const result: CaseResult = {
+        id: testCase.id,
+        title: testCase.title,
+        requirements: [...testCase.requirements],
+        ...outcome,
+        expectedFailure: outcome.status === 'fail' && expected.has(testCase.id),
+      };
+      if (outcome.status === 'fail' && isAdvisory(testCase)) result.message = `advisory (SHOULD): ${outcome.message ?? ''}`;
+      results[index] = result;
+      options.onCaseEnd?.(result);
     };
-    let outcome: { status: CaseStatus; message?: string; durationMs: number };
-    const included = (options.include ?? []).length === 0 || options.include!.some((s) => matches(testCase, s));
-    const excluded = (options.exclude ?? []).some((s) => matches(testCase, s));
-    if (!included || excluded) {
-      outcome = { status: 'disabled', message: excluded ? 'excluded by the user' : 'not selected by include', durationMs: 0 };
-    } else if (harnessProblem !== undefined) {
-      outcome = { status: 'error', message: harnessProblem, durationMs: 0 };
-    } else {
-      options.onCaseStart?.(testCase);
-      outcome = await runCase({ testCase, manifest, factory: options.factory, timeoutMs: caseTimeoutMs, graceMs });
+    const indexed = CASES.map((testCase, index) => ({ testCase, index }));
+    await runScheduled(
+      indexed,
+      concurrency,
+      ({ testCase }) => runsAlone(testCase) !== undefined,
+      async ({ testCase, index }) => {
+        const left = deselected(testCase, options);
+        if (left !== undefined) return finish(index, testCase, { status: 'disabled', message: left, durationMs: 0 });
+        if (harnessProblem !== undefined) return finish(index, testCase, { status: 'error', message: harnessProblem, durationMs: 0 });
+        options.onCaseStart?.(testCase);
+        finish(index, testCase, await runCase({ testCase, manifest, factory: options.factory, timeoutMs: caseTimeoutMs, graceMs, hooks }));
+      },
+    );
+  } finally {
+    try {
+      await hooks.teardown?.();
+    } catch (error) {
+      teardownProblem = `the adapter module's teardown hook failed: ${describeError(error)}`;
     }
-    const result: CaseResult = { ...base, ...outcome, expectedFailure: outcome.status === 'fail' && expected.has(testCase.id) };
-    if (outcome.status === 'fail' && isAdvisory(testCase)) {
-      result.message = `advisory (SHOULD): ${outcome.message ?? ''}`;
-    }
-    cases.push(result);
-    options.onCaseEnd?.(result);
   }
 
+  const cases = results;
   const count = (status: CaseStatus): number => cases.filter((c) => c.status === status).length;
   // Stale: the listed case passes now, or no longer exists. The list must shrink as the adapter improves.
   const stale = [...expected].filter((id) => {
@@ -292,6 +430,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   if (!validate(report)) {
     throw new HarnessError(`the kit produced an invalid report: ${JSON.stringify(validate.issues)}`);
   }
+  if (teardownProblem !== undefined) throw Object.assign(new HarnessError(teardownProblem), { report });
   return report;
 }
 

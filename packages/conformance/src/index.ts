@@ -5,9 +5,12 @@
  *
  * @packageDocumentation
  */
-export { runConformance, runCase, skipReason, isAdvisory, CASES, type ConformanceOptions } from './engine.js';
+export { runConformance, runCase, skipReason, isAdvisory, CASES, type ConformanceOptions, type CaseRun, type CaseOutcome } from './engine.js';
+export type { ConformanceHooks } from './hooks.js';
 export type { ConformanceCase } from './case.js';
 export type { CaseContext } from './context.js';
+export type { Termination } from './termination.js';
+export { DEFAULT_CONCURRENCY, runsAlone } from './schedule.js';
 export { ConformanceFailure, HarnessError } from './assert.js';
 export { REQUIREMENTS, REQUIREMENTS_SPEC_VERSION, type Requirement } from './requirements.js';
 export { formatJson } from './reporters/json.js';

@@ -1,7 +1,9 @@
-import { describe, test, beforeAll, type TestContext } from 'vitest';
+import { afterAll, beforeAll, describe, test, type TestContext } from 'vitest';
 import type { CapabilityManifest, Sandbox } from '@sandstream/types';
 import { CASES, isAdvisory, manifestForReport, runCase, validateOptions, type ConformanceOptions } from './engine.js';
-import { matches } from './select.js';
+import { missingTools } from './probes.js';
+import { runsAlone } from './schedule.js';
+import { deselected } from './select.js';
 import { KIT_SPEC_VERSION } from './version.js';
 
 /** Options of {@link describeConformance}: the engine's, minus the progress hooks. */
@@ -10,7 +12,11 @@ export type DescribeConformanceOptions = Omit<ConformanceOptions, 'onCaseStart' 
 /**
  * Registers the conformance kit in a Vitest suite: one test per case, each
  * on a fresh sandbox. Cases the adapter's manifest rules out are skipped
- * with the reason; excluded cases are registered as skipped.
+ * with the reason; excluded cases are registered as skipped. The `setup`
+ * and `teardown` hooks run in `beforeAll` and `afterAll`. With
+ * `concurrency` above 1, independent cases are registered as concurrent
+ * tests (Vitest's `maxConcurrency` bounds them); cases that must run alone
+ * stay sequential.
  *
  * @example
  * ```ts
@@ -21,15 +27,24 @@ export type DescribeConformanceOptions = Omit<ConformanceOptions, 'onCaseStart' 
  */
 export function describeConformance(options: DescribeConformanceOptions): void {
   // The engine's rules: unknown options and selectors that match nothing throw here.
-  const { caseTimeoutMs: timeoutMs, graceMs } = validateOptions(options);
+  const { caseTimeoutMs: timeoutMs, graceMs, concurrency, hooks } = validateOptions(options);
   const expected = new Set(options.expectedFailures ?? []);
   let manifest: CapabilityManifest | undefined;
+  let problem: string | undefined;
 
   describe(`Sandstream ${KIT_SPEC_VERSION} conformance`, () => {
     beforeAll(async () => {
+      await hooks.setup?.();
       const probe: Sandbox = await options.factory();
-      manifest = manifestForReport(probe.capabilities);
-      await probe.close();
+      try {
+        manifest = manifestForReport(probe.capabilities);
+        problem = await missingTools(probe);
+      } finally {
+        await probe.close();
+      }
+    });
+    afterAll(async () => {
+      await hooks.teardown?.();
     });
     const unknown = [...expected].filter((id) => !CASES.some((c) => c.id === id));
     if (unknown.length > 0) {
@@ -38,15 +53,16 @@ export function describeConformance(options: DescribeConformanceOptions): void {
       });
     }
     for (const testCase of CASES) {
-      const included = (options.include ?? []).length === 0 || options.include!.some((s) => matches(testCase, s));
-      const excluded = (options.exclude ?? []).some((s) => matches(testCase, s));
       const name = `${testCase.id}: ${testCase.title} [${testCase.requirements.join(', ')}]`;
-      if (!included || excluded) {
-        test.skip(`${name} (disabled: ${excluded ? 'excluded' : 'not included'} by the options)`, () => undefined);
+      const left = deselected(testCase, options);
+      if (left !== undefined) {
+        test.skip(`${name} (disabled: ${left})`, () => undefined);
         continue;
       }
-      test(name, { timeout: Math.max(testCase.timeoutMs ?? 0, timeoutMs) + 15_000 }, async (ctx: TestContext) => {
-        const outcome = await runCase({ testCase, manifest: manifest!, factory: options.factory, timeoutMs, graceMs });
+      const concurrent = concurrency > 1 && runsAlone(testCase) === undefined;
+      test(name, { timeout: Math.max(testCase.timeoutMs ?? 0, timeoutMs) + 15_000, concurrent }, async (ctx: TestContext) => {
+        if (problem !== undefined) throw new Error(`error: ${problem}`);
+        const outcome = await runCase({ testCase, manifest: manifest!, factory: options.factory, timeoutMs, graceMs, hooks });
         if (outcome.status === 'skipped') {
           ctx.skip(outcome.message);
           return;

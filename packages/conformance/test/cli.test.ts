@@ -31,7 +31,7 @@ const QUICK = 'stream.*,result.*,bytes.final-line';
 
 describe('sandstream-conformance CLI', () => {
   test('exits 0 and prints a summary with the run time when the adapter conforms', async () => {
-    const out = await cli([fixture('local-fast.mjs'), '--only', QUICK], { NO_COLOR: '1' });
+    const out = await cli([fixture('local-fast.mjs'), '--include', QUICK], { NO_COLOR: '1' });
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     expect(out.stdout).toMatch(/✓ stream\.synchronous/);
@@ -43,7 +43,7 @@ describe('sandstream-conformance CLI', () => {
   });
 
   test('lists the adapter\'s warnings after the summary instead of through the progress, and hides disabled cases', async () => {
-    const out = await cli([fixture('local-fast.mjs'), '--only', 'teardown.garbage-collected'], { NO_COLOR: '1' });
+    const out = await cli([fixture('local-fast.mjs'), '--include', 'teardown.garbage-collected'], { NO_COLOR: '1' });
     expect(out.code).toBe(0);
     expect(out.stderr).toBe('');
     expect(out.stdout).not.toMatch(/^\(node:\d+\)/m);
@@ -53,7 +53,7 @@ describe('sandstream-conformance CLI', () => {
   });
 
   test('exits 1 and names the failing case when a required case fails', async () => {
-    const out = await cli([fixture('streamed-lies.mjs'), '--only', 'result.streamed-flag'], { NO_COLOR: '1' });
+    const out = await cli([fixture('streamed-lies.mjs'), '--include', 'result.streamed-flag'], { NO_COLOR: '1' });
     expect(out.code).toBe(1);
     expect(out.stdout).toMatch(/✗ result\.streamed-flag/);
     expect(out.stdout).toMatch(/a run\(\) result has streamed: true/);
@@ -63,10 +63,10 @@ describe('sandstream-conformance CLI', () => {
   test('an expected failure keeps exit 0; a stale one exits 1', async () => {
     const list = join(scratch, 'expected.txt');
     writeFileSync(list, '# known defects\nresult.streamed-flag\n');
-    const expected = await cli([fixture('streamed-lies.mjs'), '--only', 'result.streamed-flag', '--expected-failures', list]);
+    const expected = await cli([fixture('streamed-lies.mjs'), '--include', 'result.streamed-flag', '--expected-failures', list]);
     expect(expected.code).toBe(0);
     expect(expected.stdout).toMatch(/expected failure/);
-    const stale = await cli([fixture('local-fast.mjs'), '--only', 'result.streamed-flag', '--expected-failures', list]);
+    const stale = await cli([fixture('local-fast.mjs'), '--include', 'result.streamed-flag', '--expected-failures', list]);
     expect(stale.code).toBe(1);
     expect(stale.stdout).toMatch(/stale expected failures\s+result\.streamed-flag/);
   });
@@ -75,19 +75,19 @@ describe('sandstream-conformance CLI', () => {
     const noDefault = await cli([fixture('no-default.mjs')]);
     expect(noDefault.code).toBe(2);
     expect(noDefault.stderr).toMatch(/no default export/);
-    const throwing = await cli([fixture('factory-throws.mjs'), '--only', 'stream.synchronous', '--reporter', 'json']);
+    const throwing = await cli([fixture('factory-throws.mjs'), '--include', 'stream.synchronous', '--reporter', 'json']);
     expect(throwing.code).toBe(2);
     expect((JSON.parse(throwing.stdout) as ConformanceReport).cases.find((c) => c.id === 'stream.synchronous')?.status).toBe('error');
     expect((await cli([fixture('local-fast.mjs'), '--reporter', 'xml'])).code).toBe(2);
     expect((await cli([fixture('local-fast.mjs'), '--bogus'])).code).toBe(2);
-    const typo = await cli([fixture('local-fast.mjs'), '--only', 'teardwn.*']);
+    const typo = await cli([fixture('local-fast.mjs'), '--include', 'teardwn.*']);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(/matches no case/);
   });
 
   test('--reporter json writes a report valid against the spec schema, with disabled cases', async () => {
     const file = join(scratch, 'report.json');
-    const out = await cli([fixture('local-fast.mjs'), '--only', QUICK, '--exclude', 'stream.single-iteration', '--reporter', 'json', '--out', file]);
+    const out = await cli([fixture('local-fast.mjs'), '--include', QUICK, '--exclude', 'stream.single-iteration', '--reporter', 'json', '--out', file]);
     expect(out.code).toBe(0);
     const report = JSON.parse(readFileSync(file, 'utf8')) as ConformanceReport;
     const validate = validatorFor('ConformanceReport');
@@ -100,7 +100,7 @@ describe('sandstream-conformance CLI', () => {
   });
 
   test('--reporter junit writes one testcase per case with failures marked', async () => {
-    const out = await cli([fixture('streamed-lies.mjs'), '--only', 'result.streamed-flag,stream.synchronous', '--reporter', 'junit']);
+    const out = await cli([fixture('streamed-lies.mjs'), '--include', 'result.streamed-flag,stream.synchronous', '--reporter', 'junit']);
     expect(out.code).toBe(1);
     expect(out.stdout.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true);
     expect(out.stdout.match(/<testcase /g)?.length).toBeGreaterThan(40);
@@ -109,7 +109,7 @@ describe('sandstream-conformance CLI', () => {
   });
 
   test('--reporter tap writes TAP 14 with a plan and a closing count', async () => {
-    const out = await cli([fixture('local-fast.mjs'), '--only', 'stream.synchronous', '--reporter', 'tap']);
+    const out = await cli([fixture('local-fast.mjs'), '--include', 'stream.synchronous', '--reporter', 'tap']);
     expect(out.code).toBe(0);
     const lines = out.stdout.split('\n');
     expect(lines[0]).toBe('TAP version 14');
@@ -124,7 +124,7 @@ describe('sandstream-conformance CLI', () => {
     expect(list.stdout).toMatch(/^teardown\.break\s+SS-TEAR-2/m);
     expect(list.stdout).toMatch(/stdin\.echo-and-eof .*needs stdin/);
     const version = await cli(['--version']);
-    expect(version.stdout).toMatch(/^sandstream-conformance \d+\.\d+\.\d+ \(spec 1\.0\)$/m);
+    expect(version.stdout).toMatch(/^sandstream-conformance \d+\.\d+\.\d+ \(spec 1\.1\)$/m);
   });
 
   test('loads an adapter by package name from the current directory, import-only exports included', async () => {
@@ -133,7 +133,7 @@ describe('sandstream-conformance CLI', () => {
     mkdirSync(pkg, { recursive: true });
     writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'import-only-adapter', type: 'module', exports: { '.': { import: './adapter.js' } } }));
     writeFileSync(join(pkg, 'adapter.js'), `export { default } from ${JSON.stringify(pathToFileURL(fixture('local-fast.mjs')).href)};\n`);
-    const out = await cli(['import-only-adapter', '--only', 'stream.synchronous', '--reporter', 'tap'], {}, project);
+    const out = await cli(['import-only-adapter', '--include', 'stream.synchronous', '--reporter', 'tap'], {}, project);
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     expect(out.stdout).toMatch(/^ok \d+ stream\.synchronous/m);
@@ -142,10 +142,13 @@ describe('sandstream-conformance CLI', () => {
     expect(missing.stderr).toMatch(/cannot find "no-such-adapter-package"/);
   });
 
-  test('an empty --only is a usage error, not the whole kit', async () => {
-    const out = await cli([fixture('local-fast.mjs'), '--only', ',']);
+  test('an empty --include is a usage error, not the whole kit; the old --only fails naming its new name', async () => {
+    const out = await cli([fixture('local-fast.mjs'), '--include', ',']);
     expect(out.code).toBe(2);
-    expect(out.stderr).toMatch(/--only needs at least one/);
+    expect(out.stderr).toMatch(/--include needs at least one/);
+    const old = await cli([fixture('local-fast.mjs'), '--only', 'stream.synchronous']);
+    expect(old.code).toBe(2);
+    expect(old.stderr).toMatch(/--only was renamed --include/);
   });
 });
 

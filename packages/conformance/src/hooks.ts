@@ -1,0 +1,37 @@
+import { InvalidArgument, type Sandbox } from '@sandstream/types';
+
+/**
+ * What an adapter module may export beside its factory, as
+ * `export const conformanceHooks: ConformanceHooks`. The CLI reads it from
+ * the module; `runConformance` and `describeConformance` take it as `hooks`.
+ */
+export interface ConformanceHooks {
+  /** Once before the first case: start a daemon, open a connection. */
+  setup?(): Promise<void> | void;
+  /** Once after the last case, also after failures (and after a setup that threw). */
+  teardown?(): Promise<void> | void;
+  /**
+   * A second handle on the environment `sandbox` runs in, used to observe it
+   * after `sandbox.close()`. Its own close() must not destroy the
+   * environment. Where close() destroys the environment (the adapter owns
+   * it), the observer's commands fail after close(), which the kit takes as
+   * proof. Needed where each factory call is its own environment (a VM, a
+   * PID namespace): without it the kit cannot see such a sandbox's processes
+   * from another one, and `teardown.close` is a harness error.
+   */
+  attach?(sandbox: Sandbox): Promise<Sandbox>;
+}
+
+const HOOK_NAMES = new Set(['setup', 'teardown', 'attach']);
+
+/** Checks a hooks object; throws InvalidArgument naming the first bad member. */
+export function checkHooks(hooks: unknown, option: string): ConformanceHooks {
+  if (hooks === undefined) return {};
+  if (typeof hooks !== 'object' || hooks === null) throw new InvalidArgument(option, 'must be an object of hook functions');
+  for (const [key, value] of Object.entries(hooks)) {
+    // An unknown or misspelt hook would otherwise never run.
+    if (!HOOK_NAMES.has(key)) throw new InvalidArgument(`${option}.${key}`, 'unknown hook (known: setup, teardown, attach)');
+    if (value !== undefined && typeof value !== 'function') throw new InvalidArgument(`${option}.${key}`, 'must be a function');
+  }
+  return hooks as ConformanceHooks;
+}
