@@ -79,5 +79,15 @@ export const RELAY = [
  */
 export const SIGNAL = 'kill -s "$1" -- "-$2" 2>/dev/null; exit 0';
 
-/** `sh -c UNBLOCK sandstream-unblock DIR`: lets a relay blocked on FIFOs nobody will write end, and removes them. */
-export const UNBLOCK = 'for f in "$1/o" "$1/e"; do [ -p "$f" ] && : > "$f" & done; sleep 0.2; rm -rf "$1"; exit 0';
+/**
+ * `sh -c UNBLOCK sandstream-unblock DIR`: lets a relay that waits on FIFOs
+ * nobody will write end (opening read-write never blocks, and closing
+ * drops the last writer), then removes them.
+ */
+export const UNBLOCK = [
+  'for i in 1 2 3; do',
+  '  for f in "$1/o" "$1/e"; do [ -p "$f" ] && { exec 3<>"$f"; exec 3>&-; }; done',
+  '  sleep 0.05',
+  'done',
+  'rm -rf "$1"',
+].join('\n');

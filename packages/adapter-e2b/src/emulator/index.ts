@@ -90,11 +90,14 @@ export type EnvdMethod = 'Start' | 'Connect' | 'List' | 'SendInput' | 'SendSigna
  *   keepalives included, and stays open.
  * - `error-before-end`: the stream ends with an error where the end event
  *   would have been.
+ * - `drop-after-write`: SendInput writes the bytes, then the connection is
+ *   destroyed before the answer (the client cannot know they were delivered).
  */
 export type EnvdFault =
   | { readonly kind: 'unavailable'; readonly method?: EnvdMethod }
   | { readonly kind: 'delay'; readonly ms: number; readonly method?: EnvdMethod }
   | { readonly kind: 'drop'; readonly afterEvents: number; readonly method?: 'Start' | 'Connect' }
+  | { readonly kind: 'drop-after-write'; readonly method?: 'SendInput' }
   | { readonly kind: 'silence'; readonly afterEvents: number; readonly method?: 'Start' | 'Connect' }
   | { readonly kind: 'error-before-end'; readonly code?: Code; readonly method?: 'Start' | 'Connect' };
 
@@ -563,7 +566,7 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
       },
 
       async sendInput(request, ctx) {
-        await enter('SendInput', toJson(ProcessService.method.sendInput.input, request), ctx);
+        const raw = await enter('SendInput', toJson(ProcessService.method.sendInput.input, request), ctx);
         const command = find(request.process);
         const input = request.input?.input;
         if (input?.case !== 'stdin') throw new ConnectError('error writing to tty: tty not assigned to process', Code.Internal);
@@ -578,6 +581,10 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
             } else resolveWrite();
           });
         });
+        if (takeFault('SendInput', ['drop-after-write']) !== undefined) {
+          raw.req.socket.destroy();
+          await sleep(2 ** 31 - 1, ctx.signal);
+        }
         return {};
       },
 

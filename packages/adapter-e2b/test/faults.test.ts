@@ -1,0 +1,142 @@
+/**
+ * Transport faults injected by the emulator: every one ends in a typed
+ * error within a bound, never a hang, and the command's whole tree is gone
+ * from the emulator's process table afterwards.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Sandbox as E2BSdkSandbox } from 'e2b';
+import { TransportError, type Process, type Sandbox } from '@sandstream/types';
+import { startEnvdEmulator, type EnvdEmulator } from '../src/emulator/index.js';
+import { createE2BSandbox } from '../src/index.js';
+import { leftovers, MARKER, newRunId, waitFor, within } from './helpers.js';
+
+const RUN_ID = newRunId();
+/** Silence after which a stream counts as broken, in these tests. */
+const STALL_MS = 1_500;
+/** A fault must surface within this (the stall bound, the kill round trip, a loaded machine). */
+const FAULT_BOUND_MS = STALL_MS + 8_000;
+let envd: EnvdEmulator;
+let native: E2BSdkSandbox;
+const open: Sandbox[] = [];
+
+beforeAll(async () => {
+  envd = await startEnvdEmulator({ env: { [MARKER]: RUN_ID } });
+  native = await E2BSdkSandbox.create({ debug: true, sandboxUrl: envd.url });
+});
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((sb) => sb.close()));
+  await waitFor(() => leftovers(RUN_ID).length === 0, 5_000, `processes left: ${leftovers(RUN_ID).join('; ')}`);
+});
+
+afterAll(async () => {
+  await envd?.close();
+});
+
+async function sandbox(): Promise<Sandbox<E2BSdkSandbox>> {
+  const sb = await createE2BSandbox({ sandbox: native, keepaliveSeconds: 1, stallMs: STALL_MS, graceMs: 300 });
+  open.push(sb);
+  return sb;
+}
+
+const TREE = 'sleep 60 & echo "child $!"; while :; do echo tick; sleep 0.05; done';
+
+/** Starts the tree and reads until its first tick; returns the group id. */
+async function startTree(proc: Process): Promise<{ pgid: number; iterator: AsyncIterator<unknown> }> {
+  await within(10_000, proc.started(), 'start');
+  const pgid = Number(proc.commandId);
+  const iterator = proc[Symbol.asyncIterator]();
+  let text = '';
+  while (!text.includes('tick')) {
+    const next = await within(10_000, iterator.next(), 'first output');
+    if (next.done) throw new Error('ended early');
+    text += new TextDecoder().decode((next.value as { data: Uint8Array }).data);
+  }
+  expect(envd.groupMembers(pgid).length).toBeGreaterThanOrEqual(2);
+  return { pgid, iterator };
+}
+
+async function expectRejects(promise: Promise<unknown>, what: string): Promise<unknown> {
+  const started = performance.now();
+  const error = await within(FAULT_BOUND_MS, promise.then(() => undefined, (e: unknown) => e), what);
+  expect(error, `${what} resolved`).toBeInstanceOf(TransportError);
+  expect(performance.now() - started).toBeLessThan(FAULT_BOUND_MS);
+  return error;
+}
+
+describe('transport faults', () => {
+  it('the commandId is the pid of envd\'s start event, known once started() resolves', async () => {
+    const sb = await sandbox();
+    await using proc = sb.stream(['sh', '-c', 'sleep 1']);
+    expect(proc.commandId).toBeUndefined();
+    await proc.started();
+    // The command's own envd process: the setsid launcher, started before any output was read.
+    expect(envd.process(Number(proc.commandId))?.config.cmd).toBe('/usr/bin/setsid');
+    expect(proc.pid).toBe(Number(proc.commandId));
+  });
+
+  it('connections cut mid-stream: a TransportError within a bound, and the remote tree is killed', async () => {
+    const sb = await sandbox();
+    const proc = sb.stream(['sh', '-c', TREE]);
+    const { pgid, iterator } = await startTree(proc);
+    envd.dropConnections();
+    await expectRejects((async () => { for (;;) if ((await iterator.next()).done) return; })(), 'iteration after the cut');
+    await expectRejects(proc.wait(), 'wait() after the cut');
+    expect(envd.groupMembers(pgid)).toEqual([]);
+  });
+
+  it('a stream that goes silent (no keepalive) is broken after the stall bound, and the tree is killed', async () => {
+    const sb = await sandbox();
+    envd.inject({ kind: 'silence', method: 'Start', afterEvents: 2 });
+    const proc = sb.stream(['sh', '-c', TREE]);
+    await within(10_000, proc.started(), 'start');
+    const pgid = Number(proc.commandId);
+    await expectRejects(proc.wait(), 'wait() on a silent stream');
+    expect(envd.groupMembers(pgid)).toEqual([]);
+  });
+
+  it('keepalives keep a quiet command alive past the stall bound', async () => {
+    const sb = await sandbox();
+    const result = await within(20_000, sb.run(['sh', '-c', `sleep ${(STALL_MS * 2) / 1000}; echo done`]), 'quiet command');
+    expect(result.stdoutText).toBe('done\n');
+    expect(result.exitCode).toBe(0);
+  });
+
+  it('an error where the end event should be: TransportError, tree killed', async () => {
+    const sb = await sandbox();
+    envd.inject({ kind: 'error-before-end', method: 'Start' });
+    const proc = sb.stream(['sh', '-c', 'sleep 60 & echo $!; exit 0']);
+    await within(10_000, proc.started(), 'start');
+    const pgid = Number(proc.commandId);
+    await expectRejects(proc.wait(), 'wait()');
+    expect(envd.groupMembers(pgid)).toEqual([]);
+  });
+
+  it('Unavailable on Start: TransportError (outcome unknown), never retried', async () => {
+    const sb = await sandbox();
+    const before = envd.requests.filter((r) => r.method === 'process.Process/Start').length;
+    envd.inject({ kind: 'unavailable', method: 'Start' });
+    await expectRejects(sb.run(['echo', 'never']), 'run()');
+    const after = envd.requests.filter((r) => r.method === 'process.Process/Start').length;
+    expect(after - before).toBe(1);
+  });
+
+  it('a stdin write whose answer is lost: TransportError, later writes refused, end() still closes', async () => {
+    const sb = await sandbox();
+    const proc = sb.stream(['cat'], { stdin: 'pipe' });
+    await within(10_000, proc.started(), 'start');
+    await proc.stdin!.write('one\n');
+    envd.inject({ kind: 'drop-after-write', method: 'SendInput' });
+    const writes = envd.requests.filter((r) => r.method === 'process.Process/SendInput').length;
+    await expectRejects(proc.stdin!.write('two\n'), 'the uncertain write');
+    await expectRejects(proc.stdin!.write('three\n'), 'a later write');
+    // No blind resend: exactly one request per write that was attempted.
+    expect(envd.requests.filter((r) => r.method === 'process.Process/SendInput').length).toBe(writes + 1);
+    await within(5_000, proc.stdin!.end(), 'end()');
+    const chunks: string[] = [];
+    for await (const chunk of proc) chunks.push(new TextDecoder().decode(chunk.data));
+    // Delivered exactly once: "two" reached cat although its answer was lost.
+    expect(chunks.join('')).toBe('one\ntwo\n');
+    expect((await proc.wait()).exitCode).toBe(0);
+  });
+});
