@@ -1,7 +1,8 @@
 import type { ExecResult, Sandbox } from '@sandstream/types';
-import { check, checkErrorCode, ConformanceFailure, describeError, rejectionOf } from '../assert.js';
+import { check, checkErrorCode, ConformanceFailure, describeError, HarnessError, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
-import type { CaseContext } from '../context.js';
+import { helperExec, type CaseContext } from '../context.js';
+import { probeAlive, splitToken } from '../probes.js';
 import { expectTreeGone, startTree, untilReady, type Tree } from './tree.js';
 
 const decoder = new TextDecoder();
@@ -230,17 +231,17 @@ export const teardownCases = [
     title: 'Sandbox.close() terminates every process it started, including one never iterated nor disposed, and then refuses new commands',
     requirements: ['SS-TEAR-5'],
     async run(ctx) {
-      // A second sandbox is closed; this case's own sandbox probes for survivors. Each command
-      // prints its pid and carries a token, so a probe from an isolated sandbox cannot mistake
-      // an unrelated process for it.
-      const token = `sandstream-close-${process.pid}-${Date.now()}`;
+      // The case's own sandbox is closed; an observer looks at its environment afterwards:
+      // a handle from the adapter's `attach` hook, or else a second sandbox, which sees the
+      // first one's processes only where sandboxes share a host (checked before close()).
+      const token = ctx.token('close');
       const forever = ['sh', '-c', 'echo $$; while :; do sleep 0.05; done', 'sh', token];
-      const sandbox = await ctx.factory();
+      const observer = await openObserver(ctx);
       try {
-        await closeAndProbe(ctx, sandbox, forever, token);
+        await closeAndProbe(ctx, observer, forever, token);
       } finally {
-        // Idempotent; a failure midway must not leave the second sandbox running.
-        await sandbox.close().catch(() => undefined);
+        // The observer's close() must leave the environment alone; a failure midway must not leak it.
+        await observer.sandbox.close().catch(() => undefined);
       }
     },
   }),
@@ -417,8 +418,26 @@ async function exposeGc(): Promise<() => void> {
   return runInNewContext('gc') as () => void;
 }
 
-/** Starts commands in `sandbox`, closes it, and checks through `ctx.sandbox` that they are gone. */
-async function closeAndProbe(ctx: CaseContext, sandbox: Sandbox, forever: string[], token: string): Promise<void> {
+interface Observer {
+  readonly sandbox: Sandbox;
+  /** From the attach hook: its commands may fail once the environment is gone. */
+  readonly attached: boolean;
+}
+
+async function openObserver(ctx: CaseContext): Promise<Observer> {
+  if (ctx.attach === undefined) return { sandbox: await ctx.factory(), attached: false };
+  let sandbox: Sandbox;
+  try {
+    sandbox = await ctx.attach(ctx.sandbox);
+  } catch (error) {
+    throw new HarnessError(`the adapter module's attach hook failed: ${describeError(error)}`);
+  }
+  return { sandbox, attached: true };
+}
+
+/** Starts commands in `ctx.sandbox`, closes it, and checks through the observer that they are gone. */
+async function closeAndProbe(ctx: CaseContext, observer: Observer, forever: string[], token: string): Promise<void> {
+  const { sandbox } = ctx;
   const pids: Array<Promise<number>> = [];
   const printedPid = (): { onOutput(chunk: { data: Uint8Array }): void; pid: Promise<number> } => {
     let resolve!: (pid: number) => void;
@@ -444,12 +463,28 @@ async function closeAndProbe(ctx: CaseContext, sandbox: Sandbox, forever: string
     pids.push(pid.pid);
     void iterator.next().then((next) => { if (!next.done) pid.onOutput(next.value); }, () => undefined);
   }
+  const limit = await ctx.timeoutFor(10_000);
   const known = await Promise.race([
     Promise.all(pids),
-    ctx.sleep(10_000).then(() => {
-      throw new ConformanceFailure('the commands never printed their pids');
+    ctx.sleep(limit).then(() => {
+      throw new ConformanceFailure(`the commands never printed their pids (waited ${limit} ms)`);
     }),
   ]);
+
+  // The observation must be able to see the commands before their absence can mean anything.
+  const look = helperExec(observer.sandbox, ctx.signal);
+  for (const pid of known) {
+    if (await probeAlive(look, pid, token)) continue;
+    if (observer.attached) {
+      throw new HarnessError(`the handle from the attach hook does not see pid ${pid}, a running command of the sandbox it was attached to, so it cannot show that close() ended it`);
+    }
+    throw new HarnessError(
+      `a second sandbox does not see pid ${pid}, a running command of the first: each factory call is its own environment ` +
+        '(a VM, a PID namespace), so the kit cannot observe a sandbox after its close(); export `conformanceHooks.attach` ' +
+        'from the adapter module (see "Observing a sandbox after close()" in the kit\'s README)',
+    );
+  }
+
   await sandbox.close();
   for (const proc of procs) {
     check(proc.exited, 'close() resolved while a Process it started still runs');
@@ -459,9 +494,15 @@ async function closeAndProbe(ctx: CaseContext, sandbox: Sandbox, forever: string
     check(result.signal !== null || result.exitCode !== 0, 'a command terminated by close() reports success');
   }
   await settled;
-  for (const pid of known) {
-    check(!(await ctx.isAlive(pid, token)), `close() resolved while pid ${pid}, a command it started, still runs`);
+
+  if (await environmentGone(observer, token)) {
+    // close() destroyed the environment (the adapter owns it): nothing in it can have survived.
+  } else {
+    for (const pid of known) {
+      check(!(await probeAlive(look, pid, token)), `close() resolved while pid ${pid}, a command it started, still runs`);
+    }
   }
+
   await sandbox.close();
   let refused: unknown;
   try {
@@ -471,4 +512,24 @@ async function closeAndProbe(ctx: CaseContext, sandbox: Sandbox, forever: string
   }
   checkErrorCode(refused, 'SANDBOX_CLOSED', 'stream() on a closed sandbox');
   checkErrorCode(await rejectionOf(sandbox.run(['true']), 'run() on a closed sandbox'), 'SANDBOX_CLOSED', 'run() on a closed sandbox');
+}
+
+/**
+ * Whether the observer shows the environment gone: an attached handle whose
+ * commands no longer run (they fail, or do not print what they were asked
+ * to). A second sandbox of its own must keep working.
+ */
+async function environmentGone(observer: Observer, token: string): Promise<boolean> {
+  const expected = `observer-${token}`;
+  const [a, b] = splitToken(expected);
+  let printed: string;
+  try {
+    printed = (await observer.sandbox.run(['sh', '-c', 'printf "%s%s" "$1" "$2"', 'sh', a, b], { timeout: 10_000 })).stdoutText;
+  } catch (error) {
+    if (observer.attached) return true;
+    throw new ConformanceFailure(`run() failed in a second sandbox after the first was closed: ${describeError(error)}`);
+  }
+  if (printed === expected) return false;
+  if (observer.attached) return true;
+  throw new ConformanceFailure(`a helper command in a second sandbox printed ${JSON.stringify(printed.slice(0, 80))} instead of its marker`);
 }

@@ -1,0 +1,225 @@
+/**
+ * Adapters for the two topologies the kit must judge `teardown.close` on:
+ *
+ * - a shared host, where every sandbox's processes are visible from every
+ *   other (the local adapter as it is);
+ * - an isolated backend, where each sandbox is its own environment: here
+ *   the local adapter with every command of a sandbox entered into that
+ *   sandbox's own PID namespace (`unshare --pid --fork --mount-proc` makes
+ *   it, `nsenter` enters it), so a second sandbox cannot see the first's
+ *   processes, and pids are the namespace's.
+ *
+ * Each comes correct or with a `close()` that leaks: it reports every
+ * command ended (results resolve, `exited` is true) while the commands run
+ * on, as a remote adapter that drops its connection without killing
+ * anything would. The attach hook gives a second handle on a sandbox's
+ * namespace, as an adapter module would export it.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  createExecResult,
+  type ExecResult,
+  type OutputChunk,
+  type Process,
+  type RunOptions,
+  type Sandbox,
+  type Signal,
+  type StdinWriter,
+  type StreamOptions,
+} from '@sandstream/types';
+import type { ConformanceHooks } from '../../src/index.js';
+import type { Lab } from './lab.js';
+
+/** Whether this machine lets us make PID namespaces (root, or unprivileged user namespaces). */
+export function canMakePidNamespaces(): boolean {
+  return spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { stdio: 'ignore' }).status === 0;
+}
+
+/** A PID namespace with its own /proc, kept alive by an idle init. */
+export class PidNamespace {
+  private constructor(
+    /** The host pid of the namespace's init (pid 1 inside). */
+    readonly init: number,
+    private readonly holder: ReturnType<typeof spawn>,
+  ) {}
+
+  static async create(lab: Lab): Promise<PidNamespace> {
+    // The lab's marker is in the environment, so the lab's cleanup finds everything inside.
+    const holder = spawn('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child', 'sleep', 'infinity'], {
+      env: lab.env(),
+      stdio: 'ignore',
+    });
+    const exited = new Promise<never>((_, reject) => {
+      holder.once('error', reject);
+      holder.once('exit', (code) => reject(new Error(`unshare exited ${code}: this machine cannot make PID namespaces`)));
+    });
+    exited.catch(() => undefined);
+    const unshare = holder.pid!;
+    // unshare forks the namespace's init once the namespace exists; wait for it to appear.
+    for (;;) {
+      await Promise.race([sleep(5), exited]);
+      const children = readFileSync(`/proc/${unshare}/task/${unshare}/children`, 'utf8').trim();
+      if (children === '') continue;
+      const init = Number(children.split(/\s+/)[0]);
+      // Not in our namespace: its /proc is mounted once `sleep` runs as pid 1.
+      if (readlinkSync(`/proc/${init}/ns/pid`) === readlinkSync('/proc/self/ns/pid')) continue;
+      if (!readFileSync(`/proc/${init}/cmdline`, 'utf8').startsWith('sleep')) continue;
+      return new PidNamespace(init, holder);
+    }
+  }
+
+  /** `argv` run inside the namespace, in `cwd` (entering a mount namespace resets it). */
+  enter(argv: readonly string[], options: { cwd?: unknown } | undefined): readonly string[] {
+    // Malformed arguments reach the adapter untouched, for it to refuse.
+    if (!Array.isArray(argv) || argv.length === 0) return argv;
+    const cwd = resolve(process.cwd(), typeof options?.cwd === 'string' ? options.cwd : '.');
+    return ['nsenter', `--target=${this.init}`, '--pid', '--mount', `--wd=${cwd}`, '--', ...argv];
+  }
+
+  /** Kills the namespace's init, which kills everything inside; resolves once it is gone. */
+  async destroy(): Promise<void> {
+    if (this.holder.exitCode !== null || this.holder.signalCode !== null) return;
+    const gone = new Promise((r) => this.holder.once('exit', r));
+    try {
+      process.kill(this.init, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    await gone;
+  }
+}
+
+/** Ended results a leaking close() makes up for commands it leaves running. */
+function madeUpResult(streamed: boolean): ExecResult {
+  return createExecResult({ exitCode: null, signal: 'SIGKILL', streamed });
+}
+
+/** A Process that reports itself ended once `leaked` fires, while its command runs on. */
+class LeakingProcess implements Process {
+  #ended = false;
+  constructor(
+    private readonly inner: Process,
+    private readonly leaked: Promise<void>,
+  ) {
+    void leaked.then(() => (this.#ended = true));
+  }
+  get id(): string {
+    return this.inner.id;
+  }
+  get argv(): readonly string[] {
+    return this.inner.argv;
+  }
+  get pid(): number | undefined {
+    return this.inner.pid;
+  }
+  get commandId(): string | undefined {
+    return (this.inner as { commandId?: string }).commandId;
+  }
+  get stdin(): StdinWriter | null {
+    return this.inner.stdin;
+  }
+  get exited(): boolean {
+    return this.#ended || this.inner.exited;
+  }
+  started(): Promise<void> {
+    return (this.inner as { started?: () => Promise<void> }).started?.() ?? Promise.resolve();
+  }
+  [Symbol.asyncIterator](): AsyncIterator<OutputChunk, undefined> {
+    const source = this.inner[Symbol.asyncIterator]();
+    const done = this.leaked.then((): IteratorResult<OutputChunk, undefined> => ({ done: true, value: undefined }));
+    return {
+      next: () => (this.#ended ? done : Promise.race([source.next(), done])),
+      return: async () => (this.#ended ? { done: true, value: undefined } : source.return!()),
+    };
+  }
+  wait(): Promise<ExecResult> {
+    const made = this.leaked.then(() => madeUpResult(true));
+    return this.#ended ? made : Promise.race([this.inner.wait(), made]);
+  }
+  kill(signal?: Signal): Promise<void> {
+    return this.#ended ? Promise.resolve() : this.inner.kill(signal);
+  }
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.#ended ? Promise.resolve() : this.inner[Symbol.asyncDispose]();
+  }
+}
+
+/** How a topology sandbox's close() behaves. */
+export type CloseBehaviour =
+  /** Terminates the commands, and destroys the namespace when there is one (the adapter owns it). */
+  | 'owns-environment'
+  /** Terminates the commands and leaves the namespace to live on (an environment the adapter does not own). */
+  | 'keeps-environment'
+  /** Reports every command ended but terminates nothing (the defect). */
+  | 'leaks';
+
+/** The local adapter, optionally inside `namespace`, with the given close(). */
+export function topologySandbox(lab: Lab, namespace: PidNamespace | undefined, behaviour: CloseBehaviour): Sandbox {
+  const inner = lab.local();
+  const enter = (argv: readonly string[], options: { cwd?: unknown } | undefined): readonly string[] =>
+    namespace === undefined ? argv : namespace.enter(argv, options);
+  let leak!: () => void;
+  const leaked = new Promise<void>((r) => (leak = r));
+  let closing: Promise<void> | undefined;
+  const refuse = (): Error => Object.assign(new Error('the sandbox is closed'), { name: 'SandboxClosed', code: 'SANDBOX_CLOSED' });
+  const sandbox: Sandbox = {
+    name: namespace === undefined ? 'local' : 'local-in-pid-namespace',
+    get capabilities() {
+      return inner.capabilities;
+    },
+    native: inner.native,
+    ...({ termination: (inner as { termination?: unknown }).termination } as object),
+    async run(argv: readonly string[], options?: RunOptions): Promise<ExecResult> {
+      if (closing !== undefined) throw refuse();
+      const running = inner.run(enter(argv, options), options);
+      return behaviour === 'leaks' ? Promise.race([running, leaked.then(() => madeUpResult(false))]) : running;
+    },
+    stream(argv: readonly string[], options?: StreamOptions): Process {
+      if (closing !== undefined) throw refuse();
+      const proc = inner.stream(enter(argv, options), options);
+      return behaviour === 'leaks' ? new LeakingProcess(proc, leaked) : proc;
+    },
+    close(): Promise<void> {
+      closing ??= (async () => {
+        if (behaviour === 'leaks') return leak();
+        await inner.close();
+        if (behaviour === 'owns-environment') await namespace?.destroy();
+      })();
+      return closing;
+    },
+    [Symbol.asyncDispose]() {
+      return sandbox.close();
+    },
+  };
+  return sandbox;
+}
+
+/** The namespace of each isolated sandbox, for the attach hook. */
+const namespaces = new WeakMap<Sandbox, PidNamespace>();
+
+/** A factory of isolated sandboxes: each call makes a PID namespace of its own. */
+export function isolatedFactory(lab: Lab, behaviour: CloseBehaviour): () => Promise<Sandbox> {
+  return async () => {
+    const namespace = await PidNamespace.create(lab);
+    const sandbox = topologySandbox(lab, namespace, behaviour);
+    namespaces.set(sandbox, namespace);
+    return sandbox;
+  };
+}
+
+/**
+ * The attach hook an isolated adapter module would export: a handle whose
+ * commands enter the same namespace, and whose close() leaves it alone.
+ */
+export function isolatedHooks(lab: Lab): ConformanceHooks {
+  return {
+    async attach(sandbox) {
+      const namespace = namespaces.get(sandbox);
+      if (namespace === undefined) throw new Error('not a sandbox of this adapter');
+      return topologySandbox(lab, namespace, 'keeps-environment');
+    },
+  };
+}
