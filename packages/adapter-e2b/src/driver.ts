@@ -102,6 +102,7 @@ export class E2BDriver implements ProcessDriver {
   private events: DriverEvents | undefined;
   private readonly controllers = new Set<AbortController>();
   private readonly dir: string;
+  private readonly tag: string;
   private pid: number | undefined;
   private launched = false;
   private startSettled = false;
@@ -120,7 +121,9 @@ export class E2BDriver implements ProcessDriver {
     private readonly command: CommandSpec,
     private readonly settings: E2BDriverSettings,
   ) {
-    this.dir = `${settings.tmpDir.replace(/\/+$/, '')}/sandstream-${randomUUID()}`;
+    const id = randomUUID();
+    this.dir = `${settings.tmpDir.replace(/\/+$/, '')}/sandstream-${id}`;
+    this.tag = `sandstream-${id}`;
   }
 
   start(events: DriverEvents): Promise<StartedProcess> {
@@ -137,6 +140,8 @@ export class E2BDriver implements ProcessDriver {
           ...(cwd === undefined ? {} : { cwd }),
         },
         stdin: command.stdin === 'pipe',
+        // Finds the command again when the start's outcome is unknown.
+        tag: this.tag,
       },
       // No Connect-Timeout-Ms: envd would SIGKILL the leader alone when it
       // elapses. The runtime's timeout bounds the command, through signal().
@@ -302,6 +307,9 @@ export class E2BDriver implements ProcessDriver {
       if (isDaemonAnswer(error) && error.code === Code.InvalidArgument) {
         this.startFailed(new SpawnFailed(this.command.argv, error.rawMessage, { cause: error }));
       } else {
+        // It may be running: look for its tag and kill its group (best
+        // effort, bounded). Never started again.
+        await this.killByTag().catch(() => undefined);
         this.startFailed(
           new TransportError(`the start of ${JSON.stringify(this.command.argv[0] ?? '')} has an unknown outcome: ${describe(error)}`, {
             cause: error,
@@ -348,6 +356,14 @@ export class E2BDriver implements ProcessDriver {
       clearTimeout(timer);
       abort.abort();
     }
+  }
+
+  private async killByTag(): Promise<void> {
+    const { processes } = await this.settings.client.list({}, { timeoutMs: this.settings.requestTimeoutMs });
+    const found = processes.find((info) => info.tag === this.tag);
+    if (found === undefined) return;
+    this.pid = found.pid;
+    await this.signalGroup('SIGKILL');
   }
 
   private async signalGroup(signal: Signal): Promise<void> {

@@ -121,6 +121,18 @@ describe('transport faults', () => {
     expect(after - before).toBe(1);
   });
 
+  it('a start cut before its start event: TransportError, not retried, and the command that did start is killed', async () => {
+    const sb = await sandbox();
+    const before = envd.processes().length;
+    envd.inject({ kind: 'drop', method: 'Start', afterEvents: 0 });
+    await expectRejects(sb.run(['sh', '-c', 'sleep 60 & sleep 60']), 'run()');
+    const started = envd.processes().slice(before).filter((p) => p.config.cmd === '/usr/bin/setsid');
+    // Started once, never again, and found by its tag and killed.
+    expect(started).toHaveLength(1);
+    await waitFor(() => started[0]!.end !== undefined, 5_000, 'the orphaned start ended');
+    expect(envd.groupMembers(started[0]!.pid)).toEqual([]);
+  });
+
   it('a stdin write whose answer is lost: TransportError, later writes refused, end() still closes', async () => {
     const sb = await sandbox();
     const proc = sb.stream(['cat'], { stdin: 'pipe' });

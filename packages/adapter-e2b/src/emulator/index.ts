@@ -84,8 +84,8 @@ export type EnvdMethod = 'Start' | 'Connect' | 'List' | 'SendInput' | 'SendSigna
  * - `unavailable`: the request fails with `Unavailable` before anything happens.
  * - `delay`: the request is handled `ms` later.
  * - `drop`: the stream's TCP connection is destroyed after `afterEvents`
- *   events (the start event counts); the command keeps running, as on a
- *   real network failure.
+ *   events (the start event counts; 0 cuts it before the start event); the
+ *   command keeps running, as on a real network failure.
  * - `silence`: after `afterEvents` events the stream sends nothing more,
  *   keepalives included, and stays open.
  * - `error-before-end`: the stream ends with an error where the end event
@@ -462,6 +462,11 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
       return silence !== undefined && sent >= silence.afterEvents;
     };
     try {
+      if (drop !== undefined && drop.afterEvents <= 0) {
+        // The command runs, but the client never learns it started.
+        raw.req.socket.destroy();
+        return;
+      }
       const startEvent: ProcessEvent = {
         $typeName: 'process.ProcessEvent',
         event: { case: 'start', value: { $typeName: 'process.ProcessEvent.StartEvent', pid: command.pid } },
