@@ -6,7 +6,8 @@
 import { afterAll, beforeAll } from 'vitest';
 import { CASES } from '@sandstream/conformance';
 import { describeConformance } from '@sandstream/conformance/vitest';
-import { createVercelSandbox } from '../src/index.js';
+import { defineSandbox } from '@sandstream/types/runtime';
+import { conformanceHooks, createVercelSandbox } from '../src/index.js';
 import { VercelEmulator } from '../src/emulator/index.js';
 
 const GRACE_MS = 500;
@@ -27,6 +28,45 @@ if (ungated.length > 0) {
   console.warn(`byte-exact cases not yet gated on "binary-output" by this kit build, expected to fail: ${ungated.join(', ')}`);
 }
 
+/**
+ * SS-WAIT-3 (a reading loop keeps its output while another task awaits
+ * wait()) is the shared runtime's to provide, not a driver's: the local
+ * adapter fails `wait.reader-keeps-output` the same way while the runtime
+ * lacks it. This asks the runtime directly, with a driver that writes one
+ * chunk after wait() was called and the loop began; while the runtime drops
+ * it, the case is an expected failure here too, and once the runtime keeps
+ * it the case must pass.
+ */
+async function runtimeKeepsReaderOutput(): Promise<boolean> {
+  const sandbox = defineSandbox({
+    name: 'wait-probe',
+    capabilities: { streaming: true, stdin: false, 'resource-limits': false, user: false },
+    native: undefined,
+    createDriver: () => ({
+      async start(events) {
+        setTimeout(() => {
+          events.output('stdout', new TextEncoder().encode('kept'));
+          events.exit({ exitCode: 0, signal: null });
+        }, 20);
+        return {};
+      },
+      async writeStdin() {},
+      async closeStdin() {},
+      async signal() {},
+    }),
+  });
+  const proc = sandbox.stream(['probe']);
+  const waiting = proc.wait();
+  const first = await proc[Symbol.asyncIterator]().next();
+  await waiting.catch(() => undefined);
+  await sandbox.close();
+  return first.done !== true;
+}
+const runtimeOwned = (await runtimeKeepsReaderOutput()) ? [] : ['wait.reader-keeps-output'];
+if (runtimeOwned.length > 0) {
+  console.warn(`the shared runtime does not yet keep a reading loop's output while wait() is pending; expected to fail: ${runtimeOwned.join(', ')}`);
+}
+
 beforeAll(async () => {
   emulator = await VercelEmulator.start();
 });
@@ -38,5 +78,7 @@ afterAll(async () => {
 describeConformance({
   factory: () => createVercelSandbox({ ...emulator!.credentials, fetch: emulator!.fetch, graceMs: GRACE_MS }),
   graceMs: GRACE_MS,
-  expectedFailures: ungated,
+  expectedFailures: [...ungated, ...runtimeOwned],
+  // A second handle on the same sandbox, to observe it after close() (teardown.close).
+  hooks: { attach: conformanceHooks.attach },
 });

@@ -302,7 +302,7 @@ export class VercelEmulator {
   /** Kills every process of every emulated sandbox and stops listening. */
   close(): Promise<void> {
     this.closed ??= (async () => {
-      for (const session of this.sessions.values()) this.stopSession(session);
+      for (const session of this.sessions.values()) await this.stopSession(session);
       await new Promise<void>((done) => {
         this.server.close(() => done());
         for (const socket of this.sockets) socket.destroy();
@@ -439,7 +439,7 @@ export class VercelEmulator {
       throw new HttpError(410, 'sandbox_stopped', 'the sandbox is stopped');
     }
     if (method === 'POST' && rest === '/stop') {
-      this.stopSession(session);
+      await this.stopSession(session);
       return out.json(200, { session: this.sessionJson(session), sandbox: this.sandboxJson(session) });
     }
     if (method === 'POST' && rest === '/cmd') {
@@ -490,13 +490,16 @@ export class VercelEmulator {
     return session;
   }
 
-  private stopSession(session: SessionState): void {
+  private async stopSession(session: SessionState): Promise<void> {
     if (session.status === 'stopped') return;
     session.status = 'stopped';
     session.stoppedAt = session.updatedAt = Date.now();
     for (const command of session.commands.values()) clearTimeout(command.timer);
-    // Stopping a VM ends everything in it, wherever it moved in the tree.
-    killSession(session.id);
+    // Stopping a VM ends everything in it, wherever it moved in the tree; the
+    // answer comes once nothing is left (a member forked meanwhile is killed too).
+    for (let round = 0; round < 100 && killSession(session.id) > 0; round++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
     for (const command of session.commands.values()) {
       if (command.child.pid !== undefined && command.exitCode === null) {
         try {

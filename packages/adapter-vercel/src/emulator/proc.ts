@@ -78,7 +78,7 @@ export function scanProcesses(sessionId?: string): EmulatedProcess[] {
   return found;
 }
 
-/** SIGKILL to every live process of the session (as stopping a VM ends everything in it). */
+/** SIGKILL to every live process of the session (as stopping a VM ends everything in it); returns how many were found. */
 export function killSession(sessionId: string): number {
   let killed = 0;
   for (const proc of scanProcesses(sessionId)) {
