@@ -36,6 +36,7 @@ export function startDaemon(): Promise<Daemon> {
       resolve({
         url: new URL(`http://127.0.0.1:${port}/`),
         async stop() {
+          child.ref(); // held again until it has exited, or nothing would wait for it
           child.kill('SIGTERM');
           await exited;
         },

@@ -6,6 +6,7 @@
  * every case; `conformanceHooks` starts the daemon once before the first
  * case and stops it after the last.
  */
+import type { ConformanceHooks } from '@sandstream/conformance';
 import type { Sandbox } from '@sandstream/types';
 import { defineSandbox } from '@sandstream/types/runtime';
 import { startDaemon, type Daemon } from './daemon-process.js';
@@ -43,7 +44,11 @@ function theDaemon(): Promise<Daemon> {
   return daemon;
 }
 
-/** The kit calls `setup` once before the first case and `teardown` once after the last. */
+/**
+ * The kit calls `setup` once before the first case and `teardown` once
+ * after the last. (`satisfies` checks the shape while the kit stays a
+ * development dependency: the emitted types do not mention it.)
+ */
 export const conformanceHooks = {
   async setup(): Promise<void> {
     await theDaemon();
@@ -54,10 +59,10 @@ export const conformanceHooks = {
     await (await running)?.stop();
   },
   /** A second handle on the same daemon: closing a sandbox never stops the daemon. */
-  async attach(sandbox: Sandbox): Promise<Sandbox> {
+  async attach(sandbox) {
     return createHttpSandbox((sandbox as Sandbox<HttpNative>).native.url);
   },
-};
+} satisfies ConformanceHooks;
 
 /** The factory: a fresh sandbox on the shared daemon. */
 export default async function createSandbox(): Promise<Sandbox<HttpNative>> {
