@@ -76,6 +76,8 @@ export class VercelDriver implements ProcessDriver {
   private finished = false;
   private released = false;
   private checking = false;
+  /** The leader exited and a look found nothing of the tree alive: nothing can come back. */
+  private treeEmpty = false;
   private recheck = false;
   private pollTimer: NodeJS.Timeout | undefined;
   private pollDelay = POLL_FIRST_MS;
@@ -103,7 +105,9 @@ export class VercelDriver implements ProcessDriver {
     };
     let answer: Answer;
     try {
-      answer = await context.api.start(body, this.controller.signal);
+      // Not aborted by release(): a start cut off mid-flight could still run
+      // on the service after the sweep below; its answer is awaited instead.
+      answer = await context.api.start(body);
     } catch (error) {
       await this.sweep();
       throw new TransportError(
@@ -230,6 +234,7 @@ export class VercelDriver implements ProcessDriver {
       return;
     }
     if (this.finished || this.released) return;
+    if (alive.length === 0) this.treeEmpty = true;
     if (alive.length === 0 && this.logsEnded) {
       this.finished = true;
       clearTimeout(this.pollTimer);
@@ -297,6 +302,8 @@ export class VercelDriver implements ProcessDriver {
 
   async signal(signal: Signal): Promise<void> {
     if (this.finished || this.released || this.cmdId === undefined) return;
+    // An empty tree after the leader's exit stays empty: no member is left to start one.
+    if (this.treeEmpty) return;
     try {
       await this.context.api.helper(treeHelper(this.tag, signal.replace(/^SIG/, '')));
     } catch (error) {

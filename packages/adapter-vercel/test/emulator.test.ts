@@ -146,3 +146,12 @@ describe('the emulator under the real SDK', () => {
     expect((error as APIError<unknown>).response.status).toBe(410);
   });
 });
+
+describe('the end of a pipe', () => {
+  it('turns an incomplete final sequence into U+FFFD before the log stream ends', async () => {
+    for (let i = 0; i < 5; i++) {
+      const done = await sandbox.runCommand({ cmd: 'sh', args: ['-c', "printf 'end \\342\\202'"] });
+      expect(await done.stdout()).toBe('end \uFFFD');
+    }
+  });
+});

@@ -651,11 +651,21 @@ export class VercelEmulator {
       command.listeners.clear();
       for (const listener of listeners) listener();
     };
+    const flushes: Array<() => void> = [];
     for (const stream of ['stdout', 'stderr'] as const) {
       // A streaming decoder: a character split across reads is decoded whole;
       // invalid bytes become U+FFFD, as the WHATWG decoder replaces them.
       const decoder = new TextDecoder('utf-8');
       const pipe = child[stream]!;
+      let flushed = false;
+      // The end of the pipe: an incomplete sequence left in the decoder becomes U+FFFD.
+      const flush = (): void => {
+        if (flushed) return;
+        flushed = true;
+        const tail = decoder.decode();
+        if (tail !== '') command.records.push({ stream, data: tail });
+      };
+      flushes.push(flush);
       pipe.on('data', (data: Buffer) => {
         const text = decoder.decode(data, { stream: true });
         if (text !== '') command.records.push({ stream, data: text });
@@ -663,8 +673,7 @@ export class VercelEmulator {
       });
       pipe.on('error', () => undefined);
       pipe.once('close', () => {
-        const tail = decoder.decode();
-        if (tail !== '') command.records.push({ stream, data: tail });
+        flush();
         notify();
       });
     }
@@ -679,7 +688,9 @@ export class VercelEmulator {
       notify();
     });
     child.once('close', () => {
-      // After the leader exited and both pipes closed (whoever held them).
+      // After the leader exited and both pipes closed (whoever held them). The
+      // child's own 'close' can come before the pipes' listeners ran: flush first.
+      for (const flush of flushes) flush();
       command.ended = true;
       notify();
     });
