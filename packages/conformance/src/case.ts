@@ -3,7 +3,8 @@ import type { CaseContext } from './context.js';
 
 /**
  * One conformance case. Ids are stable and dotted (`teardown.break`); the
- * first segment names the spec section the case belongs to.
+ * first segment groups related cases. The spec sections a case belongs to
+ * are those of its `requirements` (each requirement states its section).
  */
 export interface ConformanceCase {
   readonly id: string;
@@ -21,6 +22,11 @@ export interface ConformanceCase {
    * capability, and proves the typed refusal.
    */
   readonly without?: Capability;
+  /**
+   * Set when the case must run with no other case beside it, saying why
+   * (it measures time, or moves enough data to starve its neighbours).
+   */
+  readonly runsAlone?: string;
   /** Milliseconds before the case fails as hung; default from the run options. */
   readonly timeoutMs?: number;
   readonly run: (ctx: CaseContext) => Promise<void>;

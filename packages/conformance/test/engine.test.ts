@@ -58,7 +58,7 @@ describe('runConformance', () => {
   });
 
   test('skip reasons name the capability; required cases never skip', () => {
-    const none = { streaming: false, stdin: false, 'resource-limits': false, user: false };
+    const none = { streaming: false, stdin: false, 'resource-limits': false, user: false, 'binary-output': false };
     for (const c of CASES) {
       const reason = skipReason(c, none);
       if (c.needs === undefined || c.needs.length === 0) {

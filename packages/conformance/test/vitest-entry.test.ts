@@ -6,5 +6,7 @@ import { describeConformance } from '../src/vitest.js';
 describeConformance({
   factory: () => createLocalSandbox({ graceMs: 300, capabilities: { user: false } }),
   graceMs: 300,
-  exclude: ['teardown.*', 'limits.*'],
+  // wait.reader-keeps-output (SS-WAIT-3) waits on runtime work; broken-adapters.test.ts holds the
+  // local adapter to it according to the runtime's state.
+  exclude: ['teardown.*', 'limits.*', 'wait.reader-keeps-output'],
 });

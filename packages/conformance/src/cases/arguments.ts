@@ -1,6 +1,7 @@
 import type { RunOptions, StreamOptions } from '@sandstream/types';
 import { check, checkEqual, checkErrorCode, ConformanceFailure, describeError, rejectionOf, thrownBy } from '../assert.js';
 import { defineCase } from '../case.js';
+import { expectNeverRan, readMarker, scratch } from './support/observe.js';
 
 interface BadCall {
   readonly argv: unknown;
@@ -75,7 +76,7 @@ export const argumentCases = [
     title: 'an unknown option, or one of the wrong type or range, raises InvalidArgument naming it, before any side effect',
     requirements: ['SS-ARG-2'],
     async run(ctx) {
-      const dir = await ctx.scratch();
+      const dir = await scratch(ctx);
       const touch = ['sh', '-c', 'touch "$1"', 'sh', `${dir}/ran`];
       const run = ctx.sandbox.run.bind(ctx.sandbox) as LooseRun;
       const stream = ctx.sandbox.stream.bind(ctx.sandbox) as LooseStream;
@@ -91,8 +92,10 @@ export const argumentCases = [
       for (const call of ctx.sandbox.capabilities.streaming ? [...BAD_COMMON, ...BAD_STREAM] : []) {
         checkInvalid(thrownBy(() => stream(touch, call.options), `stream${label(call)}`), call.key, `stream${label(call)}`);
       }
-      await ctx.sleep(150);
-      check((await ctx.readFile(`${dir}/ran`)) === undefined, 'a command with an invalid option ran anyway');
+      await expectNeverRan(ctx, `${dir}/ran`, 'a command with an invalid option ran anyway', {
+        path: `${dir}/later`,
+        run: () => ctx.sandbox.run(['sh', '-c', 'touch "$1"', 'sh', `${dir}/later`]),
+      });
     },
   }),
   defineCase({
@@ -100,7 +103,7 @@ export const argumentCases = [
     title: 'each argv element reaches the command byte-exact, with no shell interpretation',
     requirements: ['SS-ARGV-1'],
     async run(ctx) {
-      const dir = await ctx.scratch();
+      const dir = await scratch(ctx);
       const hostile = [
         'it\'s "quoted"',
         '$(touch pwned)',
@@ -122,7 +125,7 @@ export const argumentCases = [
       check(result.exitCode === 0, `printf failed: ${result.stderrText}`);
       const expected = Buffer.from(hostile.map((arg) => `${arg}\0`).join(''), 'utf8');
       checkEqual(result.stdout, new Uint8Array(expected), 'the arguments as the command received them');
-      check((await ctx.readFile(`${dir}/pwned`)) === undefined, 'an argument was interpreted by a shell');
+      check((await readMarker(ctx, `${dir}/pwned`)) === undefined, 'an argument was interpreted by a shell');
       if (!ctx.sandbox.capabilities.streaming) return;
       const streamOptions: StreamOptions = { cwd: dir };
       await using proc = ctx.sandbox.stream(['printf', '%s\\000', ...hostile], streamOptions);
@@ -152,7 +155,7 @@ export const argumentCases = [
     title: 'cwd is the command\'s working directory',
     requirements: ['SS-ENV-1'],
     async run(ctx) {
-      const dir = await ctx.scratch();
+      const dir = await scratch(ctx);
       const real = (await ctx.exec(['sh', '-c', 'cd "$1" && pwd -P', 'sh', dir])).stdoutText;
       const result = await ctx.sandbox.run(['pwd', '-P'], { cwd: dir });
       checkEqual(result.stdoutText, real, 'the working directory of run()');

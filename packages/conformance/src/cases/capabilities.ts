@@ -2,6 +2,7 @@ import { CAPABILITIES, validatorFor, type Capability, type RunOptions, type Stre
 import { check, checkErrorCode, ConformanceFailure, describeError, thrownBy } from '../assert.js';
 import { defineCase, type ConformanceCase } from '../case.js';
 import type { CaseContext } from '../context.js';
+import { expectNeverRan, scratch } from './support/observe.js';
 
 /** The options that need each capability, for stream() and run(). */
 const NEEDS: Record<Exclude<Capability, 'streaming' | 'binary-output'>, { stream: StreamOptions; run: RunOptions }> = {
@@ -16,12 +17,12 @@ function checkRefusal(error: unknown, capability: Capability, what: string): voi
   check(named === capability, `${what}: the error names capability ${JSON.stringify(named)}, expected ${JSON.stringify(capability)}`);
 }
 
-/** Fails if `marker` exists: the refused command ran anyway. */
-async function checkNoSideEffect(ctx: CaseContext, marker: string, what: string): Promise<void> {
-  await ctx.sleep(150);
-  if ((await ctx.readFile(marker)) !== undefined) {
-    throw new ConformanceFailure(`${what}: the command ran although the capability error was raised`);
-  }
+/** Fails if `name` in `dir` exists: the refused command ran anyway. A later, accepted command must have run first. */
+async function checkNoSideEffect(ctx: CaseContext, dir: string, name: string, what: string): Promise<void> {
+  await expectNeverRan(ctx, `${dir}/${name}`, `${what}: the command ran although the capability error was raised`, {
+    path: `${dir}/${name}-later`,
+    run: () => ctx.sandbox.run(['sh', '-c', 'touch "$1"', 'sh', `${dir}/${name}-later`]),
+  });
 }
 
 function negativeCase(capability: Exclude<Capability, 'binary-output'>): ConformanceCase {
@@ -31,19 +32,19 @@ function negativeCase(capability: Exclude<Capability, 'binary-output'>): Conform
     requirements: ['SS-CAP-1', 'SS-CAP-2'],
     without: capability,
     async run(ctx) {
-      const dir = await ctx.scratch();
+      const dir = await scratch(ctx);
       const touch = (name: string): string[] => ['sh', '-c', 'touch "$1"', 'sh', `${dir}/${name}`];
       if (capability === 'streaming') {
         const error = thrownBy(() => ctx.sandbox.stream(touch('stream')), 'stream() without streaming');
         checkRefusal(error, capability, 'stream() without streaming');
-        await checkNoSideEffect(ctx, `${dir}/stream`, 'stream()');
+        await checkNoSideEffect(ctx, dir, 'stream', 'stream()');
         return;
       }
       const options = NEEDS[capability];
       if (ctx.sandbox.capabilities.streaming) {
         const error = thrownBy(() => ctx.sandbox.stream(touch('stream'), options.stream), `stream() needing ${capability}`);
         checkRefusal(error, capability, `stream() needing ${capability}`);
-        await checkNoSideEffect(ctx, `${dir}/stream`, 'stream()');
+        await checkNoSideEffect(ctx, dir, 'stream', 'stream()');
       }
       let pending: Promise<unknown> | undefined;
       try {
@@ -58,7 +59,7 @@ function negativeCase(capability: Exclude<Capability, 'binary-output'>): Conform
         error = thrown;
       }
       checkRefusal(error, capability, `run() needing ${capability}`);
-      await checkNoSideEffect(ctx, `${dir}/run`, 'run()');
+      await checkNoSideEffect(ctx, dir, 'run', 'run()');
     },
   });
 }
@@ -70,15 +71,41 @@ export const capabilityCases = [
     requirements: ['SS-CAP-3'],
     async run(ctx) {
       const validate = validatorFor('CapabilityManifest');
-      const first = JSON.parse(JSON.stringify(ctx.sandbox.capabilities)) as unknown;
-      if (!validate(first)) {
+      const read = (): string => JSON.stringify(ctx.sandbox.capabilities);
+      const first = read();
+      const parsed = JSON.parse(first) as unknown;
+      if (!validate(parsed)) {
         throw new ConformanceFailure(
           `the manifest does not match the schema: ${validate.issues.map((i) => `${i.instancePath || '/'} ${i.message}`).join('; ')}`,
         );
       }
+      // Read it again, many times, after each kind of use the sandbox sees.
+      const same = (when: string): void => {
+        for (let i = 0; i < 5; i++) {
+          const now = read();
+          check(now === first, `the manifest changed ${when}: ${now} after ${first}`);
+        }
+      };
+      same('between reads');
       await ctx.exec(['true']);
-      const second = JSON.parse(JSON.stringify(ctx.sandbox.capabilities)) as unknown;
-      check(JSON.stringify(first) === JSON.stringify(second), 'the manifest changed while the sandbox was in use');
+      same('after a run()');
+      await ctx.sandbox.run(['/nonexistent/sandstream-no-such-command']).catch(() => undefined);
+      same('after a command that could not start');
+      await ctx.sandbox.run(['sh', '-c', 'exit 3']);
+      same('after a command that failed');
+      if (ctx.sandbox.capabilities.streaming) {
+        await using proc = ctx.sandbox.stream(['sh', '-c', 'echo streamed']);
+        for await (const chunk of proc) void chunk;
+        await proc.wait();
+        same('after a stream()');
+      }
+      const other = await ctx.factory();
+      try {
+        same('after the factory made another sandbox');
+      } finally {
+        await other.close();
+      }
+      same('after another sandbox was closed');
     },
   }),
   // Without binary-output nothing is refused: output is text, and output.ts checks it (SS-TEXT-1).

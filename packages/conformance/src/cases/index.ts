@@ -4,7 +4,8 @@ import { capabilityCases } from './capabilities.js';
 import { outputCases } from './output.js';
 import { stdinCases } from './stdin.js';
 import { streamCases } from './stream.js';
-import { teardownCases } from './teardown.js';
+import { closeCases } from './teardown.js';
+import { teardownCases } from './teardown-process.js';
 
 /** Every case of this kit, in report order. */
 export const CASES: readonly ConformanceCase[] = Object.freeze([
@@ -12,6 +13,7 @@ export const CASES: readonly ConformanceCase[] = Object.freeze([
   ...capabilityCases,
   ...argumentCases,
   ...teardownCases,
+  ...closeCases,
   ...outputCases,
   ...stdinCases,
 ]);

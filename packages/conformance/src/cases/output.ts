@@ -1,7 +1,9 @@
-import { encodeExecResult, lines, type ExecResult, type OutputChunk } from '@sandstream/types';
-import { check, checkEqual, checkErrorCode, ConformanceFailure, rejectionOf } from '../assert.js';
+import { encodeExecResult, type ExecResult, type OutputChunk } from '@sandstream/types';
+import { check, checkEqual, checkErrorCode, codeOf, ConformanceFailure, describeError, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
 import { ALL_BYTES, collect, printfFormat } from './collect.js';
+import { checkSplitCharacter } from './support/text.js';
+import { bound, expectGoneNow, readMarker, readPid, scratch, settledWithin } from './support/observe.js';
 
 function copy(chunk: OutputChunk): OutputChunk {
   return { stream: chunk.stream, data: Uint8Array.from(chunk.data) };
@@ -12,9 +14,37 @@ function join(chunks: readonly OutputChunk[], stream: 'stdout' | 'stderr'): Uint
 }
 
 const COUNT = 20_000;
+// 1..20000, one per line: 108894 bytes, every prefix distinct from every other part.
+const NUMBERED_SCRIPT = `awk 'BEGIN { for (i = 1; i <= ${COUNT}; i++) print i }'`;
+const NUMBERED = Array.from({ length: COUNT }, (_, i) => `${i + 1}\n`).join('');
 // Interleaves sequence numbers on both streams, flushing often so the
 // output arrives in many chunks.
 const SEQUENCE_SCRIPT = `awk 'BEGIN { for (i = 1; i <= ${COUNT}; i++) { print i; print i > "/dev/stderr"; if (i % 97 == 0) { fflush(); system("") } } }'`;
+
+// Bytes the WHATWG decoder replaces: a lone continuation byte, a truncated sequence, an overlong form,
+// a surrogate, a truncated 4-byte sequence at the very end; valid text around them.
+const MIXED = new Uint8Array([
+  ...Buffer.from('ok ñ € 🙂 '), 0xff, 0x20, 0xe2, 0x82, 0x20, 0xc0, 0xaf, 0x20, 0xed, 0xa0, 0x80, 0x20, 0x80, 0x80,
+  ...Buffer.from(' end '), 0xf0, 0x9f, 0x98,
+]);
+const MIXED_AS_TEXT = new TextEncoder().encode(new TextDecoder('utf-8').decode(MIXED));
+
+const FLOW_LINES = 1_600_000;
+// 16 MiB of numbered 10-byte lines; every 100000 lines the count written so far goes to "progress".
+const FLOW_SCRIPT = `awk -v p="$1/progress" 'BEGIN { for (i = 1; i <= ${FLOW_LINES}; i++) { printf "%09d\\n", i; if (i % 100000 == 0) { print i > p; close(p) } } }'`;
+
+function checkFlow(stdout: Uint8Array): void {
+  const expected = Buffer.from(Array.from({ length: FLOW_LINES }, (_, i) => `${String(i + 1).padStart(9, '0')}\n`).join(''));
+  if (Buffer.compare(Buffer.from(stdout), expected) === 0) return;
+  const got = Buffer.from(stdout);
+  let at = 0;
+  while (at < got.length && at < expected.length && got[at] === expected[at]) at++;
+  const line = Math.floor(at / 10) + 1;
+  throw new ConformanceFailure(
+    `the output held back unread arrived with ${got.length} of ${expected.length} bytes, wrong from line ${line} on ` +
+      `(got ${JSON.stringify(got.subarray(line * 10 - 10, line * 10 + 10).toString('latin1'))}): bytes were lost, duplicated or reordered while the reader was behind`,
+  );
+}
 
 function checkSequence(bytes: Uint8Array, what: string): void {
   const text = Buffer.from(bytes).toString('latin1');
@@ -78,6 +108,7 @@ export const outputCases = [
     id: 'bytes.all-values',
     title: 'all 256 byte values survive run() and stream() on both streams, undecoded',
     requirements: ['SS-BYTES-1'],
+    needs: ['binary-output'],
     async run(ctx) {
       const format = printfFormat(ALL_BYTES);
       const script = 'printf "$1"; printf "$1" >&2';
@@ -93,24 +124,33 @@ export const outputCases = [
   }),
   defineCase({
     id: 'bytes.utf8-split',
-    title: 'a UTF-8 character split across chunks reassembles, and lines() decodes it',
+    title: 'a UTF-8 character the command writes in two parts reaches run(), onOutput and stream() intact',
     requirements: ['SS-BYTES-1'],
-    needs: ['streaming'],
+    needs: ['binary-output'],
     async run(ctx) {
-      // "€" is E2 82 AC; the pause makes the split land between chunks.
-      const script = 'printf "\\342\\202"; sleep 0.3; printf "\\254 ok\\n"';
-      await using proc = ctx.sandbox.stream(['sh', '-c', script]);
-      const decoded: string[] = [];
-      const chunks: OutputChunk[] = [];
-      const tee = async function* (): AsyncGenerator<OutputChunk> {
-        for await (const chunk of proc) {
-          chunks.push(chunk);
-          yield chunk;
-        }
-      };
-      for await (const line of lines(tee())) decoded.push(line.text);
-      checkEqual(new Uint8Array(Buffer.concat(chunks.map((c) => c.data))), new Uint8Array([0xe2, 0x82, 0xac, 0x20, 0x6f, 0x6b, 0x0a]), 'the bytes of a split character');
-      checkEqual(decoded, ['€ ok\n'], 'the decoded lines');
+      await checkSplitCharacter(ctx);
+    },
+  }),
+  defineCase({
+    id: 'capabilities.absent-binary-output',
+    title: 'without binary-output, output is text: valid UTF-8 unchanged, each maximal invalid subpart replaced by U+FFFD as the WHATWG decoder does, split characters reassembled',
+    requirements: ['SS-TEXT-1'],
+    without: 'binary-output',
+    async run(ctx) {
+      const format = printfFormat(MIXED);
+      const script = 'printf "$1"; printf "$1" >&2';
+      const live: OutputChunk[] = [];
+      const result = await ctx.sandbox.run(['sh', '-c', script, 'sh', format], { onOutput: (chunk) => live.push(copy(chunk)) });
+      checkEqual(result.stdout, MIXED_AS_TEXT, 'run() stdout (as the WHATWG decoder reads it, encoded again)');
+      checkEqual(result.stderr, MIXED_AS_TEXT, 'run() stderr (as the WHATWG decoder reads it, encoded again)');
+      checkEqual(join(live, 'stdout'), MIXED_AS_TEXT, 'stdout as onOutput received it');
+      if (ctx.sandbox.capabilities.streaming) {
+        await using proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', format]);
+        const got = await collect(proc);
+        checkEqual(got.stdout, MIXED_AS_TEXT, 'streamed stdout (as the WHATWG decoder reads it, encoded again)');
+        checkEqual(got.stderr, MIXED_AS_TEXT, 'streamed stderr (as the WHATWG decoder reads it, encoded again)');
+      }
+      await checkSplitCharacter(ctx);
     },
   }),
   defineCase({
@@ -146,6 +186,90 @@ export const outputCases = [
     },
   }),
   defineCase({
+    id: 'wait.idempotent-rejection',
+    title: 'a wait() that rejects rejects again, with the same error, on every later call',
+    requirements: ['SS-WAIT-1'],
+    needs: ['streaming'],
+    async run(ctx) {
+      await using proc = ctx.sandbox.stream(['/nonexistent/sandstream-no-such-command']);
+      const first = await rejectionOf(proc.wait(), 'wait() of a command that cannot start');
+      checkErrorCode(first, 'SPAWN_FAILED', 'wait() of a command that cannot start');
+      const [second, third] = await Promise.all([
+        rejectionOf(proc.wait(), 'a second wait()'),
+        rejectionOf(proc.wait(), 'a third wait()'),
+      ]);
+      for (const [again, what] of [[second, 'a second wait()'], [third, 'a third wait()']] as const) {
+        checkErrorCode(again, 'SPAWN_FAILED', what);
+        checkEqual(describeError(again), describeError(first), `${what} after a rejection`);
+      }
+    },
+  }),
+  defineCase({
+    id: 'wait.reader-keeps-output',
+    title: 'while one task awaits wait(), a loop that is reading receives every chunk: a write, reply, write, reply exchange with stderr flowing',
+    requirements: ['SS-WAIT-3'],
+    needs: ['streaming', 'stdin'],
+    async run(ctx) {
+      // A line-oriented server, as an stdio MCP server is: a reply on stdout and a log line on stderr per request.
+      const script = 'while IFS= read -r line; do echo "log $line" >&2; echo "reply $line"; done; echo bye >&2; echo end';
+      await using proc = ctx.sandbox.stream(['sh', '-c', script], { stdin: 'pipe' });
+      const waiting = proc.wait();
+      waiting.catch(() => undefined);
+      const iterator = proc[Symbol.asyncIterator]();
+      const seen = { stdout: '', stderr: '' };
+      const within = await bound(ctx, 5_000);
+      const readUntil = async (done: () => boolean, what: string): Promise<void> => {
+        while (!done()) {
+          const next = await settledWithin(iterator.next(), within);
+          if (next === 'pending') throw new ConformanceFailure(`${what}: nothing arrived within ${within} ms while another task awaited wait() (stdout so far ${JSON.stringify(seen.stdout.slice(-60))})`);
+          if (next.rejected) throw new ConformanceFailure(`${what}: the loop failed with ${describeError(next.reason)}`);
+          if (next.value.done) throw new ConformanceFailure(`${what}: the loop ended early while another task awaited wait() (stdout so far ${JSON.stringify(seen.stdout.slice(-60))})`);
+          seen[next.value.value.stream] += Buffer.from(next.value.value.data).toString();
+        }
+      };
+      const count = 20;
+      for (let i = 1; i <= count; i++) {
+        await proc.stdin!.write(`request ${i}\n`);
+        await readUntil(() => seen.stdout.includes(`reply request ${i}\n`), `the reply to request ${i}`);
+      }
+      await proc.stdin!.end();
+      await readUntil(() => seen.stdout.endsWith('end\n') && seen.stderr.endsWith('bye\n'), 'the rest of the output after end-of-file');
+      const last = await settledWithin(iterator.next(), within);
+      check(last !== 'pending' && !last.rejected && last.value.done === true, 'the loop did not end after the last chunk');
+      const lines = (prefix: string): string => Array.from({ length: count }, (_, i) => `${prefix} request ${i + 1}\n`).join('');
+      checkEqual(seen.stdout, `${lines('reply')}end\n`, 'stdout the loop received');
+      checkEqual(seen.stderr, `${lines('log')}bye\n`, 'stderr the loop received');
+      const result = await waiting;
+      check(result.exitCode === 0, `wait() reports ${result.exitCode}/${result.signal}, expected exit code 0`);
+    },
+  }),
+  defineCase({
+    id: 'flow.unread-beyond-high-water',
+    title: 'output left unread beyond the high-water mark is delivered in full and in order once read',
+    requirements: ['SS-FLOW-1'],
+    needs: ['streaming'],
+    runsAlone: 'it moves 16 MiB while holding it unread, which would starve the timing checks of cases beside it',
+    timeoutMs: 60_000,
+    async run(ctx) {
+      const dir = await scratch(ctx);
+      await using proc = ctx.sandbox.stream(['sh', '-c', FLOW_SCRIPT, 'sh', dir]);
+      // Nothing is read until the command has written all of it or is held back (its progress stands still).
+      const step = await bound(ctx, 200);
+      const deadline = performance.now() + (await bound(ctx, 15_000));
+      let previous = -1;
+      for (;;) {
+        const progress = Number((await readMarker(ctx, `${dir}/progress`))?.trim() ?? '0');
+        if (progress >= FLOW_LINES || (progress === previous && progress > 0) || performance.now() > deadline) break;
+        previous = progress;
+        await ctx.sleep(step);
+      }
+      const got = await collect(proc);
+      const result = await proc.wait();
+      check(result.exitCode === 0, `the command reports ${result.exitCode}/${result.signal}`);
+      checkFlow(got.stdout);
+    },
+  }),
+  defineCase({
     id: 'wait.drains-unread',
     title: 'wait() with much unread output drains and discards it without hanging',
     requirements: ['SS-WAIT-2'],
@@ -156,8 +280,16 @@ export const outputCases = [
       const result = await proc.wait();
       check(result.exitCode === 4, `wait() reports ${result.exitCode}/${result.signal}, expected exit code 4`);
       check(!result.timedOut, 'the command timed out');
-      const after = await collect(proc).catch(() => undefined);
-      check(after === undefined || after.chunks.length === 0, 'output discarded by wait() was delivered afterwards');
+      // What wait() discarded is gone: a later loop ends at once (or is refused as InvalidState), and gets nothing.
+      let chunks = 0;
+      try {
+        for await (const chunk of proc) chunks += chunk.data.byteLength > 0 ? 1 : 0;
+      } catch (error) {
+        if (codeOf(error) !== 'INVALID_STATE') {
+          throw new ConformanceFailure(`iterating after wait() must end or raise InvalidState; it failed with ${describeError(error)}`);
+        }
+      }
+      check(chunks === 0, `output discarded by wait() was delivered afterwards (${chunks} chunks)`);
     },
   }),
   defineCase({
@@ -230,8 +362,10 @@ export const outputCases = [
     requirements: ['SS-CAPOUT-1'],
     timeoutMs: 30_000,
     async run(ctx) {
-      const result = await ctx.sandbox.run(['sh', '-c', 'head -c 100000 /dev/zero; printf tiny >&2'], { maxOutputBytes: 1000 });
+      // Distinct bytes (numbered lines), so what is kept shows which part it is.
+      const result = await ctx.sandbox.run(['sh', '-c', `${NUMBERED_SCRIPT}; printf tiny >&2`], { maxOutputBytes: 1000 });
       check(result.stdout.byteLength === 1000, `stdout kept ${result.stdout.byteLength} bytes under a 1000-byte cap`);
+      checkEqual(Buffer.from(result.stdout).toString('latin1'), NUMBERED.slice(0, 1000), 'the capped stdout (the first 1000 bytes written)');
       check(result.stdoutTruncated === true, 'stdoutTruncated is false although stdout exceeded the cap');
       checkEqual(result.stderrText, 'tiny', 'stderr under the cap');
       check(result.stderrTruncated === false, 'stderrTruncated is true although stderr stayed under the cap');
@@ -247,7 +381,7 @@ export const outputCases = [
     title: 'onOutput receives every chunk live, including those past the cap, in arrival order',
     requirements: ['SS-ONOUT-1', 'SS-CAPOUT-1'],
     async run(ctx) {
-      const dir = await ctx.scratch();
+      const dir = await scratch(ctx);
       // The command waits for a file the callback creates: only a live callback lets it finish.
       const script = `echo first; while [ ! -f "$1/go" ]; do sleep 0.02; done; ${SEQUENCE_SCRIPT}; echo last`;
       const received: OutputChunk[] = [];
@@ -276,7 +410,7 @@ export const outputCases = [
     title: 'an onOutput callback that throws is not called again; the command is terminated and run() rejects with CallbackFailed',
     requirements: ['SS-ONOUT-2'],
     async run(ctx) {
-      const dir = await ctx.scratch();
+      const dir = await scratch(ctx);
       // The TERM handler writes once more: output after the failure must not reach the callback.
       const script = 'echo $$ > "$1/leader"; trap \'echo bye; exit 1\' TERM; echo one; while :; do sleep 0.05; done';
       const thrown = new Error('the callback failed');
@@ -298,8 +432,8 @@ export const outputCases = [
       check(result?.stdout instanceof Uint8Array, 'CallbackFailed carries no result');
       checkEqual(Buffer.from(result.stdout).toString(), 'one\nbye\n', 'CallbackFailed.result.stdout (everything until the command was gone)');
       check(result.timedOut === false, 'the command ran on until the timeout: it was not terminated');
-      const leader = Number((await ctx.readFile(`${dir}/leader`))?.trim());
-      await ctx.expectGone([leader], 500, 'after the callback threw', dir);
+      const leader = await readPid(ctx, `${dir}/leader`, 'the command');
+      await expectGoneNow(ctx, [{ pid: leader, role: 'the command itself' }], dir, 'when run() rejected after the callback threw');
     },
   }),
 ];

@@ -1,7 +1,31 @@
 import { randomBytes } from 'node:crypto';
-import { check, checkEqual, checkErrorCode, rejectionOf } from '../assert.js';
+import type { ExecResult, ResourceLimits } from '@sandstream/types';
+import { check, checkEqual, checkErrorCode, codeOf, ConformanceFailure, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
+import type { CaseContext } from '../context.js';
 import { ALL_BYTES, collect } from './collect.js';
+import { bound, scratch, settledWithin } from './support/observe.js';
+import { untilReady } from './tree.js';
+
+/**
+ * Runs `argv` under `options` through run() and, with streaming, through
+ * stream() (read to the end), so a limit is proved on both paths. A last
+ * argument "run" or "stream" tells the command which path started it.
+ */
+async function underBoth(
+  ctx: CaseContext,
+  argv: readonly string[],
+  options: { limits: ResourceLimits; timeout?: number },
+): Promise<Array<{ how: string; result: ExecResult }>> {
+  const tagged = (how: string): string[] => (argv[0] === 'sh' ? [...argv, how] : [...argv]);
+  const results = [{ how: 'run()', result: await ctx.sandbox.run(tagged('run'), options) }];
+  if (ctx.sandbox.capabilities.streaming) {
+    await using proc = ctx.sandbox.stream(tagged('stream'), options);
+    for await (const chunk of proc) void chunk;
+    results.push({ how: 'stream()', result: await proc.wait() });
+  }
+  return results;
+}
 
 export const stdinCases = [
   defineCase({
@@ -72,6 +96,83 @@ export const stdinCases = [
     },
   }),
   defineCase({
+    id: 'stdin.exactly-once',
+    title: 'bytes given to write() reach the command exactly once and in call order, however many writes are in flight',
+    requirements: ['SS-STDIN-3'],
+    needs: ['stdin', 'streaming'],
+    timeoutMs: 30_000,
+    async run(ctx) {
+      await using proc = ctx.sandbox.stream(['cat'], { stdin: 'pipe' });
+      const reading = collect(proc);
+      reading.catch(() => undefined);
+      // Numbered records of varied sizes, all written without waiting for the previous one.
+      const records = Array.from({ length: 3_000 }, (_, i) => `${i}:${'x'.repeat(i % 97)};`);
+      const writes = records.map((record) => proc.stdin!.write(record));
+      await Promise.all(writes);
+      await proc.stdin!.end();
+      const got = Buffer.from((await reading).stdout).toString();
+      if (got !== records.join('')) {
+        const seen = got.split(';').filter((r) => r !== '').map((r) => Number(r.split(':')[0]));
+        const duplicated = seen.filter((n, i) => seen.indexOf(n) !== i);
+        const missing = records.map((_, i) => i).filter((i) => !seen.includes(i));
+        const outOfOrder = seen.findIndex((n, i) => i > 0 && n < seen[i - 1]!);
+        throw new ConformanceFailure(
+          `the command read ${seen.length} of ${records.length} records: ` +
+            `${duplicated.length} duplicated (first ${duplicated.slice(0, 5).join(', ') || 'none'}), ` +
+            `${missing.length} missing (first ${missing.slice(0, 5).join(', ') || 'none'}), ` +
+            `${outOfOrder === -1 ? 'in order' : `out of order at position ${outOfOrder}`}`,
+        );
+      }
+    },
+  }),
+  defineCase({
+    id: 'stdin.none-is-eof',
+    title: 'without stdin: "pipe" or input, the command\'s standard input is at end-of-file from the start, not an open pipe',
+    requirements: ['SS-STDIN-4'],
+    async run(ctx) {
+      // A command that reads its standard input to the end: it ends at once on end-of-file, or hangs on an open pipe.
+      const script = 'if read -r line; then echo "read: $line"; else echo eof; fi; cat; echo done';
+      const timeout = await bound(ctx, 3_000);
+      const result = await ctx.sandbox.run(['sh', '-c', script], { timeout });
+      check(!result.timedOut, `run() without input: the command's read of standard input was still waiting ${timeout} ms later (an open pipe nobody writes)`);
+      checkEqual(result.stdoutText, 'eof\ndone\n', 'what run() without input read from standard input');
+      if (!ctx.sandbox.capabilities.streaming) return;
+      await using proc = ctx.sandbox.stream(['sh', '-c', script], { timeout });
+      const got = await collect(proc);
+      const streamed = await proc.wait();
+      check(!streamed.timedOut, `stream() without stdin: the command's read of standard input was still waiting ${timeout} ms later (an open pipe nobody writes)`);
+      checkEqual(Buffer.from(got.stdout).toString(), 'eof\ndone\n', 'what stream() without stdin read from standard input');
+    },
+  }),
+  defineCase({
+    id: 'stdin.stopped-reading',
+    title: 'a write() to a command that closed its standard input rejects with StdinClosed and does not hang',
+    requirements: ['SS-STDIN-5'],
+    needs: ['stdin', 'streaming'],
+    async run(ctx) {
+      // The command closes its standard input and runs on; nothing in it reads.
+      await using proc = ctx.sandbox.stream(['sh', '-c', 'exec 0<&-; echo ready; while :; do sleep 0.05; done'], { stdin: 'pipe' });
+      await untilReady(proc[Symbol.asyncIterator]());
+      const within = await bound(ctx, 5_000);
+      const block = new Uint8Array(64 * 1024);
+      // Far more than any pipe holds: the writes must fail, not pile up.
+      let error: unknown;
+      for (let i = 0; i < 256 && error === undefined; i++) {
+        const outcome = await settledWithin(proc.stdin!.write(block), within);
+        if (outcome === 'pending') {
+          throw new ConformanceFailure(`write() to a command that closed its standard input was still pending ${within} ms later: it hangs instead of rejecting with StdinClosed`);
+        }
+        if (outcome.rejected) error = outcome.reason;
+      }
+      check(error !== undefined, 'every write() to a command that closed its standard input resolved (16 MiB in all): the bytes went nowhere, and no StdinClosed came');
+      checkErrorCode(error, 'STDIN_CLOSED', 'write() to a command that closed its standard input');
+      check(!proc.exited, 'the command ended, so the case did not test a command that merely stopped reading');
+      const again = await settledWithin(proc.stdin!.write('more'), within);
+      check(again !== 'pending' && again.rejected && codeOf(again.reason) === 'STDIN_CLOSED', 'a later write() did not reject with StdinClosed too');
+      await proc.stdin!.end();
+    },
+  }),
+  defineCase({
     id: 'concurrency.separate',
     title: 'processes running at once stay separate: no chunk or exit status crosses between them',
     requirements: ['SS-CONC-1'],
@@ -102,41 +203,58 @@ export const stdinCases = [
   }),
   defineCase({
     id: 'limits.cpu',
-    title: 'a command exceeding its CPU-time limit is stopped, and the result shows it',
+    title: 'a command exceeding its CPU-time limit is stopped, under run() and stream(), and the result shows it',
     requirements: ['SS-LIMIT-1'],
     needs: ['resource-limits'],
-    timeoutMs: 20_000,
+    timeoutMs: 40_000,
     async run(ctx) {
-      const result = await ctx.sandbox.run(['sh', '-c', 'while :; do :; done'], { limits: { cpuSeconds: 1 }, timeout: 15_000 });
-      check(!result.timedOut, 'the CPU limit did not stop a busy loop before the 15 s timeout');
-      check(result.signal !== null || (result.exitCode ?? 0) !== 0, `a stopped command reports success (${result.exitCode}/${result.signal})`);
+      for (const { how, result } of await underBoth(ctx, ['sh', '-c', 'while :; do :; done'], { limits: { cpuSeconds: 1 }, timeout: 15_000 })) {
+        check(!result.timedOut, `${how}: the CPU limit did not stop a busy loop before the 15 s timeout`);
+        check(result.signal !== null || (result.exitCode ?? 0) !== 0, `${how}: a stopped command reports success (${result.exitCode}/${result.signal})`);
+      }
+    },
+  }),
+  defineCase({
+    id: 'limits.address-space',
+    title: 'a command exceeding its address-space limit fails, under run() and stream(), and the result shows it',
+    requirements: ['SS-LIMIT-1'],
+    needs: ['resource-limits'],
+    timeoutMs: 30_000,
+    async run(ctx) {
+      // Doubles a string past 64 MiB: a few hundred MiB of memory at the peak.
+      const argv = ['awk', 'BEGIN { s = "x"; while (length(s) < 50000000) s = s s; print length(s) }'];
+      for (const { how, result } of await underBoth(ctx, argv, { limits: { addressSpaceBytes: 64 * 1024 * 1024 }, timeout: 20_000 })) {
+        check(result.signal !== null || (result.exitCode ?? 0) !== 0, `${how}: a command needing far more than its 64 MiB address space reports success (${result.exitCode}/${result.signal})`);
+      }
+      const control = await ctx.sandbox.run(argv, { limits: { addressSpaceBytes: 4 * 1024 * 1024 * 1024 }, timeout: 20_000 });
+      check(control.exitCode === 0, `the same command fails under a 4 GiB limit too (exit ${control.exitCode}/${control.signal}): ${control.stderrText}`);
     },
   }),
   defineCase({
     id: 'limits.file-size',
-    title: 'a command exceeding its file-size limit is stopped or fails, and the result shows it',
+    title: 'a command exceeding its file-size limit is stopped or fails, under run() and stream(), and the result shows it',
     requirements: ['SS-LIMIT-1'],
     needs: ['resource-limits'],
     async run(ctx) {
-      const dir = await ctx.scratch();
-      const result = await ctx.sandbox.run(['sh', '-c', 'head -c 100000 /dev/zero > "$1/big"', 'sh', dir], {
-        limits: { fileSizeBytes: 4096 },
-      });
-      check(result.signal !== null || (result.exitCode ?? 0) !== 0, `writing past the limit reports success (${result.exitCode}/${result.signal})`);
-      const size = (await ctx.exec(['sh', '-c', 'wc -c < "$1/big"', 'sh', dir])).stdoutText.trim();
-      check(Number(size) <= 4096, `the file grew to ${size} bytes past the 4096-byte limit`);
+      const dir = await scratch(ctx);
+      for (const { how, result } of await underBoth(ctx, ['sh', '-c', 'head -c 100000 /dev/zero > "$1/big-$2"', 'sh', dir], { limits: { fileSizeBytes: 4096 } })) {
+        check(result.signal !== null || (result.exitCode ?? 0) !== 0, `${how}: writing past the limit reports success (${result.exitCode}/${result.signal})`);
+      }
+      const sizes = await ctx.exec(['sh', '-c', 'for f in "$1"/big-*; do wc -c < "$f"; done', 'sh', dir]);
+      for (const size of sizes.stdoutText.trim().split(/\s+/)) check(Number(size) <= 4096, `a file grew to ${size} bytes past the 4096-byte limit`);
     },
   }),
   defineCase({
     id: 'limits.open-files',
-    title: 'a command exceeding its open-files limit fails, and the result shows it',
+    title: 'a command exceeding its open-files limit fails, under run() and stream(), and the result shows it',
     requirements: ['SS-LIMIT-1'],
     needs: ['resource-limits'],
     async run(ctx) {
       // paste holds every file open at once: 20 of them cannot fit in 8 descriptors.
       const argv = ['paste', ...Array.from({ length: 20 }, () => '/dev/null')];
-      const result = await ctx.sandbox.run(argv, { limits: { openFiles: 8 } });
-      check(result.exitCode !== 0 || result.signal !== null, `20 files were opened under a limit of 8 descriptors (exit ${result.exitCode})`);
+      for (const { how, result } of await underBoth(ctx, argv, { limits: { openFiles: 8 } })) {
+        check(result.exitCode !== 0 || result.signal !== null, `${how}: 20 files were opened under a limit of 8 descriptors (exit ${result.exitCode})`);
+      }
       const control = await ctx.sandbox.run(argv, { limits: { openFiles: 64 } });
       check(control.exitCode === 0, `the same command fails under a generous limit too (exit ${control.exitCode}): ${control.stderrText}`);
     },

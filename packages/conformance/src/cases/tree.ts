@@ -1,6 +1,7 @@
 import type { Process, StreamOptions } from '@sandstream/types';
-import { ConformanceFailure } from '../assert.js';
+import { ConformanceFailure, HarnessError } from '../assert.js';
 import type { CaseContext } from '../context.js';
+import { expectAlive, expectGoneNow, readPid, scratch, type Watched } from './support/observe.js';
 
 /**
  * A command that starts a child and a grandchild, records every pid and a
@@ -25,53 +26,72 @@ export interface Tree {
   readonly dir: string;
   /** Leader, child and grandchild pids, once all three were recorded. */
   pids(): Promise<number[]>;
+  /** The same three, named for failure messages. */
+  processes(): Promise<Watched[]>;
 }
+
+const ROLES: ReadonlyArray<readonly [string, string]> = [
+  ['leader', 'the command itself'],
+  ['child', 'a child of the command'],
+  ['grandchild', 'a grandchild of the command'],
+];
 
 /** Starts the tree; the caller decides how to abandon it. */
 export async function startTree(ctx: CaseContext, options: StreamOptions = {}): Promise<Tree> {
-  const dir = await ctx.scratch();
+  const dir = await scratch(ctx);
   const proc = ctx.sandbox.stream(['sh', '-c', TREE_SCRIPT, 'sh', dir], options);
-  return { proc, dir, pids: () => treePids(ctx, dir) };
+  const processes = (): Promise<Watched[]> => treeProcesses(ctx, dir);
+  return { proc, dir, processes, pids: async () => (await processes()).map((p) => p.pid) };
+}
+
+/** Reads the three recorded pids, waiting a measured bound until all exist. */
+export async function treeProcesses(ctx: CaseContext, dir: string): Promise<Watched[]> {
+  const processes: Watched[] = [];
+  for (const [name, role] of ROLES) processes.push({ pid: await readPid(ctx, `${dir}/${name}`, `the test command (${role})`), role });
+  return processes;
 }
 
 /** Reads the three recorded pids, waiting until all exist. */
 export async function treePids(ctx: CaseContext, dir: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const name of ['leader', 'child', 'grandchild']) {
-    const text = await ctx.poll(
-      async () => {
-        const content = await ctx.readFile(`${dir}/${name}`);
-        return content !== undefined && /^[0-9]+\s*$/.test(content) ? content : undefined;
-      },
-      5_000,
-      `the test command never recorded its ${name} pid`,
-    );
-    pids.push(Number(text.trim()));
-  }
-  return pids;
+  return (await treeProcesses(ctx, dir)).map((p) => p.pid);
 }
+
+// Reads the heartbeat, lets the sandbox's own clock run for 0.5 s, reads it
+// again: the interval is measured inside the sandbox, so no round trip of
+// the kit's can make a beating heart look still.
+// A heartbeat cut short by the kill may leave the file empty or missing: both read as "".
+const HEARTBEAT_SCRIPT = 'a=$(cat "$1/heartbeat" 2>/dev/null); sleep 0.5; b=$(cat "$1/heartbeat" 2>/dev/null); printf "%s %s|" "$a" "$b"';
 
 /** Fails unless the heartbeat has stopped. */
 export async function expectHeartbeatStopped(ctx: CaseContext, dir: string, what: string): Promise<void> {
-  const before = await ctx.readFile(`${dir}/heartbeat`);
-  await ctx.sleep(200);
-  const after = await ctx.readFile(`${dir}/heartbeat`);
-  if (before !== after) {
-    throw new ConformanceFailure(`${what}: the command's heartbeat is still beating (${before?.trim()} -> ${after?.trim()})`);
+  const result = await ctx.exec(['sh', '-c', HEARTBEAT_SCRIPT, 'sh', dir]);
+  const match = /^([0-9]*) ([0-9]*)\|$/.exec(result.stdoutText);
+  if (result.exitCode !== 0) throw new HarnessError(`could not read the heartbeat in ${dir} (exit ${result.exitCode}): ${result.stderrText.trim()}`);
+  if (match === null) {
+    throw new ConformanceFailure(`run() lost output of the helper that reads the heartbeat: it printed ${JSON.stringify(result.stdoutText)}`);
+  }
+  if (match[1] !== match[2]) {
+    throw new ConformanceFailure(`${what}: the command's heartbeat is still beating (${match[1]} -> ${match[2]} within 0.5 s)`);
   }
 }
 
 /**
- * Fails unless every pid of the tree is gone. The leader must be gone at
- * once; its descendants get the grace period plus a margin, since signals
- * to a tree are delivered, not awaited.
+ * Fails unless every process of the tree is gone at the first look: the
+ * result (or the disposal) is known, so nothing the command started may
+ * still run. The liveness probe must have seen them alive before
+ * ({@link expectAlive}), so that "gone" means something.
  */
-export async function expectTreeGone(ctx: CaseContext, tree: { dir: string }, pids: readonly number[], what: string): Promise<void> {
-  const [leader, ...rest] = pids;
+export async function expectTreeGone(ctx: CaseContext, tree: { dir: string }, processes: readonly Watched[], what: string): Promise<void> {
   // Every process of the tree runs with the scratch directory in its argv: the probe's token.
-  if (leader !== undefined) await ctx.expectGone([leader], 500, `${what}: the command itself survived`, tree.dir);
-  await ctx.expectGone(rest, ctx.graceMs + 1_000, `${what}: a process the command started survived`, tree.dir);
+  await expectGoneNow(ctx, processes, tree.dir, what);
   await expectHeartbeatStopped(ctx, tree.dir, what);
+}
+
+/** Records the tree's processes and shows that the liveness probe sees them. */
+export async function watchTree(ctx: CaseContext, tree: Tree): Promise<Watched[]> {
+  const processes = await tree.processes();
+  await expectAlive(ctx, processes, tree.dir);
+  return processes;
 }
 
 /** Reads chunks until `ready` was printed. */

@@ -1,5 +1,4 @@
 import type { Capability, Sandbox } from '@sandstream/types';
-import type { ExpectStatic } from 'vitest';
 import type { Lab } from './lab.js';
 
 /**
@@ -18,7 +17,6 @@ export interface BrokenAdapter {
   /**
    * The cases that must fail, each with a pattern its failure message must
    * match, so that a case failing for an unrelated reason does not count.
-   * For a gap, the case that should catch the defect and does not.
    */
   readonly caughtBy: Readonly<Record<string, RegExp>>;
   /** Other selected cases that fail too, as a consequence of the same defect. */
@@ -42,19 +40,4 @@ export interface BrokenAdapter {
   readonly viaRunCase?: string;
   /** The catching case proves only SHOULD requirements: it fails as advisory and the report stays ok. */
   readonly advisory?: boolean;
-  /**
-   * Set when no case of the kit catches the defect: what is missing. The
-   * test then runs the whole kit and is marked `test.fails`.
-   */
-  readonly gap?: string;
-  /**
-   * For a gap: the cases the gap test runs (selectors; default: the whole
-   * kit), those that exercise what the defect breaks, and how many times
-   * (default once). A defect the kit catches only by chance is run several
-   * times; the gap is that some run misses it.
-   */
-  readonly gapCases?: readonly string[];
-  readonly gapRuns?: number;
-  /** For a gap: shows outside the kit that the defect is real and observable. */
-  readonly demonstrate?: (lab: Lab, expect: ExpectStatic) => Promise<void>;
 }

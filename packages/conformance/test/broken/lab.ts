@@ -62,8 +62,12 @@ export class Lab {
   readonly graceMs = GRACE_MS;
   private readonly sandboxes = new Set<Sandbox>();
 
+  /** The markers of every lab made in this process, so a sweep leaves other test runs' processes alone. */
+  static readonly markers = new Set<string>();
+
   constructor(label: string) {
     this.marker = `${label.replace(/[^a-z0-9-]/gi, '-')}-${randomUUID()}`;
+    Lab.markers.add(this.marker);
   }
 
   /** The base environment of this lab's sandboxes: this process's, plus the marker. */
@@ -89,7 +93,7 @@ export class Lab {
    */
   driver(
     defect: DriverDefect,
-    options: { capabilities?: Partial<CapabilityManifest>; killWaitMs?: number } = {},
+    options: { capabilities?: Partial<CapabilityManifest>; killWaitMs?: number; command?: (command: CommandSpec) => CommandSpec } = {},
   ): Sandbox<LocalNative> {
     const prlimitPath = findPrlimit();
     const setprivPath = findUtility('setpriv');
@@ -111,21 +115,22 @@ export class Lab {
       defineSandbox<LocalNative>({
         name: 'local',
         capabilities,
-        native: { kind: 'local', prlimitPath, setprivPath },
+        native: { kind: 'local', prlimitPath, setprivPath, isolation: 'none', sandbox: undefined } as LocalNative,
         graceMs: GRACE_MS,
         ...(options.killWaitMs === undefined ? {} : { killWaitMs: options.killWaitMs }),
-        createDriver: (command) =>
-          defect(
+        createDriver: (asked) => {
+          const command = options.command?.(asked) ?? asked;
+          return defect(
             new ChildDriver(command, {
               baseEnv,
               defaultCwd: undefined,
-              graceMs: GRACE_MS,
               prlimitPath,
               setprivPath,
               user: command.user === undefined ? undefined : resolveUser(command.user),
             }),
             command,
-          ),
+          );
+        },
       }),
     );
   }

@@ -25,6 +25,8 @@ export interface ProcessDefects {
   wait?(inner: Process): Promise<ExecResult>;
   dispose?(inner: Process): Promise<void>;
   kill?(inner: Process, signal: Signal): Promise<void>;
+  /** Replaces the `exited` getter. */
+  exited?(inner: Process): boolean;
   /** Wraps the writer when there is one. */
   stdin?(inner: StdinWriter): StdinWriter;
 }
@@ -54,7 +56,13 @@ export class WrappedProcess implements Process {
     return this.#stdin;
   }
   get exited(): boolean {
-    return this.#inner.exited;
+    return this.#defects.exited?.(this.#inner) ?? this.#inner.exited;
+  }
+  get commandId(): string | undefined {
+    return (this.#inner as { commandId?: string }).commandId;
+  }
+  started(): Promise<void> {
+    return (this.#inner as { started?: () => Promise<void> }).started?.() ?? Promise.resolve();
   }
   [Symbol.asyncIterator](): ChunkIterator {
     return this.#defects.iterator?.(this.#inner) ?? this.#inner[Symbol.asyncIterator]();
@@ -79,6 +87,8 @@ export interface SandboxDefects {
   close?(inner: Sandbox): Promise<void>;
   /** Read on every access of `sandbox.capabilities`. */
   capabilities?(inner: Sandbox): Readonly<CapabilityManifest>;
+  /** Read on every access of `sandbox.termination`. */
+  termination?(inner: Sandbox): Sandbox['termination'];
 }
 
 /** A Sandbox delegating to a real one, except where `defects` says otherwise. */
@@ -92,6 +102,9 @@ export function wrapSandbox(inner: Sandbox, defects: SandboxDefects): Sandbox {
     },
     get native() {
       return inner.native;
+    },
+    get termination() {
+      return (defects.termination?.(inner) ?? inner.termination) as NonNullable<Sandbox["termination"]>;
     },
     run(argv, options) {
       return defects.run?.(inner, argv, options) ?? inner.run(argv, options);
@@ -166,6 +179,60 @@ export function delegateDriver(driver: ProcessDriver, overrides: Partial<Process
 /** A driver whose events pass through `map` on their way to the runtime. */
 export function mapDriverEvents(driver: ProcessDriver, map: (events: DriverEvents) => DriverEvents): ProcessDriver {
   return delegateDriver(driver, { start: (events) => driver.start(map(events)) });
+}
+
+/**
+ * A driver whose events pass through `map`, with the pid its start
+ * reported; events after a forged terminal event are dropped, as the
+ * runtime expects nothing after it.
+ */
+export function withPid(driver: ProcessDriver, map: (events: DriverEvents, pid: () => number | undefined) => DriverEvents): ProcessDriver {
+  let pid: number | undefined;
+  return delegateDriver(driver, {
+    async start(events) {
+      const started = await driver.start(map(events, () => pid));
+      pid = started.pid;
+      return started;
+    },
+  });
+}
+
+export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // gone already
+  }
+}
+
+/** Events after the first terminal one are swallowed. */
+export function terminalOnce(events: DriverEvents): DriverEvents & { ended(): boolean; end(status: Parameters<DriverEvents['exit']>[0]): void } {
+  let ended = false;
+  return {
+    output: (stream, data) => {
+      if (!ended) events.output(stream, data);
+    },
+    leaderExited: (status) => {
+      if (!ended) events.leaderExited(status);
+    },
+    exit: (status) => {
+      if (ended) return;
+      ended = true;
+      events.exit(status);
+    },
+    fail: (error) => {
+      if (ended) return;
+      ended = true;
+      events.fail(error);
+    },
+    ended: () => ended,
+    end(status) {
+      if (ended) return;
+      ended = true;
+      events.exit(status);
+    },
+  };
 }
 
 /** Resolves after `ms`. */

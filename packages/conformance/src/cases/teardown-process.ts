@@ -1,0 +1,580 @@
+import type { ExecResult, Process } from '@sandstream/types';
+import { check, checkErrorCode, codeOf, ConformanceFailure, describeError, rejectionOf } from '../assert.js';
+import { defineCase } from '../case.js';
+import type { CaseContext } from '../context.js';
+import {
+  bound,
+  expectGoneNow,
+  expectAlive,
+  expectNeverRan,
+  explainingSurvivors,
+  readMarker,
+  readPid,
+  roundTrip,
+  scratch,
+  survivorsFailure,
+  termination,
+  touch,
+  type Watched,
+} from './support/observe.js';
+import { expectTreeGone, startTree, untilReady, watchTree, type Tree } from './tree.js';
+
+const decoder = new TextDecoder();
+
+function checkEqualText(actual: string, expected: string, what: string): void {
+  check(actual === expected, `${what}: got ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
+}
+
+/**
+ * Iterates until `ready` and every pid is recorded and seen alive (so the
+ * tree is whole), then leaves the loop the way `leave` says. Returns the
+ * processes.
+ */
+async function loopUntilReady(ctx: CaseContext, tree: Tree, leave: (processes: Watched[]) => 'break'): Promise<Watched[]> {
+  let seen = '';
+  let processes: Watched[] = [];
+  for await (const chunk of tree.proc) {
+    seen += decoder.decode(chunk.data);
+    if (seen.includes('ready')) {
+      processes = await watchTree(ctx, tree);
+      if (leave(processes) === 'break') break;
+    }
+  }
+  return processes;
+}
+
+class Thrown extends Error {
+  constructor(readonly processes: Watched[]) {
+    super('thrown by the loop body');
+  }
+}
+
+/** Disposes `proc`; a rejection names which of `processes` survived. */
+function disposeExplained(ctx: CaseContext, proc: Process, processes: readonly Watched[], token: string): Promise<void> {
+  return explainingSurvivors(ctx, processes, token, 'disposal', () => proc[Symbol.asyncDispose]());
+}
+
+// The command leaves three processes behind when it exits by itself, once the
+// kit created "go": two that record the SIGTERM they get and leave (one still
+// holding the output pipes, one not), and one that ignores SIGTERM, so only
+// SIGKILL after the grace period ends it.
+const LEADER_EXIT_SCRIPT = [
+  'D=$1',
+  '( trap \'echo term >> "$D/holder-term"; exit 0\' TERM; while :; do sleep 0.05; done ) & echo $! > "$D/holder"',
+  '( trap \'echo term >> "$D/detached-term"; exit 0\' TERM; while :; do sleep 0.05; done ) >/dev/null 2>&1 & echo $! > "$D/detached"',
+  '( trap "" TERM; while :; do sleep 0.05; done ) >/dev/null 2>&1 & echo $! > "$D/stubborn"',
+  'while [ ! -f "$D/go" ]; do sleep 0.01; done',
+  'echo done',
+].join('\n');
+
+const LEFT_BEHIND: ReadonlyArray<readonly [string, string]> = [
+  ['holder', 'a background child holding the output pipe'],
+  ['detached', 'a background child without the output pipe'],
+  ['stubborn', 'a background child ignoring SIGTERM'],
+];
+
+/**
+ * Lets the leader of LEADER_EXIT_SCRIPT exit once its children are seen
+ * alive, then checks what the result may claim: nothing outlives it, the
+ * leftovers got SIGTERM first, and SIGKILL came only after the grace period.
+ */
+async function leaderExit(ctx: CaseContext, dir: string, settle: () => Promise<ExecResult>, how: string): Promise<ExecResult> {
+  const left: Watched[] = [];
+  for (const [name, role] of LEFT_BEHIND) left.push({ pid: await readPid(ctx, `${dir}/${name}`, role), role });
+  await expectAlive(ctx, left, dir);
+  const { graceMs, killWaitMs, source } = termination(ctx);
+  await touch(ctx, `${dir}/go`);
+  const go = performance.now();
+  const result = await explainingSurvivors(ctx, left, dir, `${how} after the command exited by itself`, settle);
+  const elapsed = performance.now() - go;
+  await expectGoneNow(ctx, left, dir, `${how}: the result of a command whose leader exited was reported while what it started still runs`);
+  for (const name of ['holder', 'detached']) {
+    const record = await readMarker(ctx, `${dir}/${name}-term`);
+    check(
+      record?.trim() === 'term',
+      `${how}: ${LEFT_BEHIND.find(([n]) => n === name)![1]} was ended without SIGTERM first (its TERM handler never ran)`,
+    );
+  }
+  const slack = await bound(ctx, 1_000);
+  check(
+    elapsed >= graceMs * 0.8,
+    `${how}: the child ignoring SIGTERM was killed ${Math.round(elapsed)} ms after the leader exited, before the grace period (${graceMs} ms, from ${source})`,
+  );
+  check(
+    elapsed <= graceMs + killWaitMs + slack,
+    `${how}: the result came ${Math.round(elapsed)} ms after the leader exited, beyond the grace period (${graceMs} ms, from ${source}) plus the kill wait`,
+  );
+  return result;
+}
+
+export const teardownCases = [
+  defineCase({
+    id: 'teardown.dispose',
+    title: 'leaving an `await using` scope terminates the running command and its tree before disposal resolves',
+    requirements: ['SS-TEAR-1', 'SS-TEAR-6'],
+    needs: ['streaming'],
+    async run(ctx) {
+      const tree = await startTree(ctx);
+      let processes: Watched[] = [];
+      try {
+        await using proc = tree.proc;
+        await untilReady(proc[Symbol.asyncIterator]());
+        processes = await watchTree(ctx, tree);
+      } catch (error) {
+        throw await survivorsFailure(ctx, processes, tree.dir, 'disposal at `await using` scope exit', error);
+      }
+      check(tree.proc.exited, 'after disposal resolved, the Process does not report the command as exited');
+      // Not the adapter's report: the processes themselves must be gone at the first look.
+      await expectTreeGone(ctx, tree, processes, 'when disposal at `await using` scope exit resolved');
+    },
+  }),
+  defineCase({
+    id: 'teardown.dispose-never-iterated',
+    title: 'disposing a Process that was never iterated terminates its command',
+    requirements: ['SS-TEAR-1'],
+    needs: ['streaming'],
+    async run(ctx) {
+      const tree = await startTree(ctx);
+      const processes = await watchTree(ctx, tree);
+      await disposeExplained(ctx, tree.proc, processes, tree.dir);
+      check(tree.proc.exited, 'disposal resolved while the command still runs');
+      await expectTreeGone(ctx, tree, processes, 'when disposing a never-iterated Process resolved');
+    },
+  }),
+  defineCase({
+    id: 'teardown.break',
+    title: '`break` out of `for await` terminates the command before the loop exits',
+    requirements: ['SS-TEAR-2', 'SS-TEAR-6'],
+    needs: ['streaming'],
+    async run(ctx) {
+      const tree = await startTree(ctx);
+      const processes = await loopUntilReady(ctx, tree, () => 'break');
+      check(tree.proc.exited, 'control left the loop while the command still runs');
+      await expectTreeGone(ctx, tree, processes, 'when control left the loop by break');
+    },
+  }),
+  defineCase({
+    id: 'teardown.throw',
+    title: 'an exception thrown inside `for await` terminates the command before it propagates',
+    requirements: ['SS-TEAR-2'],
+    needs: ['streaming'],
+    async run(ctx) {
+      const tree = await startTree(ctx);
+      let caught: unknown;
+      try {
+        await loopUntilReady(ctx, tree, (processes) => {
+          throw new Thrown(processes);
+        });
+      } catch (error) {
+        caught = error;
+      }
+      if (!(caught instanceof Thrown)) {
+        throw new ConformanceFailure(`the loop body's exception did not propagate unchanged (got ${describeError(caught)})`);
+      }
+      check(tree.proc.exited, 'the exception left the loop while the command still runs');
+      await expectTreeGone(ctx, tree, caught.processes, 'when a throw inside the loop propagated');
+    },
+  }),
+  defineCase({
+    id: 'teardown.return',
+    title: '`return` from inside `for await` terminates the command',
+    requirements: ['SS-TEAR-2'],
+    needs: ['streaming'],
+    async run(ctx) {
+      const tree = await startTree(ctx);
+      const firstReady = async (): Promise<Watched[]> => {
+        let seen = '';
+        for await (const chunk of tree.proc) {
+          seen += decoder.decode(chunk.data);
+          if (seen.includes('ready')) return await watchTree(ctx, tree);
+        }
+        return [];
+      };
+      const processes = await firstReady();
+      check(tree.proc.exited, 'return left the loop while the command still runs');
+      await expectTreeGone(ctx, tree, processes, 'when return left the loop');
+    },
+  }),
+  defineCase({
+    id: 'teardown.abort-stream',
+    title: 'aborting the signal terminates a streamed command; iteration and wait() reject with AbortError carrying the result',
+    requirements: ['SS-TEAR-3', 'SS-TEAR-6'],
+    needs: ['streaming'],
+    async run(ctx) {
+      const controller = new AbortController();
+      const tree = await startTree(ctx, { signal: controller.signal });
+      const iterator = tree.proc[Symbol.asyncIterator]();
+      await untilReady(iterator);
+      const processes = await watchTree(ctx, tree);
+      controller.abort(new Error('caller gave up'));
+      let error: unknown;
+      try {
+        for (;;) {
+          const next = await iterator.next();
+          if (next.done) break;
+        }
+      } catch (thrown) {
+        error = thrown;
+      }
+      checkErrorCode(error, 'ABORTED', 'iteration after abort');
+      const waited = await rejectionOf(tree.proc.wait(), 'wait() after abort');
+      checkErrorCode(waited, 'ABORTED', 'wait() after abort');
+      const result = (waited as { result?: { streamed?: unknown } }).result;
+      check(result !== undefined && result.streamed === true, 'AbortError.result is missing or not a streamed result');
+      // wait() is idempotent, rejections included.
+      const again = await rejectionOf(tree.proc.wait(), 'a second wait() after abort');
+      check(again === waited || (again instanceof Error && describeError(again) === describeError(waited)), `a second wait() after abort rejected differently: ${describeError(again)} after ${describeError(waited)}`);
+      await expectTreeGone(ctx, tree, processes, 'when wait() rejected after abort');
+      await tree.proc[Symbol.asyncDispose]();
+    },
+  }),
+  defineCase({
+    id: 'teardown.abort-run',
+    title: 'aborting the signal of run() terminates the command and rejects with AbortError carrying the partial output',
+    requirements: ['SS-TEAR-3'],
+    async run(ctx) {
+      const dir = await scratch(ctx);
+      const controller = new AbortController();
+      // The command prints "partial" only once its pid is recorded.
+      const script = 'echo $$ > "$1/leader"; echo partial; while :; do sleep 0.05; done';
+      const pending = ctx.sandbox.run(['sh', '-c', script, 'sh', dir], {
+        signal: controller.signal,
+        onOutput: (chunk) => {
+          if (decoder.decode(chunk.data).includes('partial')) controller.abort(new Error('enough'));
+        },
+      });
+      const error = await rejectionOf(pending, 'run() with an aborted signal');
+      checkErrorCode(error, 'ABORTED', 'run() after abort');
+      const result = (error as { result?: { stdout?: unknown; streamed?: unknown } }).result;
+      check(result?.stdout instanceof Uint8Array, 'AbortError.result.stdout is missing');
+      check(decoder.decode(result.stdout).includes('partial'), 'AbortError.result lost the output produced before the abort');
+      check(result.streamed === false, 'the partial result of run() claims to be streamed');
+      const leader = await readPid(ctx, `${dir}/leader`, 'the aborted command');
+      await expectGoneNow(ctx, [{ pid: leader, role: 'the command itself' }], dir, 'when run() rejected after the abort');
+    },
+  }),
+  defineCase({
+    id: 'teardown.abort-before-start',
+    title: 'an already-aborted signal starts nothing',
+    requirements: ['SS-TEAR-3'],
+    async run(ctx) {
+      const dir = await scratch(ctx);
+      const signal = AbortSignal.abort(new Error('too late'));
+      const touchArgv = (name: string): string[] => ['sh', '-c', 'touch "$1"', 'sh', `${dir}/${name}`];
+      const checkNothingRan = (error: unknown, what: string): void => {
+        checkErrorCode(error, 'ABORTED', what);
+        check((error as { result?: unknown }).result === undefined, `${what}: AbortError carries a result, but nothing ran`);
+      };
+      checkNothingRan(await rejectionOf(ctx.sandbox.run(touchArgv('run'), { signal }), 'run()'), 'run() with an aborted signal');
+      // A later run() without the signal must leave its marker: then the refused one had as long to act.
+      await expectNeverRan(ctx, `${dir}/run`, 'run() with an already-aborted signal started the command', {
+        path: `${dir}/later-run`,
+        run: () => ctx.sandbox.run(touchArgv('later-run')),
+      });
+      if (!ctx.sandbox.capabilities.streaming) return;
+      await using proc = ctx.sandbox.stream(touchArgv('stream'), { signal });
+      checkNothingRan(await rejectionOf(proc.wait(), 'wait()'), 'wait() of a stream() given an aborted signal');
+      await expectNeverRan(ctx, `${dir}/stream`, 'stream() with an already-aborted signal started the command', {
+        path: `${dir}/later-stream`,
+        run: async () => {
+          await using later = ctx.sandbox.stream(touchArgv('later-stream'));
+          await later.wait();
+        },
+      });
+    },
+  }),
+  defineCase({
+    id: 'teardown.timeout-run',
+    title: 'run() past its timeout terminates the command, sets timedOut and keeps the partial output',
+    requirements: ['SS-TEAR-4'],
+    async run(ctx) {
+      const dir = await scratch(ctx);
+      const script = 'echo $$ > "$1/leader"; echo partial; echo err-partial >&2; while :; do sleep 0.05; done';
+      const result = await ctx.sandbox.run(['sh', '-c', script, 'sh', dir], { timeout: await ctx.timeoutFor(500) });
+      check(result.timedOut === true, 'timedOut is not true after the timeout elapsed');
+      check(decoder.decode(result.stdout) === 'partial\n', `stdout before the timeout was not kept (got ${JSON.stringify(decoder.decode(result.stdout))})`);
+      check(decoder.decode(result.stderr) === 'err-partial\n', 'stderr before the timeout was not kept');
+      check(result.exitCode !== 0, 'a command ended by the timeout reports exit code 0');
+      const leader = await readPid(ctx, `${dir}/leader`, 'the timed-out command');
+      await expectGoneNow(ctx, [{ pid: leader, role: 'the command itself' }], dir, 'when run() resolved after the timeout');
+    },
+  }),
+  defineCase({
+    id: 'teardown.timeout-stream',
+    title: 'stream() past its timeout terminates the command; chunks before it were delivered and wait() reports timedOut',
+    requirements: ['SS-TEAR-4', 'SS-TEAR-6'],
+    needs: ['streaming'],
+    async run(ctx) {
+      const tree = await startTree(ctx, { timeout: await ctx.timeoutFor(1_000) });
+      let seen = '';
+      for await (const chunk of tree.proc) seen += decoder.decode(chunk.data);
+      check(seen.includes('ready'), 'output printed before the timeout was not delivered');
+      const result = await tree.proc.wait();
+      check(result.timedOut === true, 'timedOut is not true after the timeout elapsed');
+      await expectTreeGone(ctx, tree, await tree.processes(), 'when wait() resolved after the timeout');
+    },
+  }),
+  defineCase({
+    id: 'teardown.leader-exit',
+    title:
+      'when the command exits by itself, what it started gets SIGTERM first, SIGKILL only after the grace period, ' +
+      'and the result is not reported while any of it lives',
+    requirements: ['SS-TEAR-6', 'SS-TEAR-10'],
+    runsAlone: 'it measures the grace period to a fraction of its length',
+    async run(ctx) {
+      const dir = await scratch(ctx);
+      const running = ctx.sandbox.run(['sh', '-c', LEADER_EXIT_SCRIPT, 'sh', dir], { timeout: 60_000 });
+      running.catch(() => undefined);
+      const result = await leaderExit(ctx, dir, () => running, 'run()');
+      check(!result.timedOut, 'a background child holding the output pipe kept run() waiting until the timeout');
+      check(result.exitCode === 0, `the command itself should exit 0 (got ${result.exitCode}/${result.signal})`);
+      check(decoder.decode(result.stdout) === 'done\n', 'the output of a command with a background child was not delivered');
+    },
+  }),
+  defineCase({
+    id: 'teardown.leader-exit-stream',
+    title: 'under stream(), a command that exits by itself ends as under run(): SIGTERM first to what it left, SIGKILL after the grace period, nothing outliving the result',
+    requirements: ['SS-TEAR-6', 'SS-TEAR-10'],
+    needs: ['streaming'],
+    runsAlone: 'it measures the grace period to a fraction of its length',
+    async run(ctx) {
+      const dir = await scratch(ctx);
+      await using proc = ctx.sandbox.stream(['sh', '-c', LEADER_EXIT_SCRIPT, 'sh', dir], { timeout: 60_000 });
+      // A loop reads while the leader exits, as a caller's would.
+      const reading = (async () => {
+        let text = '';
+        for await (const chunk of proc) if (chunk.stream === 'stdout') text += decoder.decode(chunk.data);
+        return text;
+      })();
+      reading.catch(() => undefined);
+      const result = await leaderExit(ctx, dir, async () => {
+        await reading;
+        return proc.wait();
+      }, 'stream()');
+      check(result.exitCode === 0, `the command itself should exit 0 (got ${result.exitCode}/${result.signal})`);
+      checkEqualText(await reading, 'done\n', 'the streamed output of a command with background children');
+    },
+  }),
+  defineCase({
+    id: 'teardown.sigterm-first',
+    title: 'teardown sends SIGTERM first, so a handler gets to run before SIGKILL',
+    requirements: ['SS-TEAR-7'],
+    async run(ctx) {
+      const dir = await scratch(ctx);
+      const script = 'trap \'echo handled > "$1/term"; exit 7\' TERM; echo ready; while :; do sleep 0.05; done';
+      const handled = async (how: string): Promise<void> => {
+        check((await readMarker(ctx, `${dir}/term`))?.trim() === 'handled', `${how}: the command's SIGTERM handler never ran; was it killed outright?`);
+        await ctx.exec(['rm', '-f', `${dir}/term`]);
+      };
+      // Aborting run() once the handler is installed starts the termination sequence at a known point.
+      const { result: aborted } = await runThenAbortWhenReady(ctx, ['sh', '-c', script, 'sh', dir]);
+      await handled('after run() was aborted');
+      check(aborted?.exitCode === 7, `the handler's exit code 7 was not reported by run() (got ${aborted?.exitCode}/${aborted?.signal})`);
+      if (!ctx.sandbox.capabilities.streaming) return;
+      const proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
+      await untilReady(proc[Symbol.asyncIterator]());
+      await proc[Symbol.asyncDispose]();
+      await handled('after disposal');
+      const result = await proc.wait();
+      check(result.exitCode === 7, `the handler's exit code 7 was not reported (got ${result.exitCode}/${result.signal})`);
+    },
+  }),
+  defineCase({
+    id: 'teardown.sigkill-after-grace',
+    title: 'a command that ignores SIGTERM is killed after the grace period, not before',
+    requirements: ['SS-TEAR-7', 'SS-TEAR-6'],
+    async run(ctx) {
+      const dir = await scratch(ctx);
+      // An ignored signal stays ignored across exec, so the whole tree ignores SIGTERM.
+      const script = 'trap "" TERM; echo $$ > "$1/leader"; ( while :; do sleep 0.05; done ) & echo $! > "$1/child"; echo ready; while :; do sleep 0.05; done';
+      const { graceMs, killWaitMs, source } = termination(ctx);
+      const slack = await bound(ctx, 1_000);
+      const checkTimely = (elapsed: number, how: string): void => {
+        check(elapsed >= graceMs * 0.8, `${how}: the command was killed ${Math.round(elapsed)} ms after teardown began, before the grace period (${graceMs} ms, from ${source})`);
+        check(elapsed <= graceMs + killWaitMs + slack, `${how}: teardown took ${Math.round(elapsed)} ms, beyond the grace period (${graceMs} ms, from ${source}) and the kill wait`);
+      };
+      const checkGone = async (how: string): Promise<void> => {
+        const processes: Watched[] = [
+          { pid: await readPid(ctx, `${dir}/leader`, 'the command'), role: 'the command itself' },
+          { pid: await readPid(ctx, `${dir}/child`, 'its child'), role: 'a child of the command' },
+        ];
+        await expectGoneNow(ctx, processes, dir, how);
+      };
+      const { result: aborted, abortedAt } = await runThenAbortWhenReady(ctx, ['sh', '-c', script, 'sh', dir], { dir, names: ['leader', 'child'] });
+      checkTimely(performance.now() - abortedAt, 'after run() was aborted');
+      check(aborted?.signal === 'SIGKILL', `a command that ignored SIGTERM should end by SIGKILL (got ${aborted?.exitCode}/${aborted?.signal})`);
+      await checkGone('after SIGKILL at the abort of run()');
+      if (!ctx.sandbox.capabilities.streaming) return;
+      const proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
+      await untilReady(proc[Symbol.asyncIterator]());
+      const processes: Watched[] = [
+        { pid: await readPid(ctx, `${dir}/leader`, 'the command'), role: 'the command itself' },
+        { pid: await readPid(ctx, `${dir}/child`, 'its child'), role: 'a child of the command' },
+      ];
+      const disposing = performance.now();
+      await disposeExplained(ctx, proc, processes, dir);
+      checkTimely(performance.now() - disposing, 'disposal');
+      const result = await proc.wait();
+      check(result.signal === 'SIGKILL', `a command that ignored SIGTERM should end by SIGKILL (got ${result.exitCode}/${result.signal})`);
+      await checkGone('after SIGKILL at disposal');
+    },
+  }),
+  defineCase({
+    id: 'termination.settings',
+    title: 'the sandbox terminates with the settings it states: SIGKILL no sooner than graceMs after SIGTERM and within graceMs plus a bounded delay, and the settings do not change',
+    requirements: ['SS-TERM-1'],
+    runsAlone: 'it measures the grace period to a fraction of its length',
+    async run(ctx) {
+      const read = (): string => JSON.stringify((ctx.sandbox as { termination?: unknown }).termination ?? null);
+      const before = read();
+      const { graceMs, source } = termination(ctx);
+      const rtt = await roundTrip(ctx);
+      const slack = await bound(ctx, 1_000);
+      // The command says when SIGTERM arrives and carries on: only SIGKILL ends it.
+      const script = 'trap "echo term" TERM; echo ready; while :; do sleep 0.01; done';
+      const controller = new AbortController();
+      let seen = '';
+      let termAt = 0;
+      const error = await rejectionOf(
+        ctx.sandbox.run(['sh', '-c', script], {
+          signal: controller.signal,
+          timeout: 60_000,
+          onOutput: (chunk) => {
+            seen += decoder.decode(chunk.data);
+            if (termAt === 0 && seen.includes('term')) termAt = performance.now();
+            if (!controller.signal.aborted && seen.includes('ready')) controller.abort(new Error('the case ends the command'));
+          },
+        }),
+        'run() aborted once ready',
+      );
+      const endedAt = performance.now();
+      checkErrorCode(error, 'ABORTED', 'run() aborted once ready');
+      const result = (error as { result?: ExecResult }).result;
+      check(termAt > 0, 'the command never reported the SIGTERM that termination must begin with');
+      check(result?.signal === 'SIGKILL', `a command that outlives SIGTERM should end by SIGKILL (got ${result?.exitCode}/${result?.signal})`);
+      const spacing = endedAt - termAt;
+      // Its SIGTERM report and the result each travel one way: a round trip of leeway, and the trap's own delay.
+      check(
+        spacing >= graceMs * 0.8 - rtt,
+        `SIGKILL came ${Math.round(spacing)} ms after SIGTERM, sooner than the grace period (${graceMs} ms, from ${source})`,
+      );
+      check(
+        spacing <= graceMs + slack,
+        `SIGKILL came ${Math.round(spacing)} ms after SIGTERM, later than the grace period (${graceMs} ms, from ${source}) plus ${slack} ms`,
+      );
+      check(read() === before, `the sandbox's termination settings changed while it was in use: ${read()} after ${before}`);
+    },
+  }),
+  defineCase({
+    id: 'teardown.after-caller-abort',
+    title: 'teardown completes after the caller\'s signal has fired',
+    requirements: ['SS-TEAR-8'],
+    needs: ['streaming'],
+    async run(ctx) {
+      const controller = new AbortController();
+      const dir = await scratch(ctx);
+      const script = 'trap "" TERM; echo $$ > "$1/leader"; echo ready; while :; do sleep 0.05; done';
+      const proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir], { signal: controller.signal });
+      await untilReady(proc[Symbol.asyncIterator]());
+      const leader: Watched[] = [{ pid: await readPid(ctx, `${dir}/leader`, 'the command'), role: 'the command itself' }];
+      await expectAlive(ctx, leader, dir);
+      controller.abort(new Error('caller gave up'));
+      await disposeExplained(ctx, proc, leader, dir);
+      check(proc.exited, 'disposal after the caller\'s abort resolved while the command still runs');
+      await expectGoneNow(ctx, leader, dir, 'when disposal following the caller\'s abort resolved');
+    },
+  }),
+  defineCase({
+    id: 'teardown.garbage-collected',
+    title: 'a Process garbage-collected without disposal is terminated by a safety net',
+    requirements: ['SS-TEAR-9'],
+    needs: ['streaming'],
+    async run(ctx) {
+      const gc = await exposeGc();
+      const dir = await scratch(ctx);
+      const script = 'echo $$ > "$1/leader"; while :; do sleep 0.05; done';
+      // The warning must name the command; the scratch directory is part of its argv.
+      const warnings: string[] = [];
+      const onWarning = (warning: Error): void => {
+        warnings.push(warning.message);
+      };
+      process.on('warning', onWarning);
+      try {
+        await dropAndCollect(ctx, gc, script, dir);
+        const within = await bound(ctx, 2_000);
+        await ctx.poll(async () => (warnings.some((w) => w.includes(dir)) ? true : undefined), within, 'the command was terminated, but no process warning named it');
+      } finally {
+        process.off('warning', onWarning);
+      }
+    },
+  }),
+];
+
+/** Starts a command whose Process nobody keeps, then collects garbage until the command is gone. */
+async function dropAndCollect(ctx: CaseContext, gc: () => void, script: string, dir: string): Promise<void> {
+  // Started in a separate frame so no local variable keeps the Process reachable.
+  ((): void => {
+    ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
+  })();
+  const leader = await readPid(ctx, `${dir}/leader`, 'the dropped command');
+  await expectAlive(ctx, [{ pid: leader, role: 'the dropped command' }], dir);
+  const { graceMs } = termination(ctx);
+  const deadline = performance.now() + graceMs + (await bound(ctx, 5_000));
+  while (await ctx.isAlive(leader, dir)) {
+    if (performance.now() > deadline) {
+      throw new ConformanceFailure('a Process dropped without disposal kept its command running after garbage collection');
+    }
+    gc();
+    await ctx.sleep(50);
+  }
+}
+
+/**
+ * Runs `argv` with run() and aborts it as soon as it printed `ready`, so the
+ * termination sequence starts at a point the command has reached, whatever
+ * the backend's start latency. Returns the AbortError's result.
+ */
+async function runThenAbortWhenReady(
+  ctx: CaseContext,
+  argv: string[],
+  watch?: { dir: string; names: readonly string[] },
+): Promise<{ result: ExecResult | undefined; abortedAt: number }> {
+  const controller = new AbortController();
+  let seen = '';
+  let abortedAt = 0;
+  const error = await rejectionOf(
+    ctx.sandbox.run(argv, {
+      signal: controller.signal,
+      timeout: 30_000,
+      onOutput: (chunk) => {
+        seen += decoder.decode(chunk.data);
+        if (!controller.signal.aborted && seen.includes('ready')) {
+          abortedAt = performance.now();
+          controller.abort(new Error('the case ends the command'));
+        }
+      },
+    }),
+    'run() aborted once ready',
+  );
+  if (codeOf(error) !== 'ABORTED' && watch !== undefined) {
+    // Name what survived, not only that no exit came.
+    const processes: Watched[] = [];
+    for (const name of watch.names) {
+      const text = await readMarker(ctx, `${watch.dir}/${name}`);
+      if (text !== undefined && /^[0-9]+\s*$/.test(text)) processes.push({ pid: Number(text), role: name === 'leader' ? 'the command itself' : `its ${name}` });
+    }
+    throw await survivorsFailure(ctx, processes, watch.dir, 'run() aborted once ready', error);
+  }
+  checkErrorCode(error, 'ABORTED', 'run() aborted once ready');
+  return { result: (error as { result?: ExecResult }).result, abortedAt };
+}
+
+async function exposeGc(): Promise<() => void> {
+  const existing = (globalThis as { gc?: () => void }).gc;
+  if (existing) return existing;
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
