@@ -18,7 +18,7 @@ import {
 
 beforeEach(() => {
   // setImmediate stays real: flush() lets promise reactions run without time passing.
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
 });
 afterEach(() => {
   vi.useRealTimers();

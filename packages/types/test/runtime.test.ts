@@ -145,8 +145,26 @@ function fakeSandbox(options: FakeOptions = {}): { sb: Sandbox<FakeDriver[]>; dr
 const sandboxes: Sandbox[] = [];
 afterEach(async () => {
   await Promise.all(sandboxes.splice(0).map((sb) => sb.close()));
+  vi.useRealTimers();
   vi.restoreAllMocks();
 });
+
+/**
+ * The runtime's timers and clock under the test's control: time passes only
+ * through vi.advanceTimersByTimeAsync(), so no verdict depends on the
+ * machine's speed. setImmediate stays real, for settle().
+ */
+function useFakeClock(): void {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+}
+
+/** Settles to the value or the error, so a rejection is never unhandled while time is advanced. */
+function outcome<T>(promise: Promise<T>): Promise<{ value?: T; error?: unknown }> {
+  return promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+}
 
 function text(chunks: readonly OutputChunk[], stream: StreamName): string {
   return chunks
@@ -285,7 +303,7 @@ describe('teardown', () => {
 
   it('leaving a loop by break terminates the command before the loop is left [SS-TEAR-2]', async () => {
     const { sb, drivers } = fakeSandbox();
-    setTimeout(() => drivers[0]!.output('stdout', 'line\n'), 0);
+    setImmediate(() => drivers[0]!.output('stdout', 'line\n'));
     for await (const chunk of sb.stream(['tail', '-f'])) {
       expect(chunk.stream).toBe('stdout');
       expect(drivers[0]!.signals).toEqual([]);
@@ -309,23 +327,31 @@ describe('teardown', () => {
   });
 
   it('sends SIGKILL only after the grace period to a command that ignores SIGTERM [SS-TEAR-7]', async () => {
+    useFakeClock();
     const { sb, drivers } = fakeSandbox({ reaction: 'ignores-term' });
     const proc = sb.stream(['stubborn']);
     await settle();
-    const started = performance.now();
-    await proc[Symbol.asyncDispose]();
-    const elapsed = performance.now() - started;
+    const disposing = proc[Symbol.asyncDispose]();
+    await settle();
+    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT']);
+    await vi.advanceTimersByTimeAsync(GRACE_MS - 1);
+    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT']);
+    await vi.advanceTimersByTimeAsync(1);
+    await disposing;
     expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT', 'SIGKILL']);
-    expect(elapsed).toBeGreaterThanOrEqual(GRACE_MS - 5);
-    expect(elapsed).toBeLessThan(GRACE_MS + 1_000);
     expect((await proc.wait()).signal).toBe('SIGKILL');
   });
 
   it('fails with TransportError when no end is reported after SIGKILL', async () => {
+    useFakeClock();
     const { sb, drivers } = fakeSandbox({ reaction: 'unresponsive' });
     const proc = sb.stream(['lost']);
     await settle();
-    await expect(proc[Symbol.asyncDispose]()).rejects.toBeInstanceOf(TransportError);
+    const disposing = outcome(proc[Symbol.asyncDispose]());
+    await vi.advanceTimersByTimeAsync(GRACE_MS + KILL_WAIT_MS - 1);
+    expect(proc.exited).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await disposing).error).toBeInstanceOf(TransportError);
     expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT', 'SIGKILL']);
     await expect(proc.wait()).rejects.toBeInstanceOf(TransportError);
   });
@@ -393,13 +419,15 @@ describe('teardown', () => {
   });
 
   it('a reader behind at the timeout gets every chunk and the timed-out result, not a TransportError [SS-TEAR-4]', async () => {
+    useFakeClock();
     const { sb, drivers } = fakeSandbox({ reaction: 'dies-after-drain' });
     await using proc = sb.stream(['x'], { timeout: 10 });
     await settle();
     for (let i = 0; i < 8; i++) drivers[0]!.output('stdout', `chunk-${i};`);
     expect(drivers[0]!.pauses).toBeGreaterThan(0);
     // Longer than the grace period and the kill wait together: the reader is slow, not the link broken.
-    await new Promise((resolve) => setTimeout(resolve, (GRACE_MS + KILL_WAIT_MS) * 3));
+    await vi.advanceTimersByTimeAsync((GRACE_MS + KILL_WAIT_MS) * 3);
+    expect(proc.exited).toBe(false);
     let text = '';
     for await (const chunk of proc) text += decoder.decode(chunk.data);
     expect(text).toBe(Array.from({ length: 8 }, (_, i) => `chunk-${i};`).join(''));
@@ -409,14 +437,18 @@ describe('teardown', () => {
   });
 
   it('timeout terminates and keeps the output produced before [SS-TEAR-4]', async () => {
+    useFakeClock();
     const { sb, drivers } = fakeSandbox();
     const running = sb.run(['slow'], { timeout: 30 });
     await settle();
     drivers[0]!.output('stdout', 'partial');
+    await vi.advanceTimersByTimeAsync(29);
+    expect(drivers[0]!.signals).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
     const result = await running;
     expect(result).toMatchObject({ timedOut: true, signal: 'SIGTERM', exitCode: null });
     expect(result.stdoutText).toBe('partial');
-    expect(result.durationMs).toBeGreaterThanOrEqual(25);
+    expect(result.durationMs).toBe(30);
   });
 
   it('close() terminates processes never iterated nor disposed, then refuses work [SS-TEAR-5]', async () => {
@@ -622,7 +654,7 @@ describe('garbage-collection safety net [SS-TEAR-9]', () => {
     const warnings = watchWarnings();
     const { sb, drivers } = fakeSandbox();
     const seen: string[] = [];
-    setTimeout(() => drivers[0]!.output('stdout', '0'), 0);
+    setImmediate(() => drivers[0]!.output('stdout', '0'));
     for await (const chunk of sb.stream(['counter'])) {
       seen.push(decoder.decode(chunk.data));
       await collectGarbage(() => drivers[0]!.exited);
@@ -677,9 +709,14 @@ function faultySandbox(fault: Partial<Pick<ProcessDriver, 'start' | 'signal' | '
 
 describe('backend faults', () => {
   it('a start that is never confirmed ends in TransportError within the teardown budget, and close() completes', async () => {
+    useFakeClock();
     const { sb } = faultySandbox({ start: () => new Promise<never>(() => undefined) });
     const proc = sb.stream(['x'], { timeout: 10 });
-    await expect(proc.wait()).rejects.toBeInstanceOf(TransportError);
+    const waiting = outcome(proc.wait());
+    await vi.advanceTimersByTimeAsync(10 + GRACE_MS + KILL_WAIT_MS - 1);
+    expect(proc.exited).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await waiting).error).toBeInstanceOf(TransportError);
     await expect(proc[Symbol.asyncDispose]()).rejects.toBeInstanceOf(TransportError);
     await expect(sb.close()).resolves.toBeUndefined();
   });
@@ -729,13 +766,20 @@ describe('kill() and release', () => {
 
 describe('bounded teardown and shared signals', () => {
   it('a signal the backend never confirms does not hang timeout, disposal or close()', async () => {
+    useFakeClock();
     const { sb } = faultySandbox({ signal: () => new Promise<never>(() => undefined) });
-    const timed = sb.run(['x'], { timeout: 10 });
-    await expect(timed).rejects.toBeInstanceOf(TransportError);
+    const timed = outcome(sb.run(['x'], { timeout: 10 }));
+    // The timeout, then SIGTERM unconfirmed for the grace period, then SIGKILL unconfirmed for the kill wait.
+    await vi.advanceTimersByTimeAsync(10 + GRACE_MS + KILL_WAIT_MS + 10);
+    expect((await timed).error).toBeInstanceOf(TransportError);
     const proc = sb.stream(['x']);
     await settle();
-    await expect(proc.kill('SIGUSR1')).rejects.toMatchObject({ code: 'TRANSPORT' });
-    await expect(proc[Symbol.asyncDispose]()).rejects.toBeInstanceOf(TransportError);
+    const killing = outcome(proc.kill('SIGUSR1'));
+    await vi.advanceTimersByTimeAsync(KILL_WAIT_MS);
+    expect((await killing).error).toMatchObject({ code: 'TRANSPORT' });
+    const disposing = outcome(proc[Symbol.asyncDispose]());
+    await vi.advanceTimersByTimeAsync(GRACE_MS + KILL_WAIT_MS + 10);
+    expect((await disposing).error).toBeInstanceOf(TransportError);
     await expect(sb.close()).resolves.toBeUndefined();
   });
 

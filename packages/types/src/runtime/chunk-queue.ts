@@ -16,6 +16,18 @@ interface Waiter {
  * backpressure: the producer is paused once the unread bytes reach the
  * high-water mark, and resumed once the reader brought them down to half
  * of it. At most one reader waits at a time.
+ *
+ * It also decides what a pending `wait()` does to unread output (SS-WAIT-3):
+ * output no live iterator will read is discarded, while a loop that is
+ * reading keeps receiving every chunk to the end.
+ * - Without an iterator, unread output is discarded at once.
+ * - An iterator waiting for a chunk when `wait()` is called, or asking for
+ *   one afterwards, is reading: nothing is discarded, and a reader that
+ *   falls behind pauses the producer as usual.
+ * - An iterator that exists but has not asked for a chunk since `wait()`
+ *   was called is given until a high-water mark of output is unread; then
+ *   it is taken as abandoned (left without `return()`) and the output is
+ *   discarded, so `wait()` cannot hang on it.
  */
 export class ChunkQueue {
   private chunks: OutputChunk[] = [];
@@ -27,26 +39,18 @@ export class ChunkQueue {
   private dropping = false;
   /** Set once termination began: the queue may grow to the teardown mark. */
   private tearingDown = false;
+  /** The iterator, as `wait()` sees it: none yet, created, or known to be reading. */
+  private reader: 'none' | 'attached' | 'reading' = 'none';
+  private resultAwaited = false;
 
-  /**
-   * @param dropWhenFull asked when the unread bytes reach the mark: true
-   * means nobody will read them, so they are discarded instead of pausing
-   * the producer.
-   */
   constructor(
     private readonly highWaterMark: number,
     private readonly flow: FlowControl,
-    private readonly dropWhenFull: () => boolean = () => false,
   ) {}
 
   /** True while the producer is paused because the reader is behind. */
   get paused(): boolean {
     return this.producerPaused;
-  }
-
-  /** True while a reader waits for the next chunk. */
-  get readerWaiting(): boolean {
-    return this.waiter !== undefined;
   }
 
   /** True once {@link discard} was called: nothing is queued any more. */
@@ -66,7 +70,8 @@ export class ChunkQueue {
     this.chunks.push(chunk);
     this.unreadBytes += chunk.data.byteLength;
     if (!this.producerPaused && this.unreadBytes >= this.pauseMark()) {
-      if (this.dropWhenFull()) {
+      if (this.resultAwaited && this.reader === 'attached') {
+        // Nobody has read since wait() was called: taken as abandoned.
         this.discard();
         return;
       }
@@ -75,8 +80,22 @@ export class ChunkQueue {
     }
   }
 
-  /** The oldest unread chunk, or undefined when none is queued. */
+  /** An iterator was created: `wait()` leaves the output to its loop. */
+  attachReader(): void {
+    this.reader = 'attached';
+  }
+
+  /** `wait()` was called: discards what no live iterator will read (see the class comment). */
+  resultRequested(): void {
+    this.resultAwaited = true;
+    if (this.reader === 'none') this.discard();
+    else if (this.waiter !== undefined) this.reader = 'reading';
+    else if (this.producerPaused) this.discard(); // a high-water mark is unread already
+  }
+
+  /** The oldest unread chunk, or undefined when none is queued. Called by the iterator for every chunk. */
   shift(): OutputChunk | undefined {
+    if (this.resultAwaited && this.reader === 'attached') this.reader = 'reading';
     if (this.head >= this.chunks.length) return undefined;
     const chunk = this.chunks[this.head]!;
     this.chunks[this.head++] = undefined as never;

@@ -1,4 +1,4 @@
-import { AbortError, CallbackFailed, SpawnFailed, StdinClosed, TransportError } from '../errors.js';
+import { SpawnFailed, TransportError } from '../errors.js';
 import type { Signal } from '../options.js';
 import { createExecResult } from '../result.js';
 import type { ExecResult } from '../schema/exec-result.js';
@@ -7,11 +7,12 @@ import { onAbortOf } from './abort-fan-out.js';
 import { Capture } from './capture.js';
 import { ChunkQueue } from './chunk-queue.js';
 import type { DriverEvents, ExitStatus, ProcessDriver } from './driver.js';
+import { endingError, type Ending } from './ending.js';
 import type { ExecutionPlan } from './execution-plan.js';
 import { StdinChannel } from './stdin-channel.js';
-import { runTermination, type TerminationTarget } from './termination.js';
+import { runTermination, sendSignal, type TerminationTarget } from './termination.js';
 import { longTimeout, TIMED_OUT, within, type Timer } from './timers.js';
-import { asError, asTransport } from './transport.js';
+import { asTransport } from './transport.js';
 
 /** Timing and flow-control settings of one process. */
 export interface CoreSettings {
@@ -28,19 +29,6 @@ export interface CoreSettings {
  * `run`: chunks are accumulated up to the cap (result has `streamed: false`).
  */
 export type CoreMode = 'stream' | 'run';
-
-/**
- * Why the command ended, when it did not simply end by itself: the runtime
- * ended it (timeout, the caller's signal, a throwing `onOutput`), or its
- * end could not be reported (a failure). The first of these wins, except
- * that a failure replaces any of them: a result that cannot be trusted is
- * not reported.
- */
-export type Ending =
-  | { readonly kind: 'timed-out' }
-  | { readonly kind: 'aborted'; readonly reason: unknown; readonly started: boolean }
-  | { readonly kind: 'callback-failed'; readonly error: unknown }
-  | { readonly kind: 'failed'; readonly error: Error };
 
 /** `starting` until the driver confirmed the start, `settled` once the command's fate is known. */
 type Phase = 'starting' | 'running' | 'settled';
@@ -75,13 +63,6 @@ export class ProcessCore implements TerminationTarget {
   private readonly captures: Record<StreamName, Capture> | undefined;
   /** The caller's `onOutput`, until it throws: then it is not called again. */
   private onOutput: ((chunk: OutputChunk) => void) | undefined;
-  /**
-   * The iterator, as far as `wait()` is concerned: `none` until one is
-   * created; `attached` once created; `reading` once it is known to be
-   * read while `wait()` is pending (it was waiting for a chunk when `wait()`
-   * was called, or asked for one since). See {@link result}.
-   */
-  private reader: 'none' | 'attached' | 'reading' = 'none';
   readonly stdin: StdinChannel;
 
   private termination: Promise<void> | undefined;
@@ -122,12 +103,7 @@ export class ProcessCore implements TerminationTarget {
         : undefined;
     this.queue =
       mode === 'stream'
-        ? new ChunkQueue(
-            settings.highWaterMark,
-            { pause: () => this.applyFlow(), resume: () => this.applyFlow() },
-            // wait() is pending and the iterator has not read since: taken as abandoned.
-            () => this.resultPromise !== undefined && this.reader === 'attached',
-          )
+        ? new ChunkQueue(settings.highWaterMark, { pause: () => this.applyFlow(), resume: () => this.applyFlow() })
         : undefined;
     this.stdin = new StdinChannel(driver, this);
 
@@ -177,18 +153,12 @@ export class ProcessCore implements TerminationTarget {
   }
 
   private async feedInput(input: Uint8Array): Promise<void> {
-    // One-shot input: a command that exits without reading it all is fine,
-    // as a shell treats a closed pipe.
-    try {
-      await this.driver.writeStdin(input);
-      await this.driver.closeStdin();
-    } catch (error) {
-      if (error instanceof StdinClosed || this.phase === 'settled') return;
-      // The link broke: the command's result cannot be trusted, so it ends
-      // with the failure once it is gone.
-      if (this.ending?.kind !== 'failed') this.ending = { kind: 'failed', error: asTransport(error, 'writing the input') };
-      void this.terminate();
-    }
+    const failure = await this.stdin.feedOnce(input);
+    if (failure === undefined || this.phase === 'settled') return;
+    // The link broke: the command's result cannot be trusted, so it ends
+    // with the failure once it is gone.
+    if (this.ending?.kind !== 'failed') this.ending = { kind: 'failed', error: failure };
+    void this.terminate();
   }
 
   get settled(): boolean {
@@ -251,13 +221,12 @@ export class ProcessCore implements TerminationTarget {
 
   /** An iterator was created: `wait()` leaves the output to its loop. */
   attachReader(): void {
-    this.reader = 'attached';
+    this.queue?.attachReader();
   }
 
   /** Pulls the next chunk for the iterator. */
   next(): Promise<IteratorResult<OutputChunk, undefined>> {
     const queue = this.queue!;
-    if (this.resultPromise !== undefined) this.reader = 'reading';
     const chunk = queue.shift();
     if (chunk !== undefined) return Promise.resolve({ value: chunk, done: false });
     if (this.phase === 'settled' || queue.discarding) {
@@ -333,17 +302,7 @@ export class ProcessCore implements TerminationTarget {
 
   /** The error the command ended with, if any, for iteration (`streamed`) or run. */
   private terminalError(streamed: boolean): Error | undefined {
-    const ending = this.ending;
-    switch (ending?.kind) {
-      case 'failed':
-        return ending.error;
-      case 'aborted':
-        return new AbortError(ending.started ? this.buildResult(streamed) : undefined, { cause: ending.reason });
-      case 'callback-failed':
-        return new CallbackFailed(this.buildResult(streamed), { cause: ending.error });
-      default:
-        return undefined;
-    }
+    return endingError(this.ending, () => this.buildResult(streamed));
   }
 
   private buildResult(streamed: boolean): ExecResult {
@@ -365,23 +324,11 @@ export class ProcessCore implements TerminationTarget {
   /**
    * The terminal result. Idempotent. In stream mode, output that no
    * iterator will read is drained and discarded, while a loop that is
-   * reading keeps receiving every chunk to the end (SS-WAIT-3):
-   * - without an iterator, unread output is discarded at once;
-   * - an iterator waiting for a chunk, or asking for one after this call,
-   *   is reading: nothing is discarded, and a reader that falls behind
-   *   pauses the driver as usual;
-   * - an iterator that exists but has not asked for a chunk since is given
-   *   until a high-water mark of output is unread; then it is taken as
-   *   abandoned and the output is discarded, so `wait()` cannot hang on an
-   *   iterator that was left without `return()`.
+   * reading keeps receiving every chunk to the end ({@link ChunkQueue}).
    */
   result(): Promise<ExecResult> {
     if (this.resultPromise === undefined) {
-      if (this.mode === 'stream') {
-        if (this.reader === 'none') this.discard();
-        else if (this.queue!.readerWaiting) this.reader = 'reading';
-        else if (this.queue!.paused) this.discard(); // a high-water mark is unread already
-      }
+      this.queue?.resultRequested();
       this.resultPromise = this.settledPromise.then(() => {
         const streamed = this.mode === 'stream';
         const error = this.terminalError(streamed);
@@ -399,19 +346,9 @@ export class ProcessCore implements TerminationTarget {
       throw new TransportError(`the backend did not confirm the start within ${killWaitMs} ms`);
     }
     if (this.phase === 'settled') return;
-    const outcome = await this.boundedSignal(signal, killWaitMs);
+    const outcome = await sendSignal(this.driver, signal, killWaitMs);
     if (outcome === 'timeout') throw new TransportError(`the backend did not confirm ${signal} within ${killWaitMs} ms`);
     if (outcome instanceof Error) throw asTransport(outcome, `sending ${signal}`);
-  }
-
-  /** Sends a signal, waiting at most `ms` for the backend to confirm it. */
-  async boundedSignal(signal: Signal, ms: number): Promise<'sent' | 'timeout' | Error> {
-    const sending = this.driver.signal(signal).then(
-      () => 'sent' as const,
-      (error: unknown) => asError(error),
-    );
-    const outcome = await within(sending, ms);
-    return outcome === TIMED_OUT ? 'timeout' : outcome;
   }
 
   /**

@@ -77,6 +77,22 @@ export class StdinChannel {
     return this.ending;
   }
 
+  /**
+   * Writes one-shot input, then closes standard input; the input is fed in
+   * the background, so the command need not read it all. Resolves with the
+   * failure when the link broke; a command that exits without reading all
+   * of it is fine, as a shell treats a closed pipe.
+   */
+  async feedOnce(input: Uint8Array): Promise<Error | undefined> {
+    try {
+      await this.driver.writeStdin(input);
+      await this.driver.closeStdin();
+      return undefined;
+    } catch (error) {
+      return error instanceof StdinClosed ? undefined : asTransport(error, 'writing the input');
+    }
+  }
+
   private refusal(): TransportError {
     return new TransportError(
       "an earlier write's delivery is uncertain; standard input accepts no more writes (end() still closes it)",

@@ -1,6 +1,8 @@
 import type { Signal } from '../options.js';
 import { TransportError } from '../errors.js';
-import type { ExitStatus } from './driver.js';
+import type { ExitStatus, ProcessDriver } from './driver.js';
+import { TIMED_OUT, within } from './timers.js';
+import { asError } from './transport.js';
 
 /** What the termination sequence drives: a {@link ProcessCore}, seen through the parts it needs. */
 export interface TerminationTarget {
@@ -12,10 +14,20 @@ export interface TerminationTarget {
   readonly leaderStatus: ExitStatus | undefined;
   startedWithin(ms: number): Promise<boolean>;
   settlesWithin(ms: number): Promise<boolean>;
-  boundedSignal(signal: Signal, ms: number): Promise<'sent' | 'timeout' | Error>;
+  readonly driver: ProcessDriver;
   whenResumed(): Promise<void>;
   whenSettled(): Promise<void>;
   failTransport(error: Error): void;
+}
+
+/** Sends a signal through the driver, waiting at most `ms` for the backend to confirm it. */
+export async function sendSignal(driver: ProcessDriver, signal: Signal, ms: number): Promise<'sent' | 'timeout' | Error> {
+  const sending = driver.signal(signal).then(
+    () => 'sent' as const,
+    (error: unknown) => asError(error),
+  );
+  const outcome = await within(sending, ms);
+  return outcome === TIMED_OUT ? 'timeout' : outcome;
 }
 
 /** How the leader ended, in words. */
@@ -50,7 +62,7 @@ export async function runTermination(target: TerminationTarget): Promise<void> {
   for (const [signal, wait] of steps) {
     const deadline = performance.now() + wait;
     const left = (): number => Math.max(0, deadline - performance.now());
-    const outcome = await target.boundedSignal(signal, wait);
+    const outcome = await sendSignal(target.driver, signal, wait);
     if (target.settled) return;
     if (outcome instanceof Error) {
       if (signal === 'SIGKILL') {
@@ -60,7 +72,7 @@ export async function runTermination(target: TerminationTarget): Promise<void> {
       continue; // SIGTERM could not be sent: waiting for its effect is pointless
     }
     // A backend that cannot send SIGCONT loses nothing but that.
-    if (signal === 'SIGTERM' && outcome === 'sent') await target.boundedSignal('SIGCONT', left());
+    if (signal === 'SIGTERM' && outcome === 'sent') await sendSignal(target.driver, 'SIGCONT', left());
     if (target.settled) return;
     if (await target.settlesWithin(left())) return;
   }
