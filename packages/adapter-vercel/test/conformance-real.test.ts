@@ -5,7 +5,7 @@
  */
 import { describe, it } from 'vitest';
 import { describeConformance } from '@sandstream/conformance/vitest';
-import createSandbox, { credentialsFromEnv } from '../src/index.js';
+import createSandbox, { conformanceHooks, credentialsFromEnv } from '../src/index.js';
 
 const credentials = credentialsFromEnv();
 
@@ -19,6 +19,7 @@ if (credentials === undefined) {
 } else {
   describeConformance({
     factory: () => createSandbox(),
+    hooks: conformanceHooks,
     // Every case creates a microVM and pays network round trips.
     caseTimeoutMs: 120_000,
   });

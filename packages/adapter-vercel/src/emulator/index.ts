@@ -443,7 +443,7 @@ export class VercelEmulator {
       return out.json(200, { session: this.sessionJson(session), sandbox: this.sandboxJson(session) });
     }
     if (method === 'POST' && rest === '/cmd') {
-      return this.startCommand(session, body, out, req);
+      return this.startCommand(session, body, out);
     }
     const cmdMatch = /^\/cmd\/([^/]+)(\/[a-z]+)?$/.exec(rest);
     if (cmdMatch === null) throw new HttpError(404, 'not_found', `no route ${method} ${path}`);
@@ -565,7 +565,6 @@ export class VercelEmulator {
     session: SessionState,
     body: unknown,
     out: { json(status: number, payload: unknown): void; stream(): LogSink; record: RecordedRequest },
-    req: IncomingMessage,
   ): Promise<void> {
     if (!isRecord(body) || typeof body['command'] !== 'string' || body['command'] === '') {
       throw new HttpError(400, 'bad_request', 'command must be a non-empty string');
@@ -635,10 +634,10 @@ export class VercelEmulator {
     if (body['wait'] === true) {
       const res = out.stream();
       res.write(`${JSON.stringify({ command: this.commandJson(command) })}\n`);
+      // Attached: the start record, the logs, then the finished command, in one stream.
       await this.streamLogs(command, res, out.record, () => {
         res.write(`${JSON.stringify({ command: this.commandJson(command) })}\n`);
       });
-      void req;
       return;
     }
     out.json(200, { command: this.commandJson(command) });
