@@ -74,6 +74,7 @@ export class LogPump {
   async run(): Promise<'ended' | 'stopped'> {
     const maxAttempts = this.options.maxAttempts ?? 5;
     let failures = 0;
+    let inconsistent: Error | undefined;
     for (;;) {
       if (this.stopped) return 'stopped';
       const skip = { ...this.delivered };
@@ -101,14 +102,16 @@ export class LogPump {
         }
         if (this.stopped) return 'stopped';
         if (skip.stdout > 0 || skip.stderr > 0) {
-          throw new Error(
+          // The service's replay disagrees with what it sent before: final.
+          inconsistent = new Error(
             `the replayed log stream is shorter than what was already delivered (${skip.stdout} stdout and ${skip.stderr} stderr bytes missing)`,
           );
+          throw inconsistent;
         }
         return 'ended';
       } catch (error) {
         if (this.stopped) return 'stopped';
-        if (!this.options.resumable(error)) throw error;
+        if (error === inconsistent || !this.options.resumable(error)) throw error;
         const progressed = this.delivered.stdout + this.delivered.stderr > before;
         failures = progressed ? 1 : failures + 1;
         if (failures > maxAttempts) throw error;

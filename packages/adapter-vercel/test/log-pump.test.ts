@@ -138,3 +138,79 @@ describe("seed 002's shape: a reader waiting while another consumer's record arr
     expect(stderr).toEqual(['server: got request 2\n']);
   });
 });
+
+/** A log source from a list of records, breaking (throwing) after `breakAfter` of them. */
+function replay(records: LogLine[], breakAfter?: number): LogSource {
+  async function* run(): AsyncGenerator<LogLine> {
+    for (let i = 0; i < records.length; i++) {
+      if (breakAfter !== undefined && i === breakAfter) throw Object.assign(new TypeError('terminated'), { cause: new Error('ECONNRESET') });
+      yield records[i]!;
+    }
+  }
+  const iterator = run();
+  return Object.assign({ [Symbol.asyncIterator]: () => iterator }, { close: () => void iterator.return(undefined) });
+}
+
+describe('the log pump after a drop', () => {
+  it('skips exactly what it delivered, per stream, even when the replay cuts records elsewhere', async () => {
+    const opens = [
+      replay(
+        [
+          { stream: 'stdout', data: 'ab€' },
+          { stream: 'stderr', data: 'e1' },
+          { stream: 'stdout', data: 'cd' },
+        ],
+        2,
+      ),
+      // The replay coalesces and splits differently.
+      replay([
+        { stream: 'stdout', data: 'a' },
+        { stream: 'stdout', data: 'b€c' },
+        { stream: 'stderr', data: 'e1e2' },
+        { stream: 'stdout', data: 'd🙂' },
+      ]),
+    ];
+    const got = { stdout: '', stderr: '' };
+    const decoder = { stdout: new TextDecoder(), stderr: new TextDecoder() };
+    const pump = new LogPump({
+      open: () => opens.shift()!,
+      deliver: (stream, data) => (got[stream] += decoder[stream].decode(data, { stream: true })),
+      resumable: () => true,
+      backoffMs: () => 0,
+    });
+    await expect(pump.run()).resolves.toBe('ended');
+    expect(got).toEqual({ stdout: 'ab€cd🙂', stderr: 'e1e2' });
+    expect(pump.reopened).toBe(1);
+  });
+
+  it('gives up after repeated drops without progress, and fails on a final error', async () => {
+    let opened = 0;
+    const pump = new LogPump({
+      open: () => {
+        opened++;
+        return replay([{ stream: 'stdout', data: 'x' }], 0);
+      },
+      deliver: () => undefined,
+      resumable: () => true,
+      maxAttempts: 3,
+      backoffMs: () => 0,
+    });
+    await expect(pump.run()).rejects.toThrow(/terminated/);
+    expect(opened).toBe(4);
+    const final = new LogPump({
+      open: () => replay([{ stream: 'stdout', data: 'x' }], 0),
+      deliver: () => undefined,
+      resumable: () => false,
+    });
+    await expect(final.run()).rejects.toThrow(/terminated/);
+  });
+
+  it('reports a replay shorter than what was delivered instead of ending quietly', async () => {
+    const opens = [
+      replay([{ stream: 'stdout', data: 'abc' }, { stream: 'stdout', data: 'd' }], 1),
+      replay([{ stream: 'stdout', data: 'ab' }]),
+    ];
+    const pump = new LogPump({ open: () => opens.shift()!, deliver: () => undefined, resumable: () => true, backoffMs: () => 0 });
+    await expect(pump.run()).rejects.toThrow(/shorter/);
+  });
+});
