@@ -2,6 +2,9 @@
 //   streaming throughput: stream() of `head -c N /dev/zero` vs commands.run(..., { onStdout })
 //   round trip:           run(['true'])                        vs commands.run('true')
 // Usage: npm run bench -w @sandstream/adapter-e2b [-- --mib 64 --runs 3 --trips 30]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Sandbox } from 'e2b';
 import { createE2BSandbox } from '../dist/index.js';
 import { startEnvdEmulator } from '../dist/emulator/index.js';
@@ -21,7 +24,9 @@ const median = (values) => {
   return sorted[Math.floor(sorted.length / 2)];
 };
 
-const envd = await startEnvdEmulator();
+// An empty home, so the SDK's `bash -l` runs no login hooks of this machine's profile.
+const home = mkdtempSync(join(tmpdir(), 'sandstream-e2b-bench-'));
+const envd = await startEnvdEmulator({ env: { HOME: home } });
 try {
   const native = await Sandbox.create({ debug: true, sandboxUrl: envd.url });
   const sb = await createE2BSandbox({ sandbox: native });
@@ -86,4 +91,5 @@ try {
   console.log('round trip: the adapter starts the command and its output relay as two envd processes (see ADR-0026).');
 } finally {
   await envd.close();
+  rmSync(home, { recursive: true, force: true });
 }

@@ -3,17 +3,19 @@
  * pointing at it), without this package's adapter: the emulator is only
  * useful if the vendor's own client accepts it.
  */
+import { rmSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CommandExitError, NotFoundError, Sandbox, TimeoutError } from 'e2b';
 import { startEnvdEmulator, type EnvdEmulator } from '../src/emulator/index.js';
-import { isLive, leftovers, MARKER, newRunId, waitFor, within } from './helpers.js';
+import { emptyHome, isLive, leftovers, MARKER, newRunId, waitFor, within } from './helpers.js';
 
 const RUN_ID = newRunId();
+const HOME = emptyHome();
 let envd: EnvdEmulator;
 let sandbox: Sandbox;
 
 beforeAll(async () => {
-  envd = await startEnvdEmulator({ env: { [MARKER]: RUN_ID } });
+  envd = await startEnvdEmulator({ env: { [MARKER]: RUN_ID, HOME } });
   sandbox = await Sandbox.create({ debug: true, sandboxUrl: envd.url });
 });
 
@@ -24,6 +26,7 @@ afterEach(async () => {
 
 afterAll(async () => {
   await envd?.close();
+  rmSync(HOME, { recursive: true, force: true });
 });
 
 describe('the envd emulator under the e2b SDK', () => {
@@ -126,13 +129,29 @@ describe('the envd emulator under the e2b SDK', () => {
   });
 
   it('sends keepalives that the SDK ignores, and answers GET /health', async () => {
-    await using quiet = await startEnvdEmulator({ keepaliveMs: 20, env: { [MARKER]: RUN_ID } });
+    await using quiet = await startEnvdEmulator({ keepaliveMs: 20, env: { [MARKER]: RUN_ID, HOME } });
     const sb = await Sandbox.create({ debug: true, sandboxUrl: quiet.url });
     const result = await sb.commands.run('sleep 0.2; echo done');
     expect(result.stdout).toBe('done\n');
     const response = await fetch(`${quiet.url}/health`);
     expect(response.status).toBe(204);
     expect(quiet.requests.some((r) => r.method === 'GET /health')).toBe(true);
+  });
+
+  it('with the fake control plane: create, an access token on every envd request, kill', async () => {
+    await using cp = await startEnvdEmulator({ controlPlane: { apiKey: 'k' }, env: { [MARKER]: RUN_ID, HOME } });
+    await expect(Sandbox.create({ apiKey: 'wrong', apiUrl: cp.url, sandboxUrl: cp.url })).rejects.toThrow();
+    const vm = await Sandbox.create({ apiKey: 'k', apiUrl: cp.url, sandboxUrl: cp.url });
+    const issued = cp.sandboxes().find((s) => s.sandboxId === vm.sandboxId)!;
+    expect((await vm.commands.run('echo up')).stdout).toBe('up\n');
+    const start = cp.requests.filter((r) => r.method === 'process.Process/Start').at(-1)!;
+    expect(start.headers['x-access-token']).toBe(issued.accessToken);
+    expect(await vm.isRunning()).toBe(true);
+    const handle = await vm.commands.run('sleep 30', { background: true });
+    await vm.kill();
+    await waitFor(() => cp.process(handle.pid)?.end !== undefined, 5_000, 'the command died with its sandbox');
+    expect(await vm.isRunning()).toBe(false);
+    await expect(vm.commands.run('true')).rejects.toThrow();
   });
 
   it('an injected Unavailable reaches the SDK as an error, and nothing was started', async () => {

@@ -4,6 +4,9 @@
  * bound), and a leak check over processes carrying this file's marker.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { markedProcesses } from '@sandstream/tsconfig/processes';
 
@@ -48,3 +51,12 @@ export function leftovers(runId: string): string[] {
 
 /** True while `pid` exists and is not a zombie. */
 export { isLive } from '@sandstream/tsconfig/processes';
+
+/**
+ * An empty home directory for the SDK's `bash -l` commands, so that what
+ * this machine's own profile runs at login (a version manager's hooks, say)
+ * does not become part of the test.
+ */
+export function emptyHome(): string {
+  return mkdtempSync(join(tmpdir(), 'sandstream-e2b-home-'));
+}

@@ -12,6 +12,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { create, toJson } from '@bufbuild/protobuf';
@@ -49,6 +50,24 @@ export interface EnvdEmulatorOptions {
    * leader is reaped; a little slack keeps what the leader wrote). Default 50 ms.
    */
   readonly drainAfterExitMs?: number;
+  /**
+   * Also serve a fake control plane on the same port, for the SDK's
+   * non-debug path (`apiUrl` and `sandboxUrl` both pointing here):
+   * `POST /v2/sandboxes` creates a sandbox and issues its envd access
+   * token (required from then on in `X-Access-Token`), `DELETE
+   * /sandboxes/{id}` kills it (its commands first; later requests for it
+   * fail as for a dead sandbox). `apiKey`, when set, must be sent as
+   * `X-API-KEY`.
+   */
+  readonly controlPlane?: { readonly apiKey?: string };
+}
+
+/** A sandbox of the fake control plane. */
+export interface EmulatedSandbox {
+  readonly sandboxId: string;
+  readonly accessToken: string;
+  readonly createdAt: number;
+  readonly killedAt: number | undefined;
 }
 
 /** One command the emulator started, running or ended. */
@@ -63,6 +82,8 @@ export interface EmulatedProcess {
   readonly endedAt: number | undefined;
   /** Signals delivered through SendSignal, in order. */
   readonly signals: readonly string[];
+  /** The `E2b-Sandbox-Id` the Start request carried. */
+  readonly sandboxId: string | undefined;
 }
 
 /** A request as the emulator received it. */
@@ -116,6 +137,8 @@ export interface EnvdEmulator {
   groupMembers(pgid: number): number[];
   /** Live (non-zombie) descendants of `pid` still parented to it or its descendants. */
   descendants(pid: number): number[];
+  /** Sandboxes created through the fake control plane, killed ones included. */
+  sandboxes(): readonly EmulatedSandbox[];
   /** Queues a one-shot fault. */
   inject(fault: EnvdFault): void;
   /** Open client connections, for tests that cut them all. */
@@ -226,6 +249,7 @@ class Command implements EmulatedProcess {
   end: EndFields | undefined;
   endedAt: number | undefined;
   readonly signals: string[] = [];
+  sandboxId: string | undefined;
   readonly subscribers = new Set<Subscription>();
   stdinOpen: boolean;
   private paused = false;
@@ -394,6 +418,14 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
   const table: Command[] = [];
   const running = new Map<number, Command>();
   const faults: EnvdFault[] = [];
+  const sandboxes = new Map<string, { sandboxId: string; accessToken: string; createdAt: number; killedAt: number | undefined }>();
+  let sandboxCounter = 0;
+
+  /** The control-plane sandbox a request addresses, if the fake control plane made it. */
+  function sandboxOf(req: IncomingMessage): { sandboxId: string; accessToken: string; killedAt: number | undefined } | undefined {
+    const id = req.headers['e2b-sandbox-id'];
+    return typeof id === 'string' ? sandboxes.get(id) : undefined;
+  }
   const sockets = new Set<Socket>();
   const defaultCwd = options.cwd ?? homedir();
   const drainAfterExitMs = options.drainAfterExitMs ?? 50;
@@ -411,6 +443,12 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
     requests.push({ method: `process.Process/${method}`, at: Date.now(), headers: headerRecord(raw.req), message });
     if (options.accessToken !== undefined && raw.req.headers['x-access-token'] !== options.accessToken) {
       throw new ConnectError('invalid access token', Code.Unauthenticated);
+    }
+    const target = sandboxOf(raw.req);
+    if (target !== undefined) {
+      // The proxy in front of a dead sandbox answers 502, which Connect reads as Unavailable.
+      if (target.killedAt !== undefined) throw new ConnectError(`sandbox ${target.sandboxId} is not running`, Code.Unavailable);
+      if (raw.req.headers['x-access-token'] !== target.accessToken) throw new ConnectError('invalid access token', Code.Unauthenticated);
     }
     const delay = takeFault(method, ['delay']);
     if (delay !== undefined) await sleep(delay.ms, ctx.signal);
@@ -541,6 +579,8 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
         const command = new Command(child, child.pid!, config, request.tag, keepStdin, drainAfterExitMs, (ended) => {
           running.delete(ended.pid);
         });
+        const sandboxHeader = raw.req.headers['e2b-sandbox-id'];
+        command.sandboxId = typeof sandboxHeader === 'string' ? sandboxHeader : undefined;
         table.push(command);
         running.set(command.pid, command);
         const timeout = Number(raw.req.headers['connect-timeout-ms']);
@@ -632,11 +672,72 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
     contextValues: (req) => createContextValues().set(rawKey, raws.get(req)),
   });
 
+  async function controlPlane(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    requests.push({ method: `${req.method} ${req.url}`, at: Date.now(), headers: headerRecord(req), message: text === '' ? undefined : JSON.parse(text) });
+    const json = (status: number, body: unknown): void => {
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    };
+    const apiKey = options.controlPlane?.apiKey;
+    if (apiKey !== undefined && req.headers['x-api-key'] !== apiKey) {
+      json(401, { code: 401, message: 'invalid API key' });
+      return;
+    }
+    if (req.method === 'POST' && req.url === '/v2/sandboxes') {
+      const body = (text === '' ? {} : JSON.parse(text)) as { templateID?: string };
+      const sandbox = {
+        sandboxId: `emulated-${++sandboxCounter}`,
+        accessToken: randomUUID(),
+        createdAt: Date.now(),
+        killedAt: undefined as number | undefined,
+      };
+      sandboxes.set(sandbox.sandboxId, sandbox);
+      json(201, {
+        sandboxID: sandbox.sandboxId,
+        templateID: body.templateID ?? 'base',
+        clientID: 'emulated',
+        envdVersion: '0.5.7',
+        envdAccessToken: sandbox.accessToken,
+      });
+      return;
+    }
+    const kill = /^\/sandboxes\/([^/?]+)$/.exec(req.url ?? '');
+    if (req.method === 'DELETE' && kill !== null) {
+      const sandbox = sandboxes.get(decodeURIComponent(kill[1]!));
+      if (sandbox === undefined || sandbox.killedAt !== undefined) {
+        json(404, { code: 404, message: 'sandbox not found' });
+        return;
+      }
+      // The VM goes: every process in it with it.
+      for (const command of table) {
+        if (command.sandboxId !== sandbox.sandboxId) continue;
+        const alive = running.has(command.pid) ? [command.pid, ...emulator.descendants(command.pid)] : [];
+        for (const pid of [...alive, ...emulator.groupMembers(command.pid)]) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // Gone.
+          }
+        }
+      }
+      sandbox.killedAt = Date.now();
+      res.writeHead(204).end();
+      return;
+    }
+    json(404, { code: 404, message: 'not found' });
+  }
+
   const server: Server = createServer((req, res) => {
     raws.set(req, { req, res });
     if (req.method === 'GET' && (req.url === '/health' || req.url?.startsWith('/health?'))) {
       requests.push({ method: 'GET /health', at: Date.now(), headers: headerRecord(req), message: undefined });
-      res.writeHead(204).end();
+      res.writeHead(sandboxOf(req)?.killedAt !== undefined ? 502 : 204).end();
+      return;
+    }
+    if (options.controlPlane !== undefined && (req.url === '/v2/sandboxes' || req.url?.startsWith('/sandboxes/'))) {
+      void controlPlane(req, res);
       return;
     }
     connectHandler(req, res);
@@ -657,6 +758,7 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
     port,
     requests,
     processes: () => [...table],
+    sandboxes: () => [...sandboxes.values()].map((sandbox) => ({ ...sandbox })),
     process: (pid) => table.find((command) => command.pid === pid),
     groupMembers: (pgid) => livePids().filter((entry) => entry.pgrp === pgid).map((entry) => entry.pid),
     descendants(pid) {
