@@ -154,8 +154,9 @@ export class VercelDriver implements ProcessDriver {
     );
     void this.waitForExit(cmdId);
     if (context.stdinService) {
-      this.stdin = new StdinWriter(context.api, cmdId, this.controller.signal);
-      // Without a writer or input, the command reads end-of-file (SS-STDIN-4).
+      // Without a writer or input, the command reads end-of-file (SS-STDIN-4):
+      // its pipe is closed at once, in one request.
+      this.stdin = new StdinWriter(context.api, cmdId, this.controller.signal, command.stdin === 'ignore');
       if (command.stdin === 'ignore') void this.stdin.close().catch(() => undefined);
     }
     const started: StartedProcess = { commandId: cmdId };

@@ -32,10 +32,15 @@ export class StdinWriter {
   private confirmed: number | undefined;
   private closed = false;
 
+  /**
+   * @param fresh the adapter started this command and nothing else writes to
+   *   it, so before the first write its confirmed offset is known to be 0.
+   */
   constructor(
     private readonly api: VercelApi,
     private readonly cmdId: string,
     private readonly signal: AbortSignal,
+    private readonly fresh = false,
   ) {}
 
   /** Bytes the service confirmed. */
@@ -119,14 +124,20 @@ export class StdinWriter {
     if (this.closed) return;
     this.closed = true;
     let offset: number;
-    try {
-      offset = await this.probe();
-    } catch (error) {
-      if (error instanceof StdinClosed) return;
-      throw error;
+    if (this.confirmed === undefined && this.fresh) {
+      // Our own command, never written to: the confirmed offset is 0, no probe needed.
+      offset = 0;
+    } else {
+      try {
+        offset = await this.probe();
+      } catch (error) {
+        if (error instanceof StdinClosed) return;
+        throw error;
+      }
     }
     const answer = await this.send({ offset, data: '', close: true });
-    if (answer.status === 200 || answer.status === 409 || answer.status === 410) return;
+    // Closed, already closed or gone, or (a fresh close) a service without the endpoint.
+    if (answer.status === 200 || answer.status === 409 || answer.status === 410 || answer.status === 404) return;
     throw new TransportError(`closing standard input: HTTP ${answer.status}`);
   }
 }
