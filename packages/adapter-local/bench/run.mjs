@@ -3,7 +3,7 @@
 //   npm run bench -w @sandstream/adapter-local            full run
 //   npm run bench -w @sandstream/adapter-local -- --quick  smoke run (small sizes, few repetitions)
 //
-// Options: --quick, --only=throughput,roundtrip,capture,teardown,rss
+// Options: --quick, --only=throughput,roundtrip,capture,teardown,rss,isolation
 // BENCH_DEBUG=1 prints every teardown observation to stderr.
 //
 // Every figure is measured for Sandstream and for a raw-spawn baseline in the
@@ -663,6 +663,129 @@ async function benchRss(cfg) {
   };
 }
 
+// ---- 6. isolation: namespaces vs plain --------------------------------------
+
+// Both sides are Sandstream sandboxes; commands of the isolated one are not
+// tracked by pid (its pids are the sandbox's own): its close() ends them all.
+
+async function streamBytes(sb, bytes) {
+  const t0 = now();
+  const proc = sb.stream(ddArgs(bytes));
+  let total = 0;
+  for await (const chunk of proc) total += chunk.data.byteLength;
+  const ms = now() - t0;
+  const result = await proc.wait();
+  await proc[Symbol.asyncDispose]();
+  if (total !== bytes || result.exitCode !== 0) throw new Error(`stream: ${total} bytes, exit ${result.exitCode}`);
+  return ms;
+}
+
+async function createRunClose(options) {
+  const t0 = now();
+  const sb = createLocalSandbox(options);
+  const result = await sb.run(['true']);
+  const t1 = now();
+  await sb.close();
+  const t2 = now();
+  if (result.exitCode !== 0) throw new Error(`run(true) in a new sandbox: exit ${result.exitCode}`);
+  return { ready: t1 - t0, close: t2 - t1, total: t2 - t0 };
+}
+
+async function benchIsolation(plain, cfg) {
+  let isolated;
+  try {
+    isolated = createLocalSandbox({ isolation: 'namespaces' });
+  } catch (error) {
+    return { details: [`isolation: not measured: ${error.message}`] };
+  }
+  try {
+    const via = isolated.native.sandbox.via;
+    // Round trip.
+    for (let i = 0; i < cfg.roundTripWarmup; i++) {
+      await roundTripSandstream(isolated);
+      await roundTripSandstream(plain);
+    }
+    const ri = [];
+    const rp = [];
+    for (let i = 0; i < cfg.isolationRoundTrips; i++) {
+      if (i % 2 === 0) {
+        ri.push(await roundTripSandstream(isolated));
+        rp.push(await roundTripSandstream(plain));
+      } else {
+        rp.push(await roundTripSandstream(plain));
+        ri.push(await roundTripSandstream(isolated));
+      }
+    }
+    // Sandbox creation, a first command, close().
+    const ci = [];
+    const cp = [];
+    for (let i = 0; i < cfg.isolationCreates; i++) {
+      ci.push(await createRunClose({ isolation: 'namespaces' }));
+      cp.push(await createRunClose({}));
+    }
+    // Throughput.
+    const bytes = cfg.streamBytes;
+    await streamBytes(isolated, Math.min(bytes, 64 * MiB));
+    await streamBytes(plain, Math.min(bytes, 64 * MiB));
+    const ti = [];
+    const tp = [];
+    for (let i = 0; i < cfg.isolationStreamReps; i++) {
+      if (i % 2 === 0) {
+        ti.push(await streamBytes(isolated, bytes));
+        tp.push(await streamBytes(plain, bytes));
+      } else {
+        tp.push(await streamBytes(plain, bytes));
+        ti.push(await streamBytes(isolated, bytes));
+      }
+    }
+    const rtI = median(ri);
+    const rtP = median(rp);
+    const totalI = median(ci.map((x) => x.total));
+    const totalP = median(cp.map((x) => x.total));
+    const rateI = median(ti.map((ms) => bytes / ms));
+    const rateP = median(tp.map((ms) => bytes / ms));
+    return {
+      rows: [
+        {
+          name: "isolated vs plain: run(['true']) round trip, median",
+          sandstream: fmtMs(rtI),
+          raw: `plain ${fmtMs(rtP)}`,
+          ratio: `${(rtI / rtP).toFixed(3)}x`,
+          target: 'stated',
+          pass: true,
+        },
+        {
+          name: 'isolated vs plain: create, run(true), close(), median',
+          sandstream: fmtMs(totalI),
+          raw: `plain ${fmtMs(totalP)}`,
+          ratio: `${(totalI / totalP).toFixed(3)}x`,
+          target: 'stated',
+          pass: true,
+        },
+        {
+          name: `isolated vs plain: stream() throughput, ${fmtBytes(bytes)}`,
+          sandstream: fmtRate(rateI),
+          raw: `plain ${fmtRate(rateP)}`,
+          ratio: `${(rateI / rateP).toFixed(3)}x`,
+          target: '>= 0.95x',
+          pass: rateI / rateP >= 0.95,
+        },
+      ],
+      details: [
+        `isolation: namespaces made as ${via}; in the rows above "sandstream" is the isolated sandbox and the raw column the plain one`,
+        `           round trip: ${cfg.isolationRoundTrips} each, alternating; overhead of isolation ${fmtMs(rtI - rtP)} per command ` +
+          `(p10/p90 isolated ${fmtMs(quantile(ri, 0.1))}/${fmtMs(quantile(ri, 0.9))}, plain ${fmtMs(quantile(rp, 0.1))}/${fmtMs(quantile(rp, 0.9))})`,
+        `           creation: ${cfg.isolationCreates} each; isolated: first command done after ${fmtMs(median(ci.map((x) => x.ready)))}, ` +
+          `close() ${fmtMs(median(ci.map((x) => x.close)))}; plain: ${fmtMs(median(cp.map((x) => x.ready)))}, ${fmtMs(median(cp.map((x) => x.close)))}`,
+        `           throughput: ${cfg.isolationStreamReps} reps each, alternating; isolated ${ti.map((ms) => fmtRate(bytes / ms)).join(' ')}`,
+        `                       plain ${tp.map((ms) => fmtRate(bytes / ms)).join(' ')}`,
+      ],
+    };
+  } finally {
+    await isolated.close();
+  }
+}
+
 // ---- report ------------------------------------------------------------------------
 
 function table(rows) {
@@ -686,7 +809,7 @@ function parseArgs(argv) {
     else if (arg.startsWith('--rss-child=')) args.rssChild = arg.slice(12);
     else if (arg.startsWith('--bytes=')) args.bytes = Number(arg.slice(8));
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node --expose-gc bench/run.mjs [--quick] [--only=throughput,roundtrip,capture,teardown,rss]\n');
+      process.stdout.write('usage: node --expose-gc bench/run.mjs [--quick] [--only=throughput,roundtrip,capture,teardown,rss,isolation]\n');
       process.exit(0);
     } else {
       process.stderr.write(`bench: unknown argument ${arg}\n`);
@@ -716,6 +839,9 @@ async function main() {
         teardownSlowReps: 3,
         rssBytes: 64 * MiB,
         rssReps: 1,
+        isolationRoundTrips: 40,
+        isolationCreates: 3,
+        isolationStreamReps: 3,
       }
     : {
         streamBytes: 1 * GiB,
@@ -729,6 +855,9 @@ async function main() {
         teardownSlowReps: 11,
         rssBytes: 1 * GiB,
         rssReps: 3,
+        isolationRoundTrips: 200,
+        isolationCreates: 11,
+        isolationStreamReps: 7,
       };
   const want = (name) => args.only === undefined || args.only.has(name);
 
@@ -774,6 +903,10 @@ async function main() {
     if (want('rss')) {
       step('peak RSS with a slow consumer');
       add(await benchRss(cfg));
+    }
+    if (want('isolation')) {
+      step("isolation: namespaces vs plain (round trip, creation and close(), throughput)");
+      add(await benchIsolation(sb, cfg));
     }
   } finally {
     await sb.close();

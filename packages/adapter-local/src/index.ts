@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { isAbsolute, posix, resolve } from 'node:path';
 import {
   InvalidArgument,
   type CapabilityManifest,
@@ -6,6 +7,9 @@ import {
 } from '@sandstream/types';
 import { defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS } from '@sandstream/types/runtime';
 import { ChildDriver } from './child-driver.js';
+import { Environment, type IsolatedMount } from './isolation/environment.js';
+import { probeIsolation } from './isolation/probe.js';
+import { createIsolatedSandbox, type IsolatedEnvironmentInfo } from './isolation/sandbox.js';
 import { findPrlimit } from './limits.js';
 import { findUtility } from './utilities.js';
 import { canSwitchUser, resolveUser } from './users.js';
@@ -29,6 +33,34 @@ export interface LocalSandboxOptions {
    * Lets the conformance kit's negative cases run against this adapter.
    */
   readonly capabilities?: Partial<CapabilityManifest>;
+  /**
+   * `'none'` (the default): commands are child processes of this process,
+   * with its user, filesystem, network and process table. Not a security
+   * boundary. `'namespaces'`: the sandbox is one environment of Linux
+   * namespaces (PID, mount, network, IPC, UTS) shared by its commands: the
+   * host's root read-only, a private /tmp and work directory, its own
+   * /proc, only loopback; `close()` ends it with everything in it. Throws
+   * `IsolationUnavailable` when this machine cannot provide it.
+   */
+  readonly isolation?: 'none' | 'namespaces';
+  /** `'namespaces'` only: share the host's network (default false: loopback only). */
+  readonly network?: boolean;
+  /**
+   * `'namespaces'` only: host paths to bind into the sandbox, read-only
+   * unless `readonly: false`. `target` (default: the same path) must exist
+   * in the sandbox or lie under /tmp or the work directory.
+   */
+  readonly mounts?: readonly LocalMount[];
+}
+
+/** A host path bound into an isolated sandbox. */
+export interface LocalMount {
+  /** Absolute host path of a directory or file. */
+  readonly source: string;
+  /** Absolute path inside the sandbox (default: `source`). */
+  readonly target?: string;
+  /** Default true. */
+  readonly readonly?: boolean;
 }
 
 /** What the local adapter exposes as `sandbox.native`. */
@@ -38,7 +70,14 @@ export interface LocalNative {
   readonly prlimitPath: string | undefined;
   /** The `setpriv` binary used to switch accounts with their groups, if found. */
   readonly setprivPath: string | undefined;
+  /** The isolation mode, as {@link LocalSandboxOptions.isolation} chose it. */
+  readonly isolation: 'none' | 'namespaces';
+  /** The environment of a `'namespaces'` sandbox; undefined without isolation. */
+  readonly sandbox: IsolatedEnvironmentInfo | undefined;
 }
+
+/** The work directory of an isolated sandbox: a private tmpfs, the default working directory. */
+export const ISOLATED_WORK_DIR = '/workspace';
 
 /** Sets a variable as an own property, so that even `__proto__` is one. */
 function defineVariable(env: Record<string, string>, name: string, value: string): void {
@@ -51,7 +90,20 @@ function inheritedEnv(): Record<string, string> {
   return env;
 }
 
-const OPTION_KEYS = new Set(['cwd', 'env', 'graceMs', 'capabilities']);
+/**
+ * This process's environment as an isolated sandbox's default: HOME is the
+ * work directory and TMPDIR /tmp (the host's may be read-only inside), and
+ * PWD, a host path, is dropped.
+ */
+function isolatedEnv(): Record<string, string> {
+  const env = inheritedEnv();
+  delete env['PWD'];
+  defineVariable(env, 'HOME', ISOLATED_WORK_DIR);
+  defineVariable(env, 'TMPDIR', '/tmp');
+  return env;
+}
+
+const OPTION_KEYS = new Set(['cwd', 'env', 'graceMs', 'capabilities', 'isolation', 'network', 'mounts']);
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null) return false;
@@ -89,15 +141,48 @@ function validateCapabilities(value: unknown, available: CapabilityManifest): Ca
   return capabilities;
 }
 
+function validPath(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && !value.includes('\0');
+}
+
+function validateMounts(value: unknown): IsolatedMount[] {
+  if (!Array.isArray(value)) throw new InvalidArgument('options.mounts', 'must be an array');
+  return value.map((entry: unknown, index) => {
+    const key = `options.mounts[${index}]`;
+    if (!isPlainObject(entry)) throw new InvalidArgument(key, 'must be an object');
+    for (const name of Object.keys(entry)) {
+      if (name !== 'source' && name !== 'target' && name !== 'readonly') throw new InvalidArgument(`${key}.${name}`, 'unknown option');
+    }
+    const { source, target = source, readonly = true } = entry;
+    if (!validPath(source) || !isAbsolute(source)) throw new InvalidArgument(`${key}.source`, 'must be an absolute path without NUL');
+    try {
+      statSync(source);
+    } catch {
+      throw new InvalidArgument(`${key}.source`, `${JSON.stringify(source)} does not exist on this host`);
+    }
+    if (!validPath(target) || !target.startsWith('/')) throw new InvalidArgument(`${key}.target`, 'must be an absolute path without NUL');
+    const normal = posix.normalize(target).replace(/\/+$/, '');
+    if (normal === '' || /^\/(proc|dev)(\/|$)/.test(normal)) {
+      throw new InvalidArgument(`${key}.target`, 'must not be /, nor lie under /proc or /dev');
+    }
+    if (typeof readonly !== 'boolean') throw new InvalidArgument(`${key}.readonly`, 'must be a boolean');
+    return { source: resolve(source), target: normal, readonly };
+  });
+}
+
 /**
  * Creates a sandbox that runs commands as local child processes: argv only,
  * never a shell; each command leads its own process group, and teardown
- * signals the whole group.
+ * signals the whole group. With `isolation: 'namespaces'` the commands
+ * share one environment of Linux namespaces that `close()` destroys.
+ *
+ * @throws IsolationUnavailable with `isolation: 'namespaces'` on a machine
+ * that cannot create the namespaces (it names what is missing).
  *
  * @example
  * ```ts
  * import { createLocalSandbox } from '@sandstream/adapter-local';
- * await using sb = createLocalSandbox();
+ * await using sb = createLocalSandbox({ isolation: 'namespaces' });
  * const result = await sb.run(['echo', 'hello']);
  * console.log(result.stdoutText); // "hello\n"
  * ```
@@ -111,32 +196,73 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox<L
   if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0) {
     throw new InvalidArgument('options.graceMs', 'must be a non-negative finite number');
   }
+  const isolation: unknown = options.isolation ?? 'none';
+  if (isolation !== 'none' && isolation !== 'namespaces') {
+    throw new InvalidArgument('options.isolation', "must be 'none' or 'namespaces'");
+  }
+  if (isolation === 'none') {
+    for (const key of ['network', 'mounts'] as const) {
+      if (options[key] !== undefined) throw new InvalidArgument(`options.${key}`, "applies only to isolation: 'namespaces'");
+    }
+  }
+  const network: unknown = options.network ?? false;
+  if (typeof network !== 'boolean') throw new InvalidArgument('options.network', 'must be a boolean');
+  const mounts = options.mounts === undefined ? [] : validateMounts(options.mounts);
   const cwd: unknown = options.cwd;
   if (cwd !== undefined && (typeof cwd !== 'string' || cwd === '' || cwd.includes('\0'))) {
     throw new InvalidArgument('options.cwd', 'must be a non-empty string without NUL');
   }
-  // Fixed now, so a later chdir() of this process cannot move it.
-  const defaultCwd = cwd === undefined ? undefined : resolve(cwd);
-  const baseEnv = options.env === undefined ? inheritedEnv() : validateBaseEnv(options.env);
+  // Checked before anything starts: never a silent fallback to no isolation.
+  const support = isolation === 'namespaces' ? probeIsolation() : undefined;
   const prlimitPath = findPrlimit();
   const setprivPath = findUtility('setpriv');
   const available: CapabilityManifest = {
     streaming: true,
     stdin: true,
     'resource-limits': prlimitPath !== undefined,
-    user: canSwitchUser(),
+    // Inside a user namespace only its root exists; host accounts are not mapped.
+    user: canSwitchUser() && support?.via !== 'user-namespace',
   };
   const capabilities =
     options.capabilities === undefined ? available : validateCapabilities(options.capabilities, available);
+  // The exit is reported once the group is empty and the pipes are drained;
+  // a long grace period must not make that look like a lost command.
+  const killWaitMs = Math.max(DEFAULT_KILL_WAIT_MS, Math.min(graceMs, 2 ** 31 - 1) + 1_000);
 
+  if (support !== undefined) {
+    // Inside, paths are the sandbox's: a relative cwd is taken from the work directory.
+    const defaultCwd = posix.resolve(ISOLATED_WORK_DIR, (cwd as string | undefined) ?? '.');
+    const baseEnv = options.env === undefined ? isolatedEnv() : validateBaseEnv(options.env);
+    const environment = new Environment({ support, network, workDir: ISOLATED_WORK_DIR, mounts });
+    const info: IsolatedEnvironmentInfo = {
+      via: support.via,
+      workDir: ISOLATED_WORK_DIR,
+      network,
+      mounts,
+      initPid: () => environment.initPid,
+    };
+    return createIsolatedSandbox<LocalNative>(environment, {
+      name: 'local',
+      capabilities,
+      native: { kind: 'local', prlimitPath, setprivPath, isolation: 'namespaces', sandbox: Object.freeze(info) },
+      graceMs,
+      killWaitMs,
+      support,
+      baseEnv,
+      defaultCwd,
+      prlimitPath,
+    });
+  }
+
+  // Fixed now, so a later chdir() of this process cannot move it.
+  const defaultCwd = cwd === undefined ? undefined : resolve(cwd);
+  const baseEnv = options.env === undefined ? inheritedEnv() : validateBaseEnv(options.env);
   return defineSandbox<LocalNative>({
     name: 'local',
     capabilities,
-    native: { kind: 'local', prlimitPath, setprivPath },
+    native: { kind: 'local', prlimitPath, setprivPath, isolation: 'none', sandbox: undefined },
     graceMs,
-    // The exit is reported once the group is empty and the pipes are drained;
-    // a long grace period must not make that look like a lost command.
-    killWaitMs: Math.max(DEFAULT_KILL_WAIT_MS, Math.min(graceMs, 2 ** 31 - 1) + 1_000),
+    killWaitMs,
     createDriver: (command) =>
       new ChildDriver(command, {
         baseEnv,
@@ -154,3 +280,6 @@ export default async function createSandbox(): Promise<Sandbox> {
 }
 
 export type { ChildDriverOptions } from './child-driver.js';
+export { IsolationUnavailable } from './isolation/probe.js';
+export { attachIsolatedSandbox, type IsolatedEnvironmentInfo } from './isolation/sandbox.js';
+export type { IsolatedMount } from './isolation/environment.js';

@@ -3,6 +3,15 @@
 import { createLocalSandbox } from '../src/index.js';
 import { lines } from '@sandstream/types';
 
+/** Runs a shell snippet someone else wrote, and returns what it printed. */
+export async function runSnippet(script: string): Promise<string> {
+  // isolation: 'namespaces': the snippet cannot change the host's files, reach the network,
+  // see or signal the host's processes, or leave anything running after the sandbox closes.
+  await using sb = createLocalSandbox({ isolation: 'namespaces' });
+  const result = await sb.run(['sh', '-c', script], { timeout: 30_000 });
+  return result.stdoutText;
+}
+
 /** Runs the test suite, printing its output as it comes; true when it passed. */
 export async function runTests(cwd: string): Promise<boolean> {
   await using sb = createLocalSandbox({ cwd, graceMs: 1_000 });

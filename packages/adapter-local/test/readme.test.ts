@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { typescriptBlocks } from '@sandstream/tsconfig/readme-blocks';
-import { describeRevision, runTests, sortLines } from './readme-examples.js';
+import { describeRevision, runSnippet, runTests, sortLines } from './readme-examples.js';
 import './helpers.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -16,7 +16,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('README.md', () => {
   it('has TypeScript examples, each the type-checked code of test/readme-examples.ts', () => {
-    expect(blocks.length).toBeGreaterThanOrEqual(3);
+    expect(blocks.length).toBeGreaterThanOrEqual(4);
     for (const block of blocks) expect(examples).toContain(block);
   });
 
@@ -27,6 +27,14 @@ describe('README.md', () => {
       expect(section).toMatch(new RegExp(`^${figure.replace(/[()[\]']/g, '\\$&')}.*\\d+\\.\\d+x?\\s+[<>]=.*(PASS|MISS)$`, 'm'));
     }
     expect(section).toContain('(bench/RESULTS.md)');
+  });
+
+  it('runSnippet() runs in the isolated mode: its files are private, the host root read-only', async () => {
+    const printed = await runSnippet('echo private > /workspace/note; cat /workspace/note; touch /usr/sandstream-readme 2>&1; ls /proc | grep -c "^[0-9]"');
+    const [note, denied, count] = printed.trim().split('\n');
+    expect(note).toBe('private');
+    expect(denied).toContain('Read-only file system');
+    expect(Number(count)).toBeLessThan(8);
   });
 
   it('runTests() streams a test script line by line', async () => {

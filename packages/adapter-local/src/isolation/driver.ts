@@ -1,0 +1,380 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
+import { posix } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
+import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
+import { limitArgs } from '../limits.js';
+import { switchUserArgs, type UserIds } from '../users.js';
+import { firstChild, hostStat, type Environment } from './environment.js';
+import type { IsolationSupport } from './probe.js';
+import { ENTRY_SCRIPT } from './scripts.js';
+
+/** What the isolated driver needs besides the command. */
+export interface IsolatedDriverOptions {
+  readonly environment: Environment;
+  readonly support: IsolationSupport;
+  readonly baseEnv: Readonly<Record<string, string>>;
+  /** Absolute path inside the sandbox. */
+  readonly defaultCwd: string;
+  readonly prlimitPath: string | undefined;
+  readonly user: UserIds | undefined;
+}
+
+const STDIN_CLOSED_CODES = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
+
+const POLL_FIRST_MS = 1;
+const POLL_MAX_MS = 50;
+
+function signalQuietly(pid: number, signal: NodeJS.Signals | 0): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // gone already
+  }
+}
+
+/**
+ * Runs one command inside a sandbox's namespaces. The process chain is
+ * `nsenter` (on the host: it enters the namespaces, forks, and passes the
+ * command's exit status or death signal on as its own) → `setsid` (the
+ * command leads a new process group of its own, without `nsenter` in it) →
+ * a short `sh` handshake (checks the program and working directory inside
+ * the sandbox, reports its pid, waits for the go) → `prlimit` when limits
+ * are asked → `setpriv`, which drops every capability, sets no_new_privs
+ * and switches the account when `user` is asked → the command.
+ *
+ * Signals go to the command's process group by its host id, exactly as in
+ * the plain mode; `nsenter` is not in that group, so it neither dies of a
+ * SIGTERM the command handles nor reports a signal the command survived.
+ * The exit is reported once `nsenter` has passed the status on, both pipes
+ * are closed, and the sandbox's /proc shows no live process in the group.
+ */
+export class IsolatedDriver implements ProcessDriver {
+  private child: ChildProcess | undefined;
+  private events: DriverEvents | undefined;
+  /** The command's leader: host pid (its process group) and pid inside the sandbox. */
+  private hostLeader: number | undefined;
+  private sandboxLeader: number | undefined;
+  private leaderStatus: ExitStatus | undefined;
+  private leaderReported = false;
+  private pipesClosed = false;
+  private killed = false;
+  private groupGone = false;
+  private finished = false;
+  private paused = false;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private pollDelay = POLL_FIRST_MS;
+  private watchTimer: NodeJS.Timeout | undefined;
+  /** The command's end of its standard input, as /proc names it (`pipe:[…]`, `socket:[…]`). */
+  private stdinLink: string | undefined;
+  private stdinTimer: NodeJS.Timeout | undefined;
+  private bytesSeen = 0;
+  private quietSince = -1;
+  private quietPolls = 0;
+
+  constructor(
+    private readonly command: CommandSpec,
+    private readonly options: IsolatedDriverOptions,
+  ) {}
+
+  async start(events: DriverEvents): Promise<StartedProcess> {
+    const { command, options } = this;
+    this.events = events;
+    const { environment } = options;
+    try {
+      await environment.ready;
+    } catch (error) {
+      throw new SpawnFailed(command.argv, (error as Error).message, { cause: error });
+    }
+    const init = environment.initPid;
+    if (init === undefined) {
+      throw new SpawnFailed(command.argv, environment.gone?.message ?? "the sandbox's environment has ended");
+    }
+    const user = options.user;
+    const cwd = posix.resolve(options.defaultCwd, command.cwd ?? '.');
+    const identity: Record<string, string> = {};
+    if (user?.name !== undefined) identity['USER'] = identity['LOGNAME'] = user.name;
+    if (user?.home !== undefined) identity['HOME'] = user.home;
+    const env = { ...options.baseEnv, ...identity, ...command.env };
+    const pwd = Object.hasOwn(env, 'PWD') ? env['PWD']! : undefined;
+    const wrapper: string[] = [];
+    if (command.limits !== undefined) wrapper.push(...limitArgs(options.prlimitPath!, command.limits));
+    // The command keeps its uid (root inside, as a container's) but no capability: it cannot
+    // remount the read-only root, mount, or regain privileges through a set-uid program.
+    const setpriv = options.support.setpriv;
+    wrapper.push(setpriv, '--no-new-privs', '--bounding-set=-all', '--inh-caps=-all');
+    if (user !== undefined) wrapper.push(...switchUserArgs(setpriv, user).slice(1, -1));
+    wrapper.push('--');
+    const { support } = options;
+    const namespaces = ['--pid', '--mount', '--ipc', '--uts'];
+    if (!environment.settings.network) namespaces.push('--net');
+    if (support.via === 'user-namespace') namespaces.unshift('--user', '--preserve-credentials');
+    const args = [
+      '--target',
+      String(init),
+      ...namespaces,
+      '--',
+      support.setsid,
+      '/bin/sh',
+      '-c',
+      ENTRY_SCRIPT,
+      'sandstream-entry',
+      cwd,
+      pwd === undefined ? 'unset' : 'set',
+      pwd ?? '',
+      command.argv[0]!,
+      ...wrapper,
+      ...command.argv,
+    ];
+    let child: ChildProcess;
+    try {
+      child = spawn(support.nsenter, args, {
+        cwd: '/',
+        env,
+        stdio: [command.stdin, 'pipe', 'pipe', 'pipe', 'pipe'],
+        detached: true,
+      });
+    } catch (error) {
+      throw new SpawnFailed(command.argv, `${(error as Error).message}`, { cause: error });
+    }
+    this.child = child;
+    const report = child.stdio[3] as Readable;
+    const go = child.stdio[4] as Writable;
+    for (const stream of [child.stdin, child.stdout, child.stderr, report, go]) stream?.on('error', () => undefined);
+    // Its end of the socket closes when the command execs; reading lets 'close' come.
+    (go as unknown as Readable).resume();
+
+    const started = await new Promise<StartedProcess>((resolveStart, rejectStart) => {
+      let text = '';
+      let settled = false;
+      const reject = (reason: string, cause?: unknown): void => {
+        if (settled) return;
+        settled = true;
+        rejectStart(new SpawnFailed(command.argv, reason, cause === undefined ? undefined : { cause }));
+      };
+      const gone = (): string =>
+        environment.gone?.message ?? "the command could not enter the sandbox's namespaces";
+      child.once('error', (error: NodeJS.ErrnoException) => reject(`${error.code ?? ''} ${error.message}`.trim(), error));
+      report.setEncoding('utf8');
+      report.on('data', (data: string) => {
+        text += data;
+        const newline = text.indexOf('\n');
+        if (newline < 0 || settled) return;
+        const line = text.slice(0, newline);
+        if (!line.startsWith('ok ')) {
+          if (!line.startsWith('cwd ')) return reject(`ENOENT: no such executable ${JSON.stringify(command.argv[0])} in the sandbox`);
+          const problem = line.slice(4);
+          const code = problem.includes('not a directory') ? 'ENOTDIR' : problem.includes('accessible') ? 'EACCES' : 'ENOENT';
+          return reject(`${code}: the working directory ${JSON.stringify(cwd)} ${problem} in the sandbox`);
+        }
+        const leader = child.pid === undefined ? undefined : firstChild(child.pid);
+        if (leader === undefined || hostStat(leader)?.pgrp !== leader) {
+          return reject(gone());
+        }
+        this.hostLeader = leader;
+        this.sandboxLeader = Number(line.slice(3));
+        if (command.stdin === 'pipe') {
+          try {
+            // nsenter's fd 0 is the command's standard input; the handshake's shell may have
+            // its fd 0 redirected for a moment.
+            this.stdinLink = readlinkSync(`/proc/${child.pid}/fd/0`);
+          } catch {
+            // not known: writes then behave as on a plain pipe
+          }
+        }
+        settled = true;
+        go.end('go\n');
+        resolveStart({ pid: this.sandboxLeader });
+      });
+      report.once('close', () => reject(gone()));
+      child.once('exit', () => reject(gone()));
+    });
+
+    child.stdout!.on('data', (data: Buffer) => {
+      this.bytesSeen += data.byteLength;
+      events.output('stdout', data);
+    });
+    child.stderr!.on('data', (data: Buffer) => {
+      this.bytesSeen += data.byteLength;
+      events.output('stderr', data);
+    });
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+      this.leaderStatus = { exitCode: code, signal };
+      clearTimeout(this.watchTimer);
+      this.check();
+    };
+    if (child.exitCode !== null || child.signalCode !== null) onExit(child.exitCode, child.signalCode);
+    else child.once('exit', onExit);
+    child.once('close', () => {
+      this.pipesClosed = true;
+      this.check();
+    });
+    return started;
+  }
+
+  /** Reports the exit once the leader is reaped, the pipes are closed and the group is empty. */
+  private check(): void {
+    clearTimeout(this.pollTimer);
+    this.pollTimer = undefined;
+    if (this.finished || this.leaderStatus === undefined || this.sandboxLeader === undefined) return;
+    if (!this.groupGone && !this.options.environment.groupAlive(this.sandboxLeader)) this.groupGone = true;
+    if (this.pipesClosed && this.groupGone) return this.finish();
+    if (!this.leaderReported) {
+      // Others of the tree live on, or hold the pipes: the runtime winds them down.
+      this.leaderReported = true;
+      this.events!.leaderExited(this.leaderStatus);
+    }
+    if (!this.pipesClosed && (!this.killed || this.paused)) {
+      if (!this.groupGone) this.schedule();
+      return;
+    }
+    if (!this.pipesClosed && this.groupGone) {
+      // A process that left the group (setsid) holds a pipe; it lives until
+      // close() ends the sandbox. Once output stayed quiet for two polls,
+      // stop waiting for it ('close' follows the destroy).
+      if (this.quietSince === this.bytesSeen && this.quietPolls >= 2) {
+        this.child?.stdout?.destroy();
+        this.child?.stderr?.destroy();
+        return;
+      }
+      this.quietPolls = this.quietSince === this.bytesSeen ? this.quietPolls + 1 : 0;
+      this.quietSince = this.bytesSeen;
+    }
+    this.schedule();
+  }
+
+  private schedule(): void {
+    this.pollTimer = setTimeout(() => this.check(), this.pollDelay);
+    this.pollDelay = Math.min(this.pollDelay * 2, POLL_MAX_MS);
+  }
+
+  private finish(): void {
+    this.finished = true;
+    clearTimeout(this.pollTimer);
+    clearTimeout(this.watchTimer);
+    this.events!.exit(this.leaderStatus!);
+  }
+
+  /**
+   * `nsenter` stops itself when the command stops (it waits with
+   * WUNTRACED), and a stopped `nsenter` cannot pass the exit on. While it
+   * lives after a SIGCONT or SIGKILL to the command, it is continued
+   * whenever it is stopped and the command is not.
+   */
+  private watchEntry(delay = POLL_FIRST_MS): void {
+    clearTimeout(this.watchTimer);
+    const entry = this.child?.pid;
+    if (entry === undefined || this.leaderStatus !== undefined || this.finished) return;
+    const outer = hostStat(entry);
+    if (outer === undefined) return;
+    const leader = this.hostLeader === undefined ? undefined : hostStat(this.hostLeader);
+    if (outer.state === 'T' && leader?.state !== 'T') signalQuietly(entry, 'SIGCONT');
+    this.watchTimer = setTimeout(() => this.watchEntry(Math.min(delay * 2, POLL_MAX_MS)), delay);
+  }
+
+  /**
+   * Whether the command side of standard input is still open. `nsenter`
+   * holds its own copy of the pipe for as long as the command runs, so a
+   * command that closed its standard input does not make writes fail with
+   * EPIPE as it would in the plain mode. A write that waits for room asks
+   * the sandbox's processes instead, and fails with StdinClosed once none
+   * of them holds the pipe: the writes before it landed in the pipe's
+   * buffer, as writes just before a close do in the plain mode.
+   */
+  private stdinReadable(): boolean {
+    const link = this.stdinLink;
+    return link === undefined || this.options.environment.holds(link);
+  }
+
+  private stdinGone(): StdinClosed {
+    this.child?.stdin?.destroy();
+    return new StdinClosed('the command closed its standard input');
+  }
+
+  writeStdin(data: Uint8Array): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || stdin.destroyed || stdin.writableEnded) {
+      return Promise.reject(new StdinClosed('standard input is closed'));
+    }
+    return new Promise((resolveWrite, rejectWrite) => {
+      let settled = false;
+      // While the write waits for room, watch whether anyone is left to read.
+      let delay = 10;
+      const watch = (): void => {
+        this.stdinTimer = setTimeout(() => {
+          if (settled) return;
+          if (!this.stdinReadable()) {
+            settled = true;
+            rejectWrite(this.stdinGone());
+            return;
+          }
+          delay = Math.min(delay * 2, 200);
+          watch();
+        }, delay);
+      };
+      watch();
+      stdin.write(data, (error) => {
+        clearTimeout(this.stdinTimer);
+        if (settled) return;
+        settled = true;
+        if (!error) return resolveWrite();
+        const code = (error as NodeJS.ErrnoException).code ?? '';
+        rejectWrite(
+          STDIN_CLOSED_CODES.has(code)
+            ? new StdinClosed(`the command stopped reading standard input (${code})`, { cause: error })
+            : error,
+        );
+      });
+    });
+  }
+
+  closeStdin(): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || stdin.destroyed || stdin.writableEnded) return Promise.resolve();
+    return new Promise((resolveEnd) => stdin.end(() => resolveEnd()));
+  }
+
+  async signal(signal: Signal): Promise<void> {
+    const leader = this.hostLeader;
+    if (leader !== undefined && !this.groupGone) {
+      try {
+        process.kill(-leader, signal);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+      }
+    }
+    if (signal === 'SIGCONT' || signal === 'SIGKILL' || signal === 'SIGTERM') this.watchEntry();
+    if (signal === 'SIGKILL') {
+      this.killed = true;
+      if (this.leaderStatus !== undefined) this.check();
+    }
+  }
+
+  pause(): void {
+    this.paused = true;
+    this.child?.stdout?.pause();
+    this.child?.stderr?.pause();
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.child?.stdout?.resume();
+    this.child?.stderr?.resume();
+    if (this.leaderStatus !== undefined) this.check();
+  }
+
+  async release(): Promise<void> {
+    clearTimeout(this.stdinTimer);
+    clearTimeout(this.pollTimer);
+    clearTimeout(this.watchTimer);
+    this.finished = true;
+    const child = this.child;
+    if (!child) return;
+    for (const stream of child.stdio) stream?.destroy();
+    // A start that failed, or an nsenter that outlived its command: nothing waits for it any more.
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      signalQuietly(child.pid, 'SIGKILL');
+    }
+  }
+}

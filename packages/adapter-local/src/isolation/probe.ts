@@ -1,0 +1,90 @@
+import { spawnSync } from 'node:child_process';
+import { findUtility } from '../utilities.js';
+
+/**
+ * The isolated mode cannot work on this machine. Thrown by
+ * `createLocalSandbox({ isolation: 'namespaces' })`, never replaced by a
+ * silent fallback to no isolation. `missing` names each thing that is
+ * absent or refused, in words an operator can act on.
+ */
+export class IsolationUnavailable extends Error {
+  readonly code = 'ISOLATION_UNAVAILABLE' as const;
+  constructor(
+    readonly missing: readonly string[],
+    options?: ErrorOptions,
+  ) {
+    super(`isolation 'namespaces' is not available on this machine: ${missing.join('; ')}`, options);
+    this.name = 'IsolationUnavailable';
+  }
+}
+
+/** How the isolated mode gets its namespaces on this machine. */
+export interface IsolationSupport {
+  /** `root`: this process may create namespaces itself; `user-namespace`: through an unprivileged user namespace. */
+  readonly via: 'root' | 'user-namespace';
+  readonly unshare: string;
+  readonly nsenter: string;
+  readonly setsid: string;
+  readonly setpriv: string;
+  readonly mount: string;
+  readonly pivotRoot: string;
+}
+
+const NAMESPACES = ['--pid', '--fork', '--mount', '--net', '--ipc', '--uts'];
+
+let cached: IsolationSupport | IsolationUnavailable | undefined;
+
+function attempt(unshare: string, extra: readonly string[]): string | undefined {
+  const result = spawnSync(unshare, [...extra, ...NAMESPACES, '--propagation', 'private', '--', '/bin/sh', '-c', 'mount -t tmpfs probe /tmp && mount -t proc proc /proc'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: 10_000,
+    encoding: 'utf8',
+  });
+  if (result.error !== undefined) return result.error.message;
+  if (result.status === 0) return undefined;
+  const text = result.stderr.trim().split('\n').pop() ?? '';
+  return text === '' ? `exit ${result.status ?? result.signal}` : text;
+}
+
+/**
+ * Finds out, once per process, whether and how the isolated mode can work:
+ * the util-linux programs it runs, then a trial `unshare` of every namespace
+ * the mode uses, first directly (root), then inside a new user namespace.
+ */
+export function probeIsolation(): IsolationSupport {
+  cached ??= probe();
+  if (cached instanceof IsolationUnavailable) throw cached;
+  return cached;
+}
+
+/**
+ * The probe itself, uncached; `find` locates a util-linux program (tests
+ * pass one that finds nothing).
+ */
+export function probe(find: (name: string) => string | undefined = findUtility): IsolationSupport | IsolationUnavailable {
+  if (process.platform !== 'linux') {
+    return new IsolationUnavailable([`Linux namespaces (this is ${process.platform})`]);
+  }
+  const tools = {
+    unshare: find('unshare'),
+    nsenter: find('nsenter'),
+    setsid: find('setsid'),
+    setpriv: find('setpriv'),
+    mount: find('mount'),
+    pivotRoot: find('pivot_root'),
+  };
+  const absent = Object.entries(tools)
+    .filter(([, path]) => path === undefined)
+    .map(([name]) => `util-linux \`${name === 'pivotRoot' ? 'pivot_root' : name}\` (not found in /usr/bin, /bin, /usr/local/bin, /usr/sbin, /sbin)`);
+  if (absent.length > 0) return new IsolationUnavailable(absent);
+  const found = tools as { [K in keyof typeof tools]: string };
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const asRoot = isRoot ? attempt(found.unshare, []) : 'this process is not root';
+  if (asRoot === undefined) return { via: 'root', ...found };
+  const asUser = attempt(found.unshare, ['--user', '--map-root-user']);
+  if (asUser === undefined) return { via: 'user-namespace', ...found };
+  return new IsolationUnavailable([
+    `permission to create PID, mount and network namespaces (${asRoot})`,
+    `unprivileged user namespaces (${asUser}; see sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns)`,
+  ]);
+}

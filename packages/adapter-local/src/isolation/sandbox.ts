@@ -1,0 +1,88 @@
+import type { CapabilityManifest, Sandbox } from '@sandstream/types';
+import { defineSandbox } from '@sandstream/types/runtime';
+import { resolveUser } from '../users.js';
+import { IsolatedDriver } from './driver.js';
+import { Environment, type IsolatedMount } from './environment.js';
+import type { IsolationSupport } from './probe.js';
+
+/** What `sandbox.native.sandbox` tells about an isolated sandbox's environment. */
+export interface IsolatedEnvironmentInfo {
+  /** How the namespaces were made: directly as root, or in an unprivileged user namespace. */
+  readonly via: 'root' | 'user-namespace';
+  /** The private, writable work directory inside (also the default working directory). */
+  readonly workDir: string;
+  /** True when the sandbox shares the host's network; false: a network namespace with only loopback. */
+  readonly network: boolean;
+  /** Host paths bound into the sandbox. */
+  readonly mounts: readonly IsolatedMount[];
+  /** The host pid of the sandbox's init (pid 1 inside), once it runs; undefined before and after. */
+  initPid(): number | undefined;
+}
+
+/** Everything an isolated sandbox's commands are created from. */
+export interface IsolatedSettings {
+  readonly name: string;
+  readonly capabilities: CapabilityManifest;
+  readonly native: object;
+  readonly graceMs: number;
+  readonly killWaitMs: number;
+  readonly support: IsolationSupport;
+  readonly baseEnv: Readonly<Record<string, string>>;
+  readonly defaultCwd: string;
+  readonly prlimitPath: string | undefined;
+}
+
+interface Registered {
+  readonly environment: Environment;
+  readonly settings: IsolatedSettings;
+}
+
+/** Which environment each isolated sandbox (owner or attached) runs in. */
+const environments = new WeakMap<Sandbox, Registered>();
+
+function build<Native>(environment: Environment, settings: IsolatedSettings, owner: boolean): Sandbox<Native> {
+  const sandbox = defineSandbox<Native>({
+    name: settings.name,
+    capabilities: settings.capabilities,
+    native: settings.native as Native,
+    graceMs: settings.graceMs,
+    killWaitMs: settings.killWaitMs,
+    createDriver: (command) =>
+      new IsolatedDriver(command, {
+        environment,
+        support: settings.support,
+        baseEnv: settings.baseEnv,
+        defaultCwd: settings.defaultCwd,
+        prlimitPath: settings.prlimitPath,
+        user: command.user === undefined ? undefined : resolveUser(command.user),
+      }),
+    // The owner's close() ends the environment once its own commands are
+    // wound down: the namespace's end is the last word. An attached handle
+    // leaves the environment alone.
+    ...(owner ? { close: () => environment.destroy() } : {}),
+  });
+  environments.set(sandbox, { environment, settings });
+  return sandbox;
+}
+
+/** Creates an isolated sandbox that owns a new environment. */
+export function createIsolatedSandbox<Native>(
+  environment: Environment,
+  settings: IsolatedSettings,
+): Sandbox<Native> {
+  return build<Native>(environment, settings, true);
+}
+
+/**
+ * A second handle on the environment an isolated sandbox runs in: its
+ * commands run beside the owner's, and its `close()` ends only its own
+ * commands. Once the owner's `close()` has ended the environment, every
+ * command of this handle fails with `SpawnFailed`.
+ *
+ * @throws TypeError when `sandbox` is not an isolated local sandbox.
+ */
+export function attachIsolatedSandbox<Native>(sandbox: Sandbox<Native>): Sandbox<Native> {
+  const registered = environments.get(sandbox as Sandbox);
+  if (registered === undefined) throw new TypeError('not an isolated local sandbox');
+  return build<Native>(registered.environment, registered.settings, false);
+}
