@@ -147,7 +147,13 @@ describe('teardown', () => {
     const started = Date.now();
     const result = await within(
       10_000,
-      sb.run(['sh', '-c', '(trap "echo term; exit 0" TERM; sleep 30 & wait) & sleep 0.2; echo leader-done']),
+      sb.run([
+        'sh',
+        '-c',
+        // The leader exits only once the member it leaves has its handler installed.
+        'd=$(mktemp -d); (trap "echo term; exit 0" TERM; touch "$d/armed"; sleep 30 & wait) & ' +
+          'until [ -e "$d/armed" ]; do sleep 0.01; done; rm -r "$d"; echo leader-done',
+      ]),
       'run',
     );
     expect(result.exitCode).toBe(0);
