@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { GUIDE, INCLUDE, region } from '../scripts/guide.mjs';
 
@@ -27,4 +27,16 @@ describe('docs/writing-an-adapter.md', () => {
     expect(region('src/protocol.ts', 'protocol')).toMatch(/^\/\*\* The body of `POST \/commands`\. \*\/\nexport interface StartRequest/);
     expect(() => region('src/protocol.ts', 'no-such-region')).toThrow(/no region/);
   });
+});
+
+describe('relative links of the guide and of VERSIONING.md', () => {
+  const documents = [GUIDE, new URL('../VERSIONING.md', GUIDE)];
+  for (const document of documents) {
+    const text = readFileSync(document, 'utf8');
+    const targets = [...text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((match) => match[1]!).filter((target) => !/^[a-z]+:/.test(target));
+    test(`${document.pathname.split('/').at(-1)}: ${targets.length} links, each to a file of the repository`, () => {
+      expect(targets.length).toBeGreaterThan(0);
+      expect(targets.filter((target) => !existsSync(new URL(target, document)))).toEqual([]);
+    });
+  }
 });
