@@ -10,9 +10,12 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidArgument, SpawnFailed } from '@sandstream/types';
-import { attachIsolatedSandbox, IsolationUnavailable, type LocalSandboxOptions } from '../src/index.js';
+import type { Process } from '@sandstream/types';
+import { attachIsolatedSandbox, createLocalSandbox, IsolationUnavailable, type LocalSandboxOptions } from '../src/index.js';
 import { probe } from '../src/isolation/probe.js';
 import { eventually, isAlive, nodeScript, readUntil, testSandbox } from './helpers.js';
 
@@ -30,6 +33,52 @@ function hostPidsWith(token: string): number[] {
     }
   }
   return found.filter((pid) => pid !== process.pid && isAlive(pid));
+}
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+/** Collects garbage until `done()` holds or `rounds` rounds have passed, letting finalizers run in between. */
+async function collectUntil(done: () => boolean, rounds = 50): Promise<boolean> {
+  for (let i = 0; i < rounds && !done(); i++) {
+    gc();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return done();
+}
+
+/** An isolated sandbox that ran a command and was then dropped; its init's host pid. Not inlined, so no local keeps it. */
+async function abandonedSandbox(): Promise<number> {
+  const sb = createLocalSandbox({ isolation: 'namespaces' });
+  await sb.run(['true']);
+  return sb.native.sandbox!.initPid()!;
+}
+
+/** A running command of an isolated sandbox that was dropped, with the sandbox's init pid. */
+function droppedSandboxWithCommand(): { proc: Process; init: () => number | undefined } {
+  const sb = createLocalSandbox({ isolation: 'namespaces' });
+  const info = sb.native.sandbox!;
+  return { proc: sb.stream(['sh', '-c', 'echo ready; read line; echo "got $line"'], { stdin: 'pipe' }), init: () => info.initPid() };
+}
+
+/**
+ * Talks to a command whose sandbox was dropped, across garbage collections:
+ * the environment must stay up while the command runs. Returns the init's pid.
+ */
+async function commandOfDroppedSandbox(): Promise<number> {
+  const { proc, init } = droppedSandboxWithCommand();
+  const iterator = proc[Symbol.asyncIterator]();
+  await readUntil(iterator, (seen) => seen.includes('ready'));
+  const pid = init()!;
+  // Bounded: what is asserted is that the environment is still there afterwards.
+  await collectUntil(() => false, 10);
+  expect(isAlive(pid)).toBe(true);
+  await proc.stdin!.write('line\n');
+  expect(await readUntil(iterator, (seen) => seen.includes('got line'))).toContain('got line');
+  await proc.stdin!.end();
+  expect((await proc.wait()).exitCode).toBe(0);
+  await proc[Symbol.asyncDispose]();
+  return pid;
 }
 
 const servers: Server[] = [];
@@ -197,6 +246,25 @@ const server = net.createServer((s) => s.end('inside')).listen(0, '127.0.0.1', (
     await expect(second.run(['true'])).rejects.toBeInstanceOf(SpawnFailed);
     await second.close();
     expect(() => attachIsolatedSandbox(testSandbox())).toThrow(TypeError);
+  });
+
+  it('an isolated sandbox dropped without close() has its environment destroyed once collected, with a warning', async () => {
+    const warnings: Array<Error & { code?: string }> = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const init = await abandonedSandbox();
+      expect(isAlive(init)).toBe(true);
+      expect(await collectUntil(() => !isAlive(init))).toBe(true);
+      expect(warnings.some((w) => w.code === 'SANDSTREAM_SANDBOX_LEAKED')).toBe(true);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it("a running command keeps its dropped sandbox's environment alive; once it is gone too, the environment ends", async () => {
+    const init = await commandOfDroppedSandbox();
+    expect(await collectUntil(() => !isAlive(init))).toBe(true);
   });
 
   it('a missing program or working directory inside the sandbox is SpawnFailed', async () => {

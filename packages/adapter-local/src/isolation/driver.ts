@@ -12,6 +12,8 @@ import { ENTRY_SCRIPT } from './scripts.js';
 
 /** What the isolated driver needs besides the command. */
 export interface IsolatedDriverOptions {
+  /** Keeps the environment from being collected as abandoned while this command may run. */
+  readonly anchor: object;
   readonly environment: Environment;
   readonly support: IsolationSupport;
   readonly baseEnv: Readonly<Record<string, string>>;

@@ -35,12 +35,29 @@ export interface IsolatedSettings {
 interface Registered {
   readonly environment: Environment;
   readonly settings: IsolatedSettings;
+  /** Held by every handle on the environment and every command's driver: its collection ends the environment. */
+  readonly anchor: object;
 }
+
+/**
+ * The safety net of an environment nobody can reach any more: no handle on
+ * it and no command of it left, yet never closed. Its end is then the
+ * right thing, and it is said out loud.
+ */
+const abandoned = new FinalizationRegistry<Environment>((environment) => {
+  if (environment.gone !== undefined) return;
+  process.emitWarning(
+    "An isolated local sandbox was garbage-collected without close(); its environment is being destroyed. Use `await using` or call close().",
+    { code: 'SANDSTREAM_SANDBOX_LEAKED' },
+  );
+  void environment.destroy();
+});
 
 /** Which environment each isolated sandbox (owner or attached) runs in. */
 const environments = new WeakMap<Sandbox, Registered>();
 
-function build<Native>(environment: Environment, settings: IsolatedSettings, owner: boolean): Sandbox<Native> {
+function build<Native>(registered: Registered, owner: boolean): Sandbox<Native> {
+  const { environment, settings, anchor } = registered;
   const sandbox = defineSandbox<Native>({
     name: settings.name,
     capabilities: settings.capabilities,
@@ -49,6 +66,7 @@ function build<Native>(environment: Environment, settings: IsolatedSettings, own
     killWaitMs: settings.killWaitMs,
     createDriver: (command) =>
       new IsolatedDriver(command, {
+        anchor,
         environment,
         support: settings.support,
         baseEnv: settings.baseEnv,
@@ -61,7 +79,7 @@ function build<Native>(environment: Environment, settings: IsolatedSettings, own
     // leaves the environment alone.
     ...(owner ? { close: () => environment.destroy() } : {}),
   });
-  environments.set(sandbox, { environment, settings });
+  environments.set(sandbox, registered);
   return sandbox;
 }
 
@@ -70,7 +88,9 @@ export function createIsolatedSandbox<Native>(
   environment: Environment,
   settings: IsolatedSettings,
 ): Sandbox<Native> {
-  return build<Native>(environment, settings, true);
+  const anchor = {};
+  abandoned.register(anchor, environment);
+  return build<Native>({ environment, settings, anchor }, true);
 }
 
 /**
@@ -84,5 +104,5 @@ export function createIsolatedSandbox<Native>(
 export function attachIsolatedSandbox<Native>(sandbox: Sandbox<Native>): Sandbox<Native> {
   const registered = environments.get(sandbox as Sandbox);
   if (registered === undefined) throw new TypeError('not an isolated local sandbox');
-  return build<Native>(registered.environment, registered.settings, false);
+  return build<Native>(registered, false);
 }
