@@ -236,16 +236,16 @@ describe('release() is called exactly once whenever start() was called, as the l
     const { sb, drivers } = scriptedSandbox((driver) => {
       driver.startGate = deferred();
     });
-    const proc = sb.stream(['x'], { timeout: 10 });
-    const waiting = outcome(proc.wait());
+    const proc = sb.stream(['x'], { timeout: 10, input: 'one-shot input' });
+    drivers[0]!.output('stdout', 'y'.repeat(HIGH_WATER_MARK)); // the queue is full: a pause is due once started
     const started = outcome(proc.started());
     await vi.advanceTimersByTimeAsync(10 + GRACE_MS + KILL_WAIT_MS);
-    expect((await waiting).error).toBeInstanceOf(TransportError);
     expect((await started).error).toBeInstanceOf(TransportError);
     await released(drivers[0]!);
     drivers[0]!.startGate!.resolve({ pid: 9 }); // confirmed too late: nothing more is called
     await released(drivers[0]!);
     expect(drivers[0]!.calls).toEqual(['start', 'release']);
+    expect((await outcome(proc.wait())).error).toBeInstanceOf(TransportError);
   });
 
   it('never when start() was not called (the signal had fired already)', async () => {

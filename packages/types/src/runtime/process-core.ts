@@ -145,6 +145,8 @@ export class ProcessCore implements TerminationTarget {
       this.settle(undefined, asTransport(error, 'start', [SpawnFailed]));
       return;
     }
+    // Settled meanwhile (the runtime gave up, or the exit came first): nothing more is sent.
+    if (this.phase !== 'running') return;
     // Output may have filled the queue before the start was confirmed.
     if (this.queue?.paused) this.driver.pause?.();
     // Fed in the background: `started` means "started", not "read all its
