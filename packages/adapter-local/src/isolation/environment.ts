@@ -24,6 +24,14 @@ export interface EnvironmentSettings {
   readonly mounts: readonly IsolatedMount[];
 }
 
+/** Environments not yet destroyed, ended with this process on a normal exit. */
+const live = new Set<Environment>();
+let exitHookInstalled = false;
+
+function endAllOnExit(): void {
+  for (const environment of live) environment.endNow();
+}
+
 /** The environment ended, or never started: a command cannot enter it. */
 export class EnvironmentGone extends Error {
   override name = 'EnvironmentGone';
@@ -137,6 +145,29 @@ export class Environment {
     });
     // A failure is reported to each command that tries to enter, not as an unhandled rejection.
     this.ready.catch(() => undefined);
+    live.add(this);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.on('exit', endAllOnExit);
+    }
+  }
+
+  /**
+   * Synchronously ends the environment and removes its host directory:
+   * for this process's exit, when nothing can be awaited. (Were this
+   * process killed instead, --pdeathsig ends the environment, and only the
+   * empty directory stays behind.)
+   */
+  endNow(): void {
+    live.delete(this);
+    for (const pid of [this.initPidValue, this.holder.pid === undefined ? undefined : -this.holder.pid]) {
+      try {
+        if (pid !== undefined) process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(this.stateDir, { recursive: true, force: true });
   }
 
   /** The init's pid on the host, once ready. */
@@ -230,7 +261,8 @@ export class Environment {
       this.holder.ref();
       (this.holder.stdout as unknown as { ref?(): void }).ref?.();
       (this.holder.stderr as unknown as { ref?(): void }).ref?.();
-      await this.ready.catch(() => undefined);
+      // Not waiting for a start that may never finish: an init still building
+      // the filesystem is killed as well (unshare's --kill-child takes it along).
       const init = this.initPidValue;
       try {
         if (init !== undefined) process.kill(init, 'SIGKILL');
@@ -238,12 +270,13 @@ export class Environment {
         // already gone
       }
       try {
-        // setpriv/unshare lead their own group; --kill-child takes the init along.
+        // setpriv/unshare lead their own group.
         if (this.holder.pid !== undefined) process.kill(-this.holder.pid, 'SIGKILL');
       } catch {
         // already gone
       }
       await this.holderExited;
+      live.delete(this);
       rmSync(this.stateDir, { recursive: true, force: true });
     })();
     return this.destroying;
