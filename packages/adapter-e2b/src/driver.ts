@@ -283,8 +283,19 @@ export class E2BDriver implements ProcessDriver {
     }
     // Usually the relay reports within moments. If it does not, something
     // outlived the leader (or holds its output): the runtime winds it down.
+    this.armSettle(status);
+  }
+
+  private armSettle(status: ExitStatus): void {
     this.settleTimer = setTimeout(() => {
       if (this.terminal || this.relayDone) return;
+      // While the consumer is behind, the relay may simply be waiting to
+      // hand over output; decide once it reads again. (The runtime's
+      // timeout still counts until leaderExited.)
+      if (this.paused) {
+        this.armSettle(status);
+        return;
+      }
       this.events!.leaderExited(status);
       // A relay whose FIFOs were never opened by the command (it was
       // killed while starting) would wait for a writer forever.
