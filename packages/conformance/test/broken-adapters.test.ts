@@ -65,7 +65,7 @@ async function runSelected(
   include: readonly string[],
 ): Promise<{ outcomes: Map<string, Outcome>; report?: ConformanceReport }> {
   const factory = () => adapter.create(lab);
-  const caseTimeoutMs = adapter.caseTimeoutMs ?? 10_000;
+  const caseTimeoutMs = adapter.caseTimeoutMs ?? 20_000;
   const override = adapter.caseTimeoutOverrideMs;
   if (override === undefined && adapter.viaRunCase === undefined) {
     const report = await runConformance({ factory, include, caseTimeoutMs });

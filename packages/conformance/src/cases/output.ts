@@ -415,9 +415,11 @@ export const outputCases = [
       const script = 'echo $$ > "$1/leader"; trap \'echo bye; exit 1\' TERM; echo one; while :; do sleep 0.05; done';
       const thrown = new Error('the callback failed');
       let calls = 0;
+      // Long enough that only a command left running reaches it.
+      const timeout = await bound(ctx, 3_000);
       const error = await rejectionOf(
         ctx.sandbox.run(['sh', '-c', script, 'sh', dir], {
-          timeout: 3_000,
+          timeout,
           onOutput: () => {
             calls += 1;
             throw thrown;

@@ -219,15 +219,15 @@ const BEATING_SCRIPT = [
   'while :; do i=$((i+1)); echo $i > "$1/leader-beat"; sleep 0.05; done',
 ].join('\n');
 
-// Reads both heartbeats, lets 0.4 s pass on the sandbox's own clock, reads them again.
+// Reads both heartbeats, lets 0.3 s pass on the sandbox's own clock, reads them again.
 const BEATING_PROBE = [
   'a=$(cat "$1/leader-beat" 2>/dev/null); b=$(cat "$1/child-beat" 2>/dev/null)',
-  'sleep 0.4',
+  'sleep 0.3',
   'c=$(cat "$1/leader-beat" 2>/dev/null); d=$(cat "$1/child-beat" 2>/dev/null)',
   'printf "%s %s %s %s|" "$a" "$c" "$b" "$d"',
 ].join('\n');
 
-/** Whether the leader's and the child's heartbeats advanced within 0.4 s of the sandbox's clock. */
+/** Whether the leader's and the child's heartbeats advanced within 0.3 s of the sandbox's clock. */
 async function beating(ctx: CaseContext, dir: string): Promise<{ leader: boolean; child: boolean }> {
   const result = await ctx.exec(['sh', '-c', BEATING_PROBE, 'sh', dir]);
   const match = /^([0-9]*) ([0-9]*) ([0-9]*) ([0-9]*)\|$/.exec(result.stdoutText);

@@ -56,11 +56,11 @@ export async function treePids(ctx: CaseContext, dir: string): Promise<number[]>
   return (await treeProcesses(ctx, dir)).map((p) => p.pid);
 }
 
-// Reads the heartbeat, lets the sandbox's own clock run for 0.5 s, reads it
+// Reads the heartbeat, lets the sandbox's own clock run for 0.3 s, reads it
 // again: the interval is measured inside the sandbox, so no round trip of
 // the kit's can make a beating heart look still.
 // A heartbeat cut short by the kill may leave the file empty or missing: both read as "".
-const HEARTBEAT_SCRIPT = 'a=$(cat "$1/heartbeat" 2>/dev/null); sleep 0.5; b=$(cat "$1/heartbeat" 2>/dev/null); printf "%s %s|" "$a" "$b"';
+const HEARTBEAT_SCRIPT = 'a=$(cat "$1/heartbeat" 2>/dev/null); sleep 0.3; b=$(cat "$1/heartbeat" 2>/dev/null); printf "%s %s|" "$a" "$b"';
 
 /** Fails unless the heartbeat has stopped. */
 export async function expectHeartbeatStopped(ctx: CaseContext, dir: string, what: string): Promise<void> {
@@ -71,7 +71,7 @@ export async function expectHeartbeatStopped(ctx: CaseContext, dir: string, what
     throw new ConformanceFailure(`run() lost output of the helper that reads the heartbeat: it printed ${JSON.stringify(result.stdoutText)}`);
   }
   if (match[1] !== match[2]) {
-    throw new ConformanceFailure(`${what}: the command's heartbeat is still beating (${match[1]} -> ${match[2]} within 0.5 s)`);
+    throw new ConformanceFailure(`${what}: the command's heartbeat is still beating (${match[1]} -> ${match[2]} within 0.3 s)`);
   }
 }
 

@@ -25,7 +25,7 @@ export interface BrokenAdapter {
   readonly stillPasses?: readonly string[];
   /** Takes several seconds (a hang cut short, a long poll): its test is started first. */
   readonly slow?: boolean;
-  /** Per-case time limit for the run (default 10000 ms); low for defects that hang. */
+  /** Per-case time limit for the run (default 20000 ms, for a loaded machine); low for defects that hang. */
   readonly caseTimeoutMs?: number;
   /**
    * Lowers the selected cases' own time limits to this, for a defect that

@@ -246,7 +246,7 @@ export const strengthenedAdapters: readonly BrokenAdapter[] = [
       }),
     caughtBy: { 'bytes.utf8-split': /run\(\) stdout of a character written in two parts: bytes differ at offset 0/ },
     alsoFails: ['bytes.all-values'],
-    stillPasses: ['bytes.final-line', 'ordering.within-stream'],
+    stillPasses: ['bytes.final-line', 'stream.tagged-chunks'],
   },
   {
     name: 'limits-ignored-by-stream',

@@ -229,7 +229,7 @@ export const teardownAdapters: readonly BrokenAdapter[] = [
       'teardown.timeout-run': /did not finish within/,
       'teardown.timeout-stream': /did not finish within/,
     },
-    stillPasses: ['teardown.dispose'],
+    stillPasses: ['stream.tagged-chunks'],
     caseTimeoutMs: 3_000,
   },
   {
@@ -435,7 +435,9 @@ export const teardownAdapters: readonly BrokenAdapter[] = [
             });
         },
       }),
-    caughtBy: { 'output-cap.on-output-throws': /the callback was called [2-9] times/ },
+    // Whether the output written after the throw reaches the callback before the abort lands is a race the
+    // defect does not control; when it does not, the output is missing from CallbackFailed.result instead.
+    caughtBy: { 'output-cap.on-output-throws': /the callback was called [2-9] times|CallbackFailed\.result\.stdout \(everything until the command was gone\): got 'one\\n'/ },
   },
   {
     name: 'kill-ignored',
