@@ -289,13 +289,6 @@ export class E2BDriver implements ProcessDriver {
   private armSettle(status: ExitStatus): void {
     this.settleTimer = setTimeout(() => {
       if (this.terminal || this.relayDone) return;
-      // While the consumer is behind, the relay may simply be waiting to
-      // hand over output; decide once it reads again. (The runtime's
-      // timeout still counts until leaderExited.)
-      if (this.paused) {
-        this.armSettle(status);
-        return;
-      }
       this.events!.leaderExited(status);
       // A relay whose FIFOs were never opened by the command (it was
       // killed while starting) would wait for a writer forever.
