@@ -124,6 +124,8 @@ function nullSink(): LogSink {
 interface LogRecord {
   readonly stream: 'stdout' | 'stderr';
   readonly data: string;
+  /** The record's NDJSON line, serialised once for every replay. */
+  readonly line: string;
 }
 
 interface CommandState {
@@ -163,6 +165,31 @@ const SESSION_PATH = /^\/v2\/sandboxes\/sessions\/([^/]+)(\/.*)?$/;
 
 function id(prefix: string): string {
   return `${prefix}_${randomBytes(9).toString('base64url')}`;
+}
+
+/** The longest NDJSON line the emulator sends for one record, in characters. */
+const MAX_LINE = 64 * 1024;
+
+/**
+ * Appends `text` as one record, or as several when its JSON line would be
+ * long (control characters escape to six characters each), never splitting
+ * a surrogate pair.
+ */
+function pushRecords(records: LogRecord[], stream: 'stdout' | 'stderr', text: string): void {
+  const record = (data: string): LogRecord => ({ stream, data, line: `${JSON.stringify({ stream, data })}\n` });
+  const whole = record(text);
+  if (whole.line.length <= MAX_LINE) {
+    records.push(whole);
+    return;
+  }
+  const size = Math.max(1, Math.ceil(text.length / Math.ceil(whole.line.length / MAX_LINE)));
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(text.length, start + size);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end++;
+    records.push(record(text.slice(start, end)));
+    start = end;
+  }
 }
 
 class HttpError extends Error {
@@ -662,12 +689,12 @@ export class VercelEmulator {
         if (flushed) return;
         flushed = true;
         const tail = decoder.decode();
-        if (tail !== '') command.records.push({ stream, data: tail });
+        if (tail !== '') pushRecords(command.records, stream, tail);
       };
       flushes.push(flush);
       pipe.on('data', (data: Buffer) => {
         const text = decoder.decode(data, { stream: true });
-        if (text !== '') command.records.push({ stream, data: text });
+        if (text !== '') pushRecords(command.records, stream, text);
         notify();
       });
       pipe.on('error', () => undefined);
@@ -748,7 +775,7 @@ export class VercelEmulator {
             res.end(`${JSON.stringify({ stream: 'error', data: { code: errorLine.code, message: errorLine.message } })}\n`);
             return finish();
           }
-          const line = `${JSON.stringify(command.records[index++])}\n`;
+          const line = command.records[index++]!.line;
           const bytes = Buffer.byteLength(line);
           if (drop !== undefined && sentBytes + bytes > drop.afterBytes) {
             // Part of the line, then the connection breaks: a truncated response.
