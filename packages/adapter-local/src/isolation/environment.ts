@@ -114,7 +114,10 @@ export class Environment {
     };
     let stdout = '';
     let stderr = '';
-    holder.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text.slice(0, 4096)));
+    holder.stderr!.setEncoding('utf8').on('data', (text: string) => {
+      // Enough to say why a start failed.
+      if (stderr.length < 4096) stderr += text;
+    });
     holder.stdout!.on('error', () => undefined);
     holder.stderr!.on('error', () => undefined);
     this.holderExited = new Promise((resolve) => holder.once('close', () => resolve()));
