@@ -29,7 +29,8 @@ Options:
   --exclude <ids>              the same, reported as disabled
   --expected-failures <file>   case ids the adapter is known to fail (JSON array, or one per line)
   --case-timeout <ms>          per-case time limit (default 20000)
-  --concurrency <n>            independent cases run at once (default 4); some cases always run alone
+  --concurrency <n|auto>       independent cases run at once; auto (default): 1 on a backend
+                               answering within 30 ms, else 4. Some cases always run alone
   --grace-ms <ms>              only for a sandbox that states no \`termination\` (a 1.0 adapter):
                                its grace period (default: the spec's 2000)
   --list                       list the cases and exit
@@ -61,11 +62,11 @@ function parseMilliseconds(value: string | undefined, flag: string): number | un
   return n;
 }
 
-/** A positive integer, or undefined when the flag is absent. */
-function parseCount(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
+/** A positive integer (or `auto`), or undefined when the flag is absent. */
+function parseConcurrency(value: string | undefined, flag: string): number | 'auto' | undefined {
+  if (value === undefined || value === 'auto') return value;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer or auto, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -212,7 +213,7 @@ async function main(argv: string[]): Promise<number> {
 
   const caseTimeoutMs = parseMilliseconds(values['case-timeout'], '--case-timeout');
   const graceMs = parseMilliseconds(values['grace-ms'], '--grace-ms');
-  const concurrency = parseCount(values.concurrency, '--concurrency');
+  const concurrency = parseConcurrency(values.concurrency, '--concurrency');
   let report: ConformanceReport;
   let hookProblem: string | undefined;
   try {

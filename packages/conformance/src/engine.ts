@@ -17,7 +17,7 @@ import { createContext, type ContextHandle } from './context.js';
 import { checkHooks, type ConformanceHooks } from './hooks.js';
 import { missingTools, sweep } from './probes.js';
 import { REQUIREMENTS } from './requirements.js';
-import { DEFAULT_CONCURRENCY, runsAlone, runScheduled } from './schedule.js';
+import { autoConcurrency, runsAlone, runScheduled } from './schedule.js';
 import { checkSelectors, deselected } from './select.js';
 import { describeTermination, terminationOf, type Termination } from './termination.js';
 import { KIT_SPEC_VERSION, KIT_VERSION } from './version.js';
@@ -42,8 +42,12 @@ export interface ConformanceOptions {
    * that contradicts it is a harness error.
    */
   readonly graceMs?: number;
-  /** How many independent cases run at once (default 4); cases that must run alone still do. */
-  readonly concurrency?: number;
+  /**
+   * How many independent cases run at once, each on its own sandbox; cases
+   * that must run alone still do. `'auto'` (the default): 1 on a backend
+   * whose round trip is under 30 ms (local), 4 on a slower one (ADR-0029).
+   */
+  readonly concurrency?: number | 'auto';
   /** Called as each case starts and ends, for live progress. */
   readonly onCaseStart?: (testCase: ConformanceCase) => void;
   readonly onCaseEnd?: (result: CaseResult) => void;
@@ -82,7 +86,7 @@ export interface CheckedOptions {
   readonly caseTimeoutMs: number;
   /** Only for sandboxes that state no `termination`. */
   readonly graceMs: number | undefined;
-  readonly concurrency: number;
+  readonly concurrency: number | 'auto';
   readonly hooks: ConformanceHooks;
 }
 
@@ -96,7 +100,7 @@ export function validateOptions(options: ConformanceOptions): CheckedOptions {
   if (typeof options.factory !== 'function') throw new InvalidArgument('options.factory', 'must be a function returning a Sandbox');
   const caseTimeoutMs = options.caseTimeoutMs ?? 20_000;
   const graceMs = options.graceMs;
-  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const concurrency = options.concurrency ?? 'auto';
   if (!Number.isFinite(caseTimeoutMs) || caseTimeoutMs <= 0 || caseTimeoutMs > MAX_TIMER_MS) {
     throw new InvalidArgument('options.caseTimeoutMs', `must be a positive number of at most ${MAX_TIMER_MS}`);
   }
@@ -104,8 +108,8 @@ export function validateOptions(options: ConformanceOptions): CheckedOptions {
     if (graceMs > MAX_TIMER_MS) throw new InvalidArgument('options.graceMs', `must be at most ${MAX_TIMER_MS}`);
     if (!Number.isFinite(graceMs) || graceMs < 0) throw new InvalidArgument('options.graceMs', 'must be a non-negative number');
   }
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
-    throw new InvalidArgument('options.concurrency', 'must be an integer from 1 to 64');
+  if (concurrency !== 'auto' && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)) {
+    throw new InvalidArgument('options.concurrency', "must be 'auto' or an integer from 1 to 64");
   }
   const hooks = checkHooks(options.hooks, 'options.hooks');
   checkSelectors(CASES, options.include ?? [], 'options.include');
@@ -311,15 +315,31 @@ async function sweepAfter(factory: SandboxFactory, attaching: Promise<Sandbox | 
   }
 }
 
+/** The fastest of a few runs of a trivial command: the backend's round trip, with the machine's load mostly left out. */
+async function roundTrip(sandbox: Sandbox): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now();
+    await sandbox.run(['true'], { timeout: 10_000 });
+    times.push(performance.now() - started);
+  }
+  return Math.min(...times);
+}
+
 /** The adapter as a fresh sandbox shows it, or why the run cannot go on. */
-async function probeAdapter(factory: SandboxFactory, timeoutMs: number): Promise<{ name: string; manifest: CapabilityManifest; problem?: string }> {
+async function probeAdapter(
+  factory: SandboxFactory,
+  timeoutMs: number,
+): Promise<{ name: string; manifest: CapabilityManifest; problem?: string; roundTripMs?: number }> {
   const probe = await withTimeout(createSandbox(factory), timeoutMs, () => new HarnessError('the factory hung'));
   const name = typeof probe.name === 'string' && probe.name !== '' ? probe.name : 'unnamed';
   const manifest = manifestForReport(probe.capabilities);
   try {
     // A run() that hangs is the adapter's failure, for the cases to report; only a missing tool stops the run.
     const missing = await withTimeout(missingTools(probe), timeoutMs, () => new Error('hung')).catch(() => undefined);
-    return { name, manifest, ...(missing === undefined ? {} : { problem: missing }) };
+    if (missing !== undefined) return { name, manifest, problem: missing };
+    const roundTripMs = await withTimeout(roundTrip(probe), timeoutMs, () => new Error('hung')).catch(() => undefined);
+    return { name, manifest, ...(roundTripMs === undefined ? {} : { roundTripMs }) };
   } finally {
     await withTimeout(probe.close(), 20_000, () => new HarnessError('close() of a fresh, unused sandbox hung'));
   }
@@ -349,6 +369,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   let adapterName = 'unknown';
   let manifest: CapabilityManifest = { streaming: false, stdin: false, 'resource-limits': false, user: false };
   let harnessProblem: string | undefined;
+  let roundTripMs: number | undefined;
   const results = new Array<CaseResult>(CASES.length);
   let teardownProblem: string | undefined;
   try {
@@ -363,6 +384,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         adapterName = probe.name;
         manifest = probe.manifest;
         harnessProblem = probe.problem;
+        roundTripMs = probe.roundTripMs;
       } catch (error) {
         harnessProblem = error instanceof HarnessError ? error.message : describeError(error);
       }
@@ -383,7 +405,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     const indexed = CASES.map((testCase, index) => ({ testCase, index }));
     await runScheduled(
       indexed,
-      concurrency,
+      concurrency === 'auto' ? autoConcurrency(roundTripMs) : concurrency,
       ({ testCase }) => runsAlone(testCase) !== undefined,
       async ({ testCase, index }) => {
         const left = deselected(testCase, options);

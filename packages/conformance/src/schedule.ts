@@ -5,8 +5,23 @@
  */
 import type { ConformanceCase } from './case.js';
 
-/** The default of `concurrency`, chosen by measurement (ADR-0029). */
-export const DEFAULT_CONCURRENCY = 1;
+/**
+ * The concurrency `'auto'` chooses for a backend whose round trip is slow
+ * enough for waiting to dominate: measured in ADR-0029.
+ */
+export const REMOTE_CONCURRENCY = 4;
+
+/**
+ * Below this round trip (the fastest of a few trivial commands), the
+ * backend is taken for local: the machine's CPU, not waiting, bounds a run,
+ * and cases run one at a time so that timing checks keep their margins.
+ */
+export const LOCAL_ROUND_TRIP_MS = 30;
+
+/** What `concurrency: 'auto'` (the default) chooses for a backend with this round trip. */
+export function autoConcurrency(roundTripMs: number | undefined): number {
+  return roundTripMs !== undefined && roundTripMs >= LOCAL_ROUND_TRIP_MS ? REMOTE_CONCURRENCY : 1;
+}
 
 /** Cases that must run alone, and why. */
 export const RUNS_ALONE: ReadonlyMap<string, string> = new Map([
@@ -26,10 +41,12 @@ export function runsAlone(testCase: ConformanceCase): string | undefined {
 }
 
 /**
- * Runs `task` for each item, at most `concurrency` at a time, in order of
- * the list; an item for which `alone` holds waits for everything in flight
- * and runs with nothing beside it. Resolves when every task has settled;
- * tasks must not reject.
+ * Runs `task` for each item: first every item that may share the machine,
+ * at most `concurrency` at a time, taken in order of the list; then, one by
+ * one with nothing beside them, the items for which `alone` holds. Grouping
+ * the solo items at the end keeps a long shared item from leaving the other
+ * slots idle at every solo item it would otherwise have to wait for.
+ * Resolves when every task has settled; tasks must not reject.
  */
 export async function runScheduled<T>(
   items: readonly T[],
@@ -37,14 +54,11 @@ export async function runScheduled<T>(
   alone: (item: T) => boolean,
   task: (item: T) => Promise<void>,
 ): Promise<void> {
-  const running = new Set<Promise<void>>();
-  for (const item of items) {
-    const solo = alone(item);
-    // A solo item waits for all; any item waits for a free slot.
-    while (running.size > 0 && (solo || running.size >= concurrency)) await Promise.race(running);
-    const run = task(item).finally(() => running.delete(run));
-    running.add(run);
-    if (solo) await run;
-  }
-  await Promise.all(running);
+  const shared = items.filter((item) => !alone(item));
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < shared.length) await task(shared[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, shared.length) }, worker));
+  for (const item of items.filter(alone)) await task(item);
 }

@@ -13,10 +13,11 @@ export type DescribeConformanceOptions = Omit<ConformanceOptions, 'onCaseStart' 
  * Registers the conformance kit in a Vitest suite: one test per case, each
  * on a fresh sandbox. Cases the adapter's manifest rules out are skipped
  * with the reason; excluded cases are registered as skipped. The `setup`
- * and `teardown` hooks run in `beforeAll` and `afterAll`. With
- * `concurrency` above 1, independent cases are registered as concurrent
+ * and `teardown` hooks run in `beforeAll` and `afterAll`. With a number
+ * above 1 as `concurrency`, independent cases are registered as concurrent
  * tests (Vitest's `maxConcurrency` bounds them); cases that must run alone
- * stay sequential.
+ * stay sequential. `'auto'` (the default) is sequential here: tests are
+ * registered before any sandbox exists to measure.
  *
  * @example
  * ```ts
@@ -59,7 +60,7 @@ export function describeConformance(options: DescribeConformanceOptions): void {
         test.skip(`${name} (disabled: ${left})`, () => undefined);
         continue;
       }
-      const concurrent = concurrency > 1 && runsAlone(testCase) === undefined;
+      const concurrent = concurrency !== 'auto' && concurrency > 1 && runsAlone(testCase) === undefined;
       test(name, { timeout: Math.max(testCase.timeoutMs ?? 0, timeoutMs) + 15_000, concurrent }, async (ctx: TestContext) => {
         if (problem !== undefined) throw new Error(`error: ${problem}`);
         const outcome = await runCase({ testCase, manifest: manifest!, factory: options.factory, timeoutMs, graceMs, hooks });

@@ -2,7 +2,8 @@
 // type-checked here (`npm run typecheck`); test/readme.test.ts checks that
 // each README block stands in this file word for word. Never executed.
 import { createLocalSandbox } from '@sandstream/adapter-local';
-import { runConformance } from '../src/index.js';
+import type { Sandbox } from '@sandstream/types';
+import { runConformance, type ConformanceHooks } from '../src/index.js';
 import { describeConformance } from '../src/vitest.js';
 
 // The adapter the examples prove, in their words.
@@ -39,3 +40,21 @@ const report = await runConformance({ factory: () => createMySandbox(), exclude:
 if (!report.ok) process.exitCode = 1;
 
 describeConformance({ factory: () => createMySandbox() });
+
+declare const daemon: { start(): Promise<void>; stop(): Promise<void> };
+declare function attachToSameEnvironment(sandbox: Sandbox): Promise<Sandbox>;
+
+export const conformanceHooks: ConformanceHooks = {
+  // Once before the first case: start a daemon, open a connection.
+  async setup() {
+    await daemon.start();
+  },
+  // Once after the last case, also after failures and after a setup that threw.
+  async teardown() {
+    await daemon.stop();
+  },
+  // A second handle on the environment `sandbox` runs in (see below).
+  async attach(sandbox) {
+    return attachToSameEnvironment(sandbox);
+  },
+};

@@ -6,7 +6,7 @@ const examples = readFileSync(new URL('./readme-examples.ts', import.meta.url), 
 
 describe.each([
   ['README.md', new URL('../../../README.md', import.meta.url), 2],
-  ['packages/conformance/README.md', new URL('../README.md', import.meta.url), 3],
+  ['packages/conformance/README.md', new URL('../README.md', import.meta.url), 4],
 ])('%s', (_name, path, count) => {
   test('every TypeScript example is type-checked code of test/readme-examples.ts', () => {
     const blocks = typescriptBlocks(path);

@@ -63,6 +63,22 @@ describe('pretty reporter', () => {
     expect(out.text).toContain('      control left the loop while the command still runs <&>\n');
   });
 
+  test('on a terminal, with cases running concurrently, the last line names every case still running', () => {
+    const out = sink(true);
+    const progress = createProgress(out as never, false);
+    progress.start(CASES.find((c) => c.id === 'teardown.break')!);
+    progress.start(CASES.find((c) => c.id === 'stream.synchronous')!);
+    expect(out.text.endsWith('\r\u001b[2K  … teardown.break, stream.synchronous')).toBe(true);
+    progress.end(failed);
+    expect(out.text.endsWith('  ✗ teardown.break 13 ms (fail)\n      control left the loop while the command still runs <&>\n  … stream.synchronous')).toBe(true);
+  });
+
+  test('the summary names the slowest cases', () => {
+    expect(formatSummary(report, false)).toMatch(/slowest\s+teardown\.break 0\.0 s, stream\.synchronous 0\.0 s/);
+    const slow = { ...report, cases: report.cases.map((c, i) => ({ ...c, durationMs: (i + 1) * 1500 })) };
+    expect(formatSummary(slow, false)).toMatch(/slowest\s+teardown\.break 3\.0 s, stream\.synchronous 1\.5 s/);
+  });
+
   test('in a pipe, prints only finished cases, without control sequences', () => {
     const out = sink(false);
     const progress = createProgress(out as never, false);

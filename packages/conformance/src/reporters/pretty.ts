@@ -23,18 +23,37 @@ const MARKS: Record<CaseResult['status'], [string, Tint]> = {
   error: ['!', 'red'],
 };
 
-/** Live progress: on a terminal, a "running" line that each result replaces. */
+/**
+ * Live progress. Results are printed as cases end (in completion order when
+ * cases run concurrently); on a terminal, a last line names the cases still
+ * running and is redrawn as they change.
+ */
 export function createProgress(out: NodeJS.WritableStream & { isTTY?: boolean }, color: boolean) {
   const paint = painter(color);
   const live = out.isTTY === true;
+  const running: string[] = [];
+  let drawn = false;
+  const drawRunning = (): void => {
+    if (!live || running.length === 0) return;
+    out.write(paint('gray', `  … ${running.join(', ')}`));
+    drawn = true;
+  };
+  const clearRunning = (): void => {
+    if (drawn) out.write('\r\u001b[2K');
+    drawn = false;
+  };
   return {
     start(testCase: ConformanceCase): void {
-      if (live) out.write(paint('gray', `  … ${testCase.id}`));
+      clearRunning();
+      running.push(testCase.id);
+      drawRunning();
     },
     end(result: CaseResult): void {
       // Excluded cases are counted in the summary; listing them would bury the rest.
       if (result.status === 'disabled') return;
-      if (live) out.write('\r\u001b[2K');
+      clearRunning();
+      const at = running.indexOf(result.id);
+      if (at >= 0) running.splice(at, 1);
       const [mark, tint] = MARKS[result.status];
       const label = result.status === 'fail' && result.expectedFailure ? 'expected failure' : result.status;
       const time = result.durationMs >= 1 ? paint('gray', ` ${Math.round(result.durationMs)} ms`) : '';
@@ -42,8 +61,19 @@ export function createProgress(out: NodeJS.WritableStream & { isTTY?: boolean },
       if (result.message) {
         out.write(`      ${paint(result.status === 'skipped' ? 'gray' : tint, result.message)}\n`);
       }
+      drawRunning();
     },
   };
+}
+
+/** The `count` cases that took longest, as "id 5.1 s, id 4.3 s". */
+export function slowestCases(report: ConformanceReport, count = 3): string {
+  return [...report.cases]
+    .filter((c) => c.durationMs > 0)
+    .sort((a, b) => b.durationMs - a.durationMs)
+    .slice(0, count)
+    .map((c) => `${c.id} ${(c.durationMs / 1000).toFixed(1)} s`)
+    .join(', ');
 }
 
 /** The closing summary table. */
@@ -64,6 +94,8 @@ export function formatSummary(report: ConformanceReport, color: boolean): string
     ['stale expected failures', s.staleExpectedFailures.length > 0 ? paint('red', s.staleExpectedFailures.join(', ')) : '0'],
     ['time', `${(report.durationMs / 1000).toFixed(1)} s`],
   ];
+  const slowest = slowestCases(report);
+  if (slowest !== '') rows.push(['slowest', slowest]);
   const width = Math.max(...rows.map(([k]) => k.length));
   // Conformance is a claim about every case; a run with cases excluded proves only those it ran.
   const verdict = !report.ok
