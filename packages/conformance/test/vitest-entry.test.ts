@@ -6,7 +6,5 @@ import { describeConformance } from '../src/vitest.js';
 describeConformance({
   factory: () => createLocalSandbox({ graceMs: 300, capabilities: { user: false } }),
   graceMs: 300,
-  // wait.reader-keeps-output (SS-WAIT-3) waits on runtime work; broken-adapters.test.ts holds the
-  // local adapter to it according to the runtime's state.
-  exclude: ['teardown.*', 'limits.*', 'wait.reader-keeps-output'],
+  exclude: ['teardown.*', 'limits.*'],
 });

@@ -212,15 +212,23 @@ export const outputCases = [
     async run(ctx) {
       // A line-oriented server, as an stdio MCP server is: a reply on stdout and a log line on stderr per request.
       const script = 'while IFS= read -r line; do echo "log $line" >&2; echo "reply $line"; done; echo bye >&2; echo end';
+      const within = await bound(ctx, 5_000);
       await using proc = ctx.sandbox.stream(['sh', '-c', script], { stdin: 'pipe' });
+      // The loop is reading (waiting for its first chunk) when the other task calls wait().
+      const iterator = proc[Symbol.asyncIterator]();
+      const ask = (): Promise<IteratorResult<OutputChunk, undefined>> => {
+        const next = iterator.next();
+        next.catch(() => undefined);
+        return next;
+      };
+      let pending = ask();
       const waiting = proc.wait();
       waiting.catch(() => undefined);
-      const iterator = proc[Symbol.asyncIterator]();
       const seen = { stdout: '', stderr: '' };
-      const within = await bound(ctx, 5_000);
       const readUntil = async (done: () => boolean, what: string): Promise<void> => {
         while (!done()) {
-          const next = await settledWithin(iterator.next(), within);
+          const next = await settledWithin(pending, within);
+          if (next !== 'pending' && !next.rejected && next.value.done !== true) pending = ask();
           if (next === 'pending') throw new ConformanceFailure(`${what}: nothing arrived within ${within} ms while another task awaited wait() (stdout so far ${JSON.stringify(seen.stdout.slice(-60))})`);
           if (next.rejected) throw new ConformanceFailure(`${what}: the loop failed with ${describeError(next.reason)}`);
           if (next.value.done) throw new ConformanceFailure(`${what}: the loop ended early while another task awaited wait() (stdout so far ${JSON.stringify(seen.stdout.slice(-60))})`);
@@ -234,7 +242,7 @@ export const outputCases = [
       }
       await proc.stdin!.end();
       await readUntil(() => seen.stdout.endsWith('end\n') && seen.stderr.endsWith('bye\n'), 'the rest of the output after end-of-file');
-      const last = await settledWithin(iterator.next(), within);
+      const last = await settledWithin(pending, within);
       check(last !== 'pending' && !last.rejected && last.value.done === true, 'the loop did not end after the last chunk');
       const lines = (prefix: string): string => Array.from({ length: count }, (_, i) => `${prefix} request ${i + 1}\n`).join('');
       checkEqual(seen.stdout, `${lines('reply')}end\n`, 'stdout the loop received');
