@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { testSandbox } from './helpers.js';
+import { eventually, procState, testSandbox } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sandstream-review-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,6 +34,9 @@ describe('the end of the command and the end of its tree', () => {
     const iterator = proc[Symbol.asyncIterator]();
     await iterator.next();
     try {
+      // The leader printed its line; the case is about the time after it has exited (and was
+      // reaped), which on a loaded machine can come a little later.
+      expect(await eventually(() => procState(proc.pid!) === undefined, 10_000)).toBe(true);
       await proc.kill('SIGKILL');
       // A bound that only proves the 60 s linger did not run; the figure itself is not measured here.
       const result = await Promise.race([
