@@ -240,8 +240,10 @@ export const stdinCases = [
       for (const { how, result } of await underBoth(ctx, ['sh', '-c', 'head -c 100000 /dev/zero > "$1/big-$2"', 'sh', dir], { limits: { fileSizeBytes: 4096 } })) {
         check(result.signal !== null || (result.exitCode ?? 0) !== 0, `${how}: writing past the limit reports success (${result.exitCode}/${result.signal})`);
       }
-      const sizes = await ctx.exec(['sh', '-c', 'for f in "$1"/big-*; do wc -c < "$f"; done', 'sh', dir]);
-      for (const size of sizes.stdoutText.trim().split(/\s+/)) check(Number(size) <= 4096, `a file grew to ${size} bytes past the 4096-byte limit`);
+      const sizes = await ctx.exec(['sh', '-c', 'for f in "$1"/big-*; do wc -c < "$f"; done; echo end', 'sh', dir]);
+      const lines = sizes.stdoutText.trim().split(/\s+/);
+      check(lines.pop() === 'end' && lines.length > 0 && lines.every((line) => /^[0-9]+$/.test(line)), `run() lost output of the helper that reads the file sizes: ${JSON.stringify(sizes.stdoutText)}`);
+      for (const size of lines) check(Number(size) <= 4096, `a file grew to ${size} bytes past the 4096-byte limit`);
     },
   }),
   defineCase({
