@@ -123,6 +123,8 @@ describe('sandstream-conformance CLI', () => {
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(/^teardown\.break\s+SS-TEAR-2/m);
     expect(list.stdout).toMatch(/stdin\.echo-and-eof .*needs stdin/);
+    expect(list.stdout).toMatch(/^limits\.cpu .*runs alone/m);
+    expect(list.stdout).not.toMatch(/^stream\.synchronous .*runs alone/m);
     const version = await cli(['--version']);
     expect(version.stdout).toMatch(/^sandstream-conformance \d+\.\d+\.\d+ \(spec 1\.1\)$/m);
   });
