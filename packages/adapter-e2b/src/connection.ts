@@ -12,15 +12,21 @@ export interface EnvdEndpoint {
   readonly user?: string;
 }
 
+/** envd's way of naming the account a request acts as: HTTP Basic with the name and no password. */
+export function basicAuth(user: string): string {
+  return `Basic ${Buffer.from(`${user}:`).toString('base64')}`;
+}
+
 /** The process service client the driver uses. */
 export type ProcessClient = Client<typeof ProcessService>;
 
 /** A Connect client of envd's process service: binary protobuf, so output stays bytes. */
 export function createProcessClient(endpoint: EnvdEndpoint): ProcessClient {
   const extra: Record<string, string> = { ...endpoint.headers };
-  if (endpoint.user !== undefined) extra['Authorization'] = `Basic ${Buffer.from(`${endpoint.user}:`).toString('base64')}`;
+  if (endpoint.user !== undefined) extra['Authorization'] = basicAuth(endpoint.user);
   const headers: Interceptor = (next) => (request) => {
-    for (const [name, value] of Object.entries(extra)) request.header.set(name, value);
+    // A call's own header (a command's account) wins over the connection's.
+    for (const [name, value] of Object.entries(extra)) if (!request.header.has(name)) request.header.set(name, value);
     return next(request);
   };
   const transport = createConnectTransport({

@@ -2,7 +2,7 @@ import { Code } from '@connectrpc/connect';
 import { SpawnFailed, StdinClosed, TransportError, type Signal } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
 import { signalFromStatus } from './emulator/status.js';
-import { describe, isDaemonAnswer, type ProcessClient } from './connection.js';
+import { basicAuth, describe, isDaemonAnswer, type ProcessClient } from './connection.js';
 import type { ProcessEvent, StartResponse } from './gen/envd-process_pb.js';
 import { randomUUID } from 'node:crypto';
 import { LAUNCH, LAUNCH_FAILED, LAUNCH_OK, LAUNCH_PREFIX, RELAY, SIGNAL, UNBLOCK } from './scripts.js';
@@ -103,6 +103,8 @@ export class E2BDriver implements ProcessDriver {
   private readonly controllers = new Set<AbortController>();
   private readonly dir: string;
   private readonly tag: string;
+  /** Headers naming the command's account, on every request about it. */
+  private readonly auth: Record<string, string>;
   private pid: number | undefined;
   private launched = false;
   private startSettled = false;
@@ -124,18 +126,22 @@ export class E2BDriver implements ProcessDriver {
     const id = randomUUID();
     this.dir = `${settings.tmpDir.replace(/\/+$/, '')}/sandstream-${id}`;
     this.tag = `sandstream-${id}`;
+    this.auth = command.user === undefined ? {} : { Authorization: basicAuth(command.user) };
   }
 
   start(events: DriverEvents): Promise<StartedProcess> {
     this.events = events;
     const { command, settings } = this;
     const abort = this.controller();
-    const cwd = command.cwd ?? settings.cwd;
+    // Another account's home may not exist (envd's default working directory
+    // for it): such a command starts in `/` and moves to $HOME if it can.
+    const homeCd = command.user !== undefined && command.cwd === undefined && settings.cwd === undefined;
+    const cwd = command.cwd ?? settings.cwd ?? (homeCd ? '/' : undefined);
     const stream = settings.client.start(
       {
         process: {
           cmd: settings.setsidPath,
-          args: [settings.shellPath, '-c', LAUNCH, 'sandstream', this.dir, ...command.argv],
+          args: [settings.shellPath, '-c', LAUNCH, 'sandstream', this.dir, homeCd ? '1' : '0', ...command.argv],
           envs: { ...settings.env, ...command.env },
           ...(cwd === undefined ? {} : { cwd }),
         },
@@ -156,7 +162,7 @@ export class E2BDriver implements ProcessDriver {
   }
 
   private keepaliveHeader(): Record<string, string> {
-    return { 'Keepalive-Ping-Interval': String(this.settings.keepaliveSeconds) };
+    return { 'Keepalive-Ping-Interval': String(this.settings.keepaliveSeconds), ...this.auth };
   }
 
   private controller(): AbortController {
@@ -232,7 +238,7 @@ export class E2BDriver implements ProcessDriver {
   private startRelay(): void {
     const abort = this.controller();
     const stream = this.settings.client.start(
-      { process: { cmd: this.settings.shellPath, args: ['-c', RELAY, 'sandstream-relay', this.dir, String(this.pid)], envs: {} }, stdin: false },
+      { process: { cmd: this.settings.shellPath, args: ['-c', RELAY, 'sandstream-relay', this.dir, String(this.pid)], envs: {}, cwd: '/' }, stdin: false },
       { signal: abort.signal, headers: this.keepaliveHeader() },
     );
     void this.pumpRelay(new EventReader(stream, abort, this.settings.stallMs));
@@ -310,6 +316,8 @@ export class E2BDriver implements ProcessDriver {
       // outcome is unknown. Never retried either way.
       if (isDaemonAnswer(error) && error.code === Code.InvalidArgument) {
         this.startFailed(new SpawnFailed(this.command.argv, error.rawMessage, { cause: error }));
+      } else if (this.command.user !== undefined && isDaemonAnswer(error) && error.code === Code.Unauthenticated && /invalid username/.test(error.rawMessage)) {
+        this.startFailed(new SpawnFailed(this.command.argv, `no such account ${JSON.stringify(this.command.user)} in the sandbox`, { cause: error }));
       } else {
         // It may be running: look for its tag and kill its group (best
         // effort, bounded). Never started again.
@@ -345,7 +353,7 @@ export class E2BDriver implements ProcessDriver {
     );
     try {
       const stream = this.settings.client.start(
-        { process: { cmd: this.settings.shellPath, args, envs: {} }, stdin: false },
+        { process: { cmd: this.settings.shellPath, args, envs: {}, cwd: '/' }, stdin: false },
         { signal: abort.signal, headers: this.keepaliveHeader() },
       );
       for await (const response of stream) {
@@ -363,7 +371,7 @@ export class E2BDriver implements ProcessDriver {
   }
 
   private async killByTag(): Promise<void> {
-    const { processes } = await this.settings.client.list({}, { timeoutMs: this.settings.requestTimeoutMs });
+    const { processes } = await this.settings.client.list({}, { timeoutMs: this.settings.requestTimeoutMs, headers: this.auth });
     const found = processes.find((info) => info.tag === this.tag);
     if (found === undefined) return;
     this.pid = found.pid;
@@ -388,10 +396,10 @@ export class E2BDriver implements ProcessDriver {
     for (let offset = 0; offset < data.byteLength || offset === 0; offset += STDIN_CHUNK) {
       const part = data.subarray(offset, offset + STDIN_CHUNK);
       try {
-        await this.settings.client.sendInput({
-          process: { selector: { case: 'pid', value: pid } },
-          input: { input: { case: 'stdin', value: part } },
-        });
+        await this.settings.client.sendInput(
+          { process: { selector: { case: 'pid', value: pid } }, input: { input: { case: 'stdin', value: part } } },
+          { headers: this.auth },
+        );
       } catch (error) {
         // envd answers NotFound once the command is gone and Internal when
         // the pipe is closed or the command stopped reading: nothing of this
@@ -410,7 +418,7 @@ export class E2BDriver implements ProcessDriver {
 
   async closeStdin(): Promise<void> {
     try {
-      await this.settings.client.closeStdin({ process: { selector: { case: 'pid', value: this.pid! } } });
+      await this.settings.client.closeStdin({ process: { selector: { case: 'pid', value: this.pid! } } }, { headers: this.auth });
     } catch (error) {
       // Gone or already closed: closed either way.
       if (isDaemonAnswer(error)) return;

@@ -29,6 +29,11 @@ export interface E2BCommonOptions {
   readonly setsidPath?: string;
   /** Path of a POSIX shell inside the sandbox (default `/bin/sh`). */
   readonly shellPath?: string;
+  /**
+   * Turns capabilities off (never on), e.g. `user` where envd cannot switch
+   * accounts (an emulator not running as root).
+   */
+  readonly capabilities?: Partial<CapabilityManifest>;
   /** A writable directory inside the sandbox for each command's FIFOs (default `/tmp`). */
   readonly tmpDir?: string;
   /**
@@ -65,7 +70,8 @@ export const E2B_CAPABILITIES: CapabilityManifest = Object.freeze({
   streaming: true,
   stdin: true,
   'resource-limits': false,
-  user: false,
+  // envd runs a request as the account its Basic auth names.
+  user: true,
 });
 
 const COMMON_KEYS = [
@@ -81,6 +87,7 @@ const COMMON_KEYS = [
   'shellPath',
   'tmpDir',
   'settleMs',
+  'capabilities',
 ];
 const EXISTING_KEYS = new Set([...COMMON_KEYS, 'sandbox', 'owned']);
 const NEW_KEYS = new Set([...COMMON_KEYS, 'sandbox', 'template', 'connection']);
@@ -168,9 +175,22 @@ export async function createE2BSandbox(options: E2BSandboxOptions = {}): Promise
     settleMs: positive('settleMs', options.settleMs, 200),
   };
 
+  const capabilities: CapabilityManifest = { ...E2B_CAPABILITIES };
+  if (options.capabilities !== undefined) {
+    if (typeof options.capabilities !== 'object' || options.capabilities === null) {
+      throw new InvalidArgument('options.capabilities', 'must be an object of booleans');
+    }
+    for (const [name, enabled] of Object.entries(options.capabilities)) {
+      if (!Object.hasOwn(E2B_CAPABILITIES, name)) throw new InvalidArgument(`options.capabilities.${name}`, 'unknown capability');
+      if (enabled === undefined) continue;
+      if (typeof enabled !== 'boolean') throw new InvalidArgument(`options.capabilities.${name}`, 'must be a boolean');
+      if (!enabled) capabilities[name as keyof CapabilityManifest] = false;
+    }
+  }
+
   return defineSandbox<E2BSdkSandbox>({
     name: 'e2b',
-    capabilities: E2B_CAPABILITIES,
+    capabilities,
     native: sdkSandbox,
     graceMs,
     killWaitMs,

@@ -26,6 +26,8 @@ interface Shared {
   sandbox: E2BSdkSandbox;
   owned: boolean;
   stop?: () => Promise<void>;
+  /** The emulator switches accounts only when it runs as root. */
+  options?: { capabilities: { user: false } };
 }
 
 let shared: Shared | undefined;
@@ -44,7 +46,12 @@ async function connect(): Promise<Shared> {
   const { startEnvdEmulator } = await import('./emulator/index.js');
   const emulator = await startEnvdEmulator();
   const sandbox = await E2BSdkSandbox.create({ debug: true, sandboxUrl: emulator.url });
-  return { sandbox, owned: false, stop: () => emulator.close() };
+  return {
+    sandbox,
+    owned: false,
+    stop: () => emulator.close(),
+    ...(process.getuid?.() === 0 ? {} : { options: { capabilities: { user: false } } }),
+  };
 }
 
 /** Lifecycle and observation hooks of this adapter module for the conformance kit. */
@@ -61,7 +68,7 @@ export const conformanceHooks: E2BConformanceHooks = {
   },
   async attach(sandbox: Sandbox) {
     // A second handle on the same E2B sandbox; its close() never kills it.
-    return createE2BSandbox({ sandbox: sandbox.native as E2BSdkSandbox, owned: false });
+    return createE2BSandbox({ sandbox: sandbox.native as E2BSdkSandbox, owned: false, ...shared?.options });
   },
 };
 
@@ -73,5 +80,5 @@ export default async function createSandbox(): Promise<Sandbox<E2BSdkSandbox>> {
       'setup() has not run: the kit calls it before the first case (it connects to E2B when E2B_API_KEY is set, else to E2B_SANDBOX_URL, else starts the envd emulator)',
     );
   }
-  return createE2BSandbox({ sandbox: shared.sandbox, owned: false });
+  return createE2BSandbox({ sandbox: shared.sandbox, owned: false, ...shared.options });
 }

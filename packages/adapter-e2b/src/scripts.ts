@@ -27,9 +27,14 @@ export const LAUNCH_OK = '\u001esandstream:exec\n';
 /** Prefix of the launcher's report that the command cannot be executed. */
 export const LAUNCH_FAILED = '\u001esandstream:noexec:';
 
-/** `setsid sh -c LAUNCH sandstream DIR argv...` (see the module comment). */
+/**
+ * `setsid sh -c LAUNCH sandstream DIR HOMECD argv...` (see the module
+ * comment). HOMECD `1`: change to `$HOME` if it can, else stay in `/`
+ * (a command run as another account without a working directory).
+ */
 export const LAUNCH = [
-  'D=$1; shift',
+  'D=$1 h=$2; shift 2',
+  '[ "$h" = 1 ] && { cd "$HOME" 2>/dev/null || cd /; }',
   'c=$1',
   'fail() { printf "\\036sandstream:noexec:%s\\n" "$1" >&2; exit 127; }',
   'case $c in',

@@ -25,11 +25,14 @@ if (expectedFailures.length > 0) {
   console.info(`[adapter-e2b] expected to fail, as on the reference adapter (runtime work in progress): ${expectedFailures.join(', ')}`);
 }
 
+/** The emulator runs commands as another account only when it runs as root (envd always does). */
+const ACCOUNTS = process.getuid?.() === 0 ? {} : { capabilities: { user: false } };
+
 let envd: EnvdEmulator | undefined;
 let native: E2BSdkSandbox | undefined;
 
 describeConformance({
-  factory: () => createE2BSandbox({ sandbox: native!, graceMs: 500 }),
+  factory: () => createE2BSandbox({ sandbox: native!, ...ACCOUNTS }),
   expectedFailures,
   hooks: {
     async setup() {
@@ -39,6 +42,6 @@ describeConformance({
     async teardown() {
       await envd?.close();
     },
-    attach: (sandbox) => createE2BSandbox({ sandbox: sandbox.native as E2BSdkSandbox }),
+    attach: (sandbox) => createE2BSandbox({ sandbox: sandbox.native as E2BSdkSandbox, ...ACCOUNTS }),
   },
 });

@@ -38,7 +38,11 @@ export interface EnvdEmulatorOptions {
    * `Keepalive-Ping-Interval` header (seconds), else 60 s.
    */
   readonly keepaliveMs?: number;
-  /** Working directory of commands that name none (default: the home directory, as envd's default user). */
+  /**
+   * Working directory of commands that name none (envd's configured default).
+   * Default: the home of the account the command runs as (the emulator's
+   * own home when the request names none).
+   */
   readonly cwd?: string;
   /** Variables every command gets besides PATH, HOME, USER and LOGNAME (envd's global environment). */
   readonly env?: Readonly<Record<string, string>>;
@@ -84,6 +88,8 @@ export interface EmulatedProcess {
   readonly signals: readonly string[];
   /** The `E2b-Sandbox-Id` the Start request carried. */
   readonly sandboxId: string | undefined;
+  /** The account named in the Start request's Basic auth, if any. */
+  readonly user: string | undefined;
 }
 
 /** A request as the emulator received it. */
@@ -185,6 +191,39 @@ function livePids(): Array<{ pid: number; ppid: number; pgrp: number }> {
   return result;
 }
 
+/** An account of this machine, from /etc/passwd. */
+interface Account {
+  readonly name: string;
+  readonly uid: number;
+  readonly gid: number;
+  readonly home: string;
+}
+
+function findAccount(name: string): Account | undefined {
+  let passwd: string;
+  try {
+    passwd = readFileSync('/etc/passwd', 'utf8');
+  } catch {
+    return undefined;
+  }
+  for (const line of passwd.split('\n')) {
+    const fields = line.split(':');
+    if (fields[0] === name && fields.length >= 6) {
+      return { name, uid: Number(fields[2]), gid: Number(fields[3]), home: fields[5]! };
+    }
+  }
+  return undefined;
+}
+
+/** The account a request names in HTTP Basic auth (`user:`), as the SDK and envd use it. */
+function basicUser(req: IncomingMessage): string | undefined {
+  const header = req.headers['authorization'];
+  if (typeof header !== 'string' || !header.startsWith('Basic ')) return undefined;
+  const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? decoded : decoded.slice(0, colon);
+}
+
 /** An unbounded queue of events with one waiting reader. */
 class Subscription {
   private readonly items: ProcessEvent[] = [];
@@ -250,6 +289,7 @@ class Command implements EmulatedProcess {
   endedAt: number | undefined;
   readonly signals: string[] = [];
   sandboxId: string | undefined;
+  user: string | undefined;
   readonly subscribers = new Set<Subscription>();
   stdinOpen: boolean;
   private paused = false;
@@ -427,7 +467,6 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
     return typeof id === 'string' ? sandboxes.get(id) : undefined;
   }
   const sockets = new Set<Socket>();
-  const defaultCwd = options.cwd ?? homedir();
   const drainAfterExitMs = options.drainAfterExitMs ?? 50;
 
   function takeFault<K extends EnvdFault['kind']>(method: EnvdMethod, kinds: readonly K[]): Extract<EnvdFault, { kind: K }> | undefined {
@@ -443,6 +482,10 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
     requests.push({ method: `process.Process/${method}`, at: Date.now(), headers: headerRecord(raw.req), message });
     if (options.accessToken !== undefined && raw.req.headers['x-access-token'] !== options.accessToken) {
       throw new ConnectError('invalid access token', Code.Unauthenticated);
+    }
+    const username = basicUser(raw.req);
+    if (username !== undefined && findAccount(username) === undefined) {
+      throw new ConnectError(`invalid username: '${username}'`, Code.Unauthenticated);
     }
     const target = sandboxOf(raw.req);
     if (target !== undefined) {
@@ -551,7 +594,16 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
       async *start(request, ctx) {
         const raw = await enter('Start', toJson(ProcessService.method.start.input, request), ctx);
         const config = configOf(request.process);
-        const cwd = config.cwd === undefined || config.cwd === '' ? defaultCwd : isAbsolute(config.cwd) ? config.cwd : resolve(defaultCwd, config.cwd);
+        // The account named in Basic auth, else the emulator's own (envd's default user).
+        const username = basicUser(raw.req);
+        const account = username === undefined ? undefined : findAccount(username);
+        const switching = account !== undefined && account.uid !== process.getuid?.();
+        if (switching && process.getuid?.() !== 0) {
+          throw new ConnectError(`the emulator does not run as root and cannot run commands as '${account.name}'`, Code.PermissionDenied);
+        }
+        // envd's default working directory: its configured one, else the account's home.
+        const baseCwd = options.cwd ?? account?.home ?? homedir();
+        const cwd = config.cwd === undefined || config.cwd === '' ? baseCwd : isAbsolute(config.cwd) ? config.cwd : resolve(baseCwd, config.cwd);
         try {
           if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
         } catch {
@@ -559,15 +611,21 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
         }
         const env: Record<string, string> = {
           PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin',
-          HOME: process.env['HOME'] ?? homedir(),
-          USER: process.env['USER'] ?? 'user',
-          LOGNAME: process.env['LOGNAME'] ?? process.env['USER'] ?? 'user',
+          HOME: account?.home ?? process.env['HOME'] ?? homedir(),
+          USER: account?.name ?? process.env['USER'] ?? 'user',
+          LOGNAME: account?.name ?? process.env['LOGNAME'] ?? process.env['USER'] ?? 'user',
           ...options.env,
+          ...(account === undefined ? {} : { HOME: account.home, USER: account.name, LOGNAME: account.name }),
           ...config.envs,
         };
         // envd keeps a stdin pipe unless the request says `stdin: false`.
         const keepStdin = request.stdin ?? true;
-        const child = spawn(config.cmd, config.args, { cwd, env, stdio: [keepStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+        const child = spawn(config.cmd, config.args, {
+          cwd,
+          env,
+          stdio: [keepStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+          ...(switching ? { uid: account.uid, gid: account.gid } : {}),
+        });
         await new Promise<void>((resolveSpawn, rejectSpawn) => {
           child.once('spawn', resolveSpawn);
           child.once('error', (error) => {
@@ -581,6 +639,7 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
         });
         const sandboxHeader = raw.req.headers['e2b-sandbox-id'];
         command.sandboxId = typeof sandboxHeader === 'string' ? sandboxHeader : undefined;
+        command.user = account?.name;
         table.push(command);
         running.set(command.pid, command);
         const timeout = Number(raw.req.headers['connect-timeout-ms']);
