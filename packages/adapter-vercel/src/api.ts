@@ -138,7 +138,10 @@ export class VercelApi {
         let pending: Uint8Array[] = [];
         const parse = (bytes: Uint8Array): LogLine | undefined => {
           if (bytes.byteLength === 0) return undefined;
-          const record = JSON.parse(decoder.decode(bytes)) as { stream?: unknown; data?: unknown };
+          const record = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as {
+            stream?: unknown;
+            data?: unknown;
+          };
           if (record.stream === 'error') {
             const data = (record.data ?? {}) as { code?: unknown; message?: unknown };
             throw Object.assign(new Error(String(data.message ?? 'the service ended the log stream with an error')), {
@@ -153,8 +156,10 @@ export class VercelApi {
           return { stream: record.stream, data: record.data };
         };
         for (;;) {
-          const { value, done } = await reader.read();
+          const { value: read, done } = await reader.read();
           if (done) break;
+          // A Buffer view: its indexOf is a memchr, a typed array's a loop.
+          const value = Buffer.from(read.buffer, read.byteOffset, read.byteLength);
           let start = 0;
           for (let end = value.indexOf(10); end !== -1; end = value.indexOf(10, start)) {
             const piece = value.subarray(start, end);

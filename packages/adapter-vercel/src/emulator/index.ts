@@ -177,12 +177,19 @@ const MAX_LINE = 64 * 1024;
  */
 function pushRecords(records: LogRecord[], stream: 'stdout' | 'stderr', text: string): void {
   const record = (data: string): LogRecord => ({ stream, data, line: `${JSON.stringify({ stream, data })}\n` });
-  const whole = record(text);
-  if (whole.line.length <= MAX_LINE) {
-    records.push(whole);
+  // The line's length without building it: control characters escape to
+  // six characters, a quote or backslash to two (U+2028/9 are not escaped).
+  let length = text.length + 32;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20) length += 5;
+    else if (code === 0x22 || code === 0x5c) length += 1;
+  }
+  if (length <= MAX_LINE) {
+    records.push(record(text));
     return;
   }
-  const size = Math.max(1, Math.ceil(text.length / Math.ceil(whole.line.length / MAX_LINE)));
+  const size = Math.max(1, Math.ceil(text.length / Math.ceil(length / MAX_LINE)));
   for (let start = 0; start < text.length; ) {
     let end = Math.min(text.length, start + size);
     const last = text.charCodeAt(end - 1);
