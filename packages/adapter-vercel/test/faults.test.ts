@@ -85,14 +85,15 @@ describe('a start whose answer is lost', () => {
     expect(emulator().processes().filter((p) => p.cmdline.includes(marker))).toEqual([]);
   });
 
-  it('where the raw SDK, under the same fault, starts the command twice', async () => {
+  it('where the raw SDK, under the same fault, starts the command again (two copies or more)', async () => {
     const raw = await VercelSdkSandbox.create({ ...emulator().credentials, fetch: emulator().fetch });
     const marker = `raw-start-fault-${Date.now()}`;
     emulator().inject({ kind: 'status', status: 502, method: 'POST', path: /\/cmd$/, when: 'after' });
     try {
       const command = await raw.runCommand({ cmd: 'sh', args: ['-c', 'sleep 30; : "$1"', 'sh', marker], detached: true });
       const copies = emulator().processes().filter((p) => p.cmdline.includes(marker));
-      expect(copies.length).toBe(2);
+      // Its retry starts a second copy (a third, if a retry also meets a broken connection).
+      expect(copies.length).toBeGreaterThanOrEqual(2);
       expect(copies.some((p) => p.cmdId === command.cmdId)).toBe(true);
     } finally {
       await raw.stop();
