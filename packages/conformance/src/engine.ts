@@ -1,7 +1,6 @@
 import {
   CAPABILITIES,
   hasCapability,
-  InvalidArgument,
   validatorFor,
   type CapabilityManifest,
   type CaseResult,
@@ -10,138 +9,25 @@ import {
   type Sandbox,
   type SandboxFactory,
 } from '@sandstream/types';
-import { ConformanceFailure, describeError, flattenSuppressed, HarnessError } from './assert.js';
+import { describeError, HarnessError } from './assert.js';
 import type { ConformanceCase } from './case.js';
 import { CASES } from './cases/index.js';
-import { createContext, type ContextHandle } from './context.js';
-import { checkHooks, type ConformanceHooks } from './hooks.js';
-import { missingTools, sweep } from './probes.js';
+import { validateOptions, type ConformanceOptions } from './options.js';
+import { missingTools } from './probes.js';
 import { REQUIREMENTS } from './requirements.js';
+import { createSandbox, runCase, withTimeout, type CaseOutcome } from './run-case.js';
 import { autoConcurrency, runsAlone, runScheduled } from './schedule.js';
-import { checkSelectors, deselected } from './select.js';
-import { describeTermination, terminationOf, type Termination } from './termination.js';
+import { deselected } from './select.js';
 import { KIT_SPEC_VERSION, KIT_VERSION } from './version.js';
 
-/** Options of {@link runConformance}. */
-export interface ConformanceOptions {
-  /** Returns a fresh, isolated sandbox on every call. */
-  readonly factory: SandboxFactory;
-  /** The adapter module's lifecycle and observation hooks (its `conformanceHooks` export). */
-  readonly hooks?: ConformanceHooks;
-  /** Run only cases matching one of these (id, `prefix.*`, or requirement id). */
-  readonly include?: readonly string[];
-  /** Report cases matching one of these as `disabled`. */
-  readonly exclude?: readonly string[];
-  /** Case ids the adapter is known to fail; a listed case that passes makes the run fail as stale. */
-  readonly expectedFailures?: readonly string[];
-  /** Per-case time limit in ms (default 20000); a hung case fails instead of hanging the run. */
-  readonly caseTimeoutMs?: number;
-  /**
-   * The grace period for a sandbox that does not state its own `termination`
-   * (a 1.0 adapter). The kit reads a sandbox's `termination`; a value here
-   * that contradicts it is a harness error.
-   */
-  readonly graceMs?: number;
-  /**
-   * How many independent cases run at once, each on its own sandbox; cases
-   * that must run alone still do. `'auto'` (the default): 1 on a backend
-   * whose round trip is under 30 ms (local), 4 on a slower one (ADR-0029).
-   */
-  readonly concurrency?: number | 'auto';
-  /** Called as each case starts and ends, for live progress. */
-  readonly onCaseStart?: (testCase: ConformanceCase) => void;
-  readonly onCaseEnd?: (result: CaseResult) => void;
-}
-
-/** Options renamed or removed, with what replaces them: they fail loudly instead of being ignored. */
-const RENAMED_OPTIONS: Readonly<Record<string, string>> = {
-  only: 'renamed to `include`',
-};
-
-const KNOWN_OPTIONS = new Set([
-  'factory',
-  'hooks',
-  'include',
-  'exclude',
-  'expectedFailures',
-  'caseTimeoutMs',
-  'graceMs',
-  'concurrency',
-  'onCaseStart',
-  'onCaseEnd',
-]);
-
-/** The longest delay setTimeout honours (about 24.8 days). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export { validateOptions, type CheckedOptions, type ConformanceOptions } from './options.js';
+export { classify, runCase, skipReason, type CaseOutcome, type CaseRun } from './run-case.js';
 
 const SHOULD = new Set(REQUIREMENTS.filter((r) => r.level === 'SHOULD').map((r) => r.id));
 
 /** Whether a case proves only SHOULD-level requirements, so its failure does not fail the run. */
 export function isAdvisory(testCase: Pick<ConformanceCase, 'requirements'>): boolean {
   return testCase.requirements.every((id) => SHOULD.has(id));
-}
-
-/** The options every entry point shares, checked and with defaults applied. */
-export interface CheckedOptions {
-  readonly caseTimeoutMs: number;
-  /** Only for sandboxes that state no `termination`. */
-  readonly graceMs: number | undefined;
-  readonly concurrency: number | 'auto';
-  readonly hooks: ConformanceHooks;
-}
-
-/** Checks the options shared by every entry point; throws InvalidArgument naming the first bad one. */
-export function validateOptions(options: ConformanceOptions): CheckedOptions {
-  for (const key of Object.keys(options)) {
-    if (key in RENAMED_OPTIONS) throw new InvalidArgument(`options.${key}`, RENAMED_OPTIONS[key]!);
-    // Old or misspelt options must fail loudly rather than be ignored.
-    if (!KNOWN_OPTIONS.has(key)) throw new InvalidArgument(`options.${key}`, 'unknown option');
-  }
-  if (typeof options.factory !== 'function') throw new InvalidArgument('options.factory', 'must be a function returning a Sandbox');
-  const caseTimeoutMs = options.caseTimeoutMs ?? 20_000;
-  const graceMs = options.graceMs;
-  const concurrency = options.concurrency ?? 'auto';
-  if (!Number.isFinite(caseTimeoutMs) || caseTimeoutMs <= 0 || caseTimeoutMs > MAX_TIMER_MS) {
-    throw new InvalidArgument('options.caseTimeoutMs', `must be a positive number of at most ${MAX_TIMER_MS}`);
-  }
-  if (graceMs !== undefined) {
-    if (graceMs > MAX_TIMER_MS) throw new InvalidArgument('options.graceMs', `must be at most ${MAX_TIMER_MS}`);
-    if (!Number.isFinite(graceMs) || graceMs < 0) throw new InvalidArgument('options.graceMs', 'must be a non-negative number');
-  }
-  if (concurrency !== 'auto' && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)) {
-    throw new InvalidArgument('options.concurrency', "must be 'auto' or an integer from 1 to 64");
-  }
-  const hooks = checkHooks(options.hooks, 'options.hooks');
-  checkSelectors(CASES, options.include ?? [], 'options.include');
-  checkSelectors(CASES, options.exclude ?? [], 'options.exclude');
-  return { caseTimeoutMs, graceMs, concurrency, hooks };
-}
-
-function isSandbox(value: unknown): value is Sandbox {
-  const sb = value as Partial<Sandbox> | null;
-  return typeof sb === 'object' && sb !== null && typeof sb.run === 'function' && typeof sb.stream === 'function' && typeof sb.close === 'function' && typeof sb.capabilities === 'object';
-}
-
-async function createSandbox(factory: SandboxFactory): Promise<Sandbox> {
-  let sandbox: unknown;
-  try {
-    sandbox = await factory();
-  } catch (error) {
-    throw new HarnessError(`the factory failed: ${describeError(error)}`);
-  }
-  if (!isSandbox(sandbox)) throw new HarnessError('the factory did not return a Sandbox');
-  return sandbox;
-}
-
-/** Why a case does not apply to an adapter with this manifest, if it does not. */
-export function skipReason(testCase: ConformanceCase, manifest: CapabilityManifest): string | undefined {
-  for (const capability of testCase.needs ?? []) {
-    if (!hasCapability(manifest, capability)) return `the adapter does not advertise "${capability}"; the negative case capabilities.absent-${capability} runs instead`;
-  }
-  if (testCase.without !== undefined && hasCapability(manifest, testCase.without)) {
-    return `the adapter advertises "${testCase.without}"; this case checks its absence`;
-  }
-  return undefined;
 }
 
 /**
@@ -159,160 +45,6 @@ export function manifestForReport(raw: unknown): CapabilityManifest {
     if (/^x-[a-z0-9-]+$/.test(key) && typeof value === 'boolean') manifest[key] = value;
   }
   return manifest as CapabilityManifest;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(onTimeout()), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-class CaseTimeout extends Error {}
-
-/** One case's run, as {@link runCase} takes it. */
-export interface CaseRun {
-  readonly testCase: ConformanceCase;
-  readonly manifest: CapabilityManifest;
-  readonly factory: SandboxFactory;
-  readonly timeoutMs: number;
-  /** The grace period for a sandbox that states no `termination` (see {@link ConformanceOptions.graceMs}). */
-  readonly graceMs?: number | undefined;
-  /** The adapter module's hooks; `attach` is used to observe a sandbox after its close(). */
-  readonly hooks?: ConformanceHooks | undefined;
-}
-
-/** A case's outcome. */
-export interface CaseOutcome {
-  status: CaseStatus;
-  message?: string;
-  durationMs: number;
-}
-
-/**
- * The status and message of what a case threw. A `SuppressedError` (an
- * `await using` whose disposal failed while an error propagated) is
- * unpacked: every error in it is shown, and it is the harness's only when
- * all of them are.
- */
-export function classify(error: unknown): { status: CaseStatus; message: string; timedOut: boolean } {
-  const parts = flattenSuppressed(error);
-  const describe = (part: unknown): string =>
-    part instanceof HarnessError || part instanceof ConformanceFailure || part instanceof CaseTimeout ? part.message : `unexpected ${describeError(part)}`;
-  const message = parts.map(describe).join('; then, while disposing, ');
-  const timedOut = parts.some((part) => part instanceof CaseTimeout);
-  const harness = parts.every((part) => part instanceof HarnessError);
-  return { status: harness ? 'error' : 'fail', message, timedOut };
-}
-
-/** Runs one case on a fresh sandbox; never throws. */
-export async function runCase(run: CaseRun): Promise<CaseOutcome> {
-  const { testCase, factory } = run;
-  const hooks = run.hooks ?? {};
-  const started = performance.now();
-  const done = (status: CaseStatus, message?: string): CaseOutcome => ({
-    status,
-    durationMs: Math.round((performance.now() - started) * 10) / 10,
-    ...(message === undefined ? {} : { message }),
-  });
-  const reason = skipReason(testCase, run.manifest);
-  if (reason !== undefined) return done('skipped', reason);
-
-  // A case that moves a lot of data declares a longer limit of its own; the larger one applies.
-  const timeoutMs = Math.max(testCase.timeoutMs ?? 0, run.timeoutMs);
-  const controller = new AbortController();
-  let creating: Promise<Sandbox> | undefined;
-  let sandbox: Sandbox | undefined;
-  let handle: ContextHandle | undefined;
-  let termination: Termination | undefined;
-  let outcome: CaseOutcome;
-  let timedOut = false;
-  try {
-    await withTimeout(
-      (async () => {
-        creating = createSandbox(factory);
-        sandbox = await creating;
-        // The case may have timed out while the factory was slow: start nothing.
-        if (controller.signal.aborted) return;
-        termination = terminationOf(sandbox, { graceMs: run.graceMs, label: 'the graceMs option (--grace-ms)' });
-        handle = createContext(sandbox, { factory, termination, signal: controller.signal, hooks });
-        await testCase.run(handle.ctx);
-      })(),
-      timeoutMs,
-      () => new CaseTimeout(`did not finish within ${timeoutMs} ms: the adapter hung (or the case needs a longer caseTimeoutMs)`),
-    );
-    outcome = done('pass');
-  } catch (error) {
-    const verdict = classify(error);
-    timedOut = verdict.timedOut;
-    // A failure that depends on the grace period says which one the kit used, and where it came from.
-    const settings = verdict.status === 'fail' && handle?.usedTermination() && termination ? ` [${describeTermination(termination)}]` : '';
-    outcome = done(verdict.status, `${verdict.message}${settings}`);
-  }
-  controller.abort(new CaseTimeout('case ended'));
-  if (sandbox === undefined) {
-    // The factory is still working: close what it eventually returns.
-    void creating?.then((late) => late.close()).catch(() => undefined);
-    return outcome;
-  }
-  const failed = outcome.status !== 'pass';
-  // Scratch files go through the sandbox, on a short budget of their own
-  // (shorter still after a hang), so that a stuck run() cannot keep close()
-  // from being called.
-  if (handle !== undefined) {
-    await withTimeout(handle.cleanup(), timedOut ? 1_000 : 5_000, () => new CaseTimeout('cleanup hung')).catch(() => undefined);
-  }
-  // After a failure, what the case started is killed through a second handle on the environment.
-  const tokens = failed ? (handle?.tokens() ?? []) : [];
-  const attaching = tokens.length > 0 && hooks.attach !== undefined ? attachBounded(hooks, sandbox) : undefined;
-  // Closing terminates what the case left running: at most one grace period and kill wait.
-  const settings = termination ?? { graceMs: run.graceMs ?? 2_000, killWaitMs: 5_000 };
-  const closeBudget = settings.graceMs + settings.killWaitMs + 5_000;
-  const closed = await withTimeout(
-    sandbox.close().then(() => undefined, (error: unknown) => describeError(error)),
-    closeBudget,
-    () => new CaseTimeout('close() hung'),
-  ).catch(() => `did not resolve within ${closeBudget} ms`);
-  if (closed !== undefined && outcome.status === 'pass') {
-    // A sandbox that cannot be closed leaks what it runs (SS-TEAR-5).
-    return done('fail', `Sandbox.close() after the case failed: ${closed}`);
-  }
-  if (tokens.length > 0) {
-    const note = await sweepAfter(factory, attaching, tokens);
-    if (note !== undefined) outcome = { ...outcome, message: `${outcome.message ?? ''} (${note})` };
-  }
-  return outcome;
-}
-
-async function attachBounded(hooks: ConformanceHooks, sandbox: Sandbox): Promise<Sandbox | undefined> {
-  try {
-    return await withTimeout(Promise.resolve(hooks.attach!(sandbox)), 10_000, () => new Error('attach() hung'));
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Kills, best effort, the processes a failed case left running: those
- * carrying one of its tokens, seen through the attached observer or a fresh
- * sandbox. Returns what the report should say, if anything.
- */
-async function sweepAfter(factory: SandboxFactory, attaching: Promise<Sandbox | undefined> | undefined, tokens: readonly string[]): Promise<string | undefined> {
-  const observer = await attaching;
-  let via: Sandbox | undefined = observer;
-  try {
-    via ??= await withTimeout(createSandbox(factory), 10_000, () => new Error('the factory hung'));
-    const killed = await withTimeout(sweep(via, tokens), 30_000, () => new Error('the sweep hung'));
-    if (killed.length === 0) return undefined;
-    const how = observer === undefined ? 'a fresh sandbox' : 'a handle from the attach hook';
-    return `after the case, the kit had to kill ${killed.length} process${killed.length === 1 ? '' : 'es'} it had left running (pid ${killed.join(', ')}), through ${how}`;
-  } catch {
-    // Best effort: a sandbox that cannot run the sweep (no /proc, a broken run()) is left as it is.
-    return undefined;
-  } finally {
-    if (via !== undefined) await withTimeout(via.close(), 10_000, () => new Error('close() hung')).catch(() => undefined);
-  }
 }
 
 /** The fastest of a few runs of a trivial command: the backend's round trip, with the machine's load mostly left out. */

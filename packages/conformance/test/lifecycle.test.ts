@@ -164,6 +164,21 @@ describe('termination settings', () => {
     expect(() => terminationOf(stating({ graceMs: -1, killWaitMs: 1_000 }), { label: 'x' })).toThrow(/malformed/);
   });
 
+  test('a case measures against the grace period the sandbox states, with no option given', async () => {
+    let seen: unknown;
+    const testCase: ConformanceCase = {
+      id: 'lifecycle.termination',
+      title: 'reads the termination settings',
+      requirements: ['SS-TEAR-7'],
+      async run(ctx) {
+        seen = { graceMs: ctx.graceMs, killWaitMs: ctx.killWaitMs, source: ctx.termination.source };
+      },
+    };
+    const outcome = await runCase({ testCase, manifest, factory: local, timeoutMs: 10_000 });
+    expect(outcome.status).toBe('pass');
+    expect(seen).toEqual({ graceMs: 300, killWaitMs: 5_000, source: "the sandbox's `termination`" });
+  });
+
   test('an adapter with a 300 ms grace period passes the grace-period cases with no flag', { timeout: 60_000 }, async () => {
     // Without the sandbox's statement the kit would assume the spec's 2000 ms and call the kill at 300 ms premature.
     const sandbox = local();

@@ -1,0 +1,95 @@
+/** The options every entry point of the kit takes, and their checks. */
+import { InvalidArgument, type CaseResult, type SandboxFactory } from '@sandstream/types';
+import type { ConformanceCase } from './case.js';
+import { CASES } from './cases/index.js';
+import { checkHooks, type ConformanceHooks } from './hooks.js';
+import { checkSelectors } from './select.js';
+
+/** Options of {@link runConformance}. */
+export interface ConformanceOptions {
+  /** Returns a fresh, isolated sandbox on every call. */
+  readonly factory: SandboxFactory;
+  /** The adapter module's lifecycle and observation hooks (its `conformanceHooks` export). */
+  readonly hooks?: ConformanceHooks;
+  /** Run only cases matching one of these (id, `prefix.*`, or requirement id). */
+  readonly include?: readonly string[];
+  /** Report cases matching one of these as `disabled`. */
+  readonly exclude?: readonly string[];
+  /** Case ids the adapter is known to fail; a listed case that passes makes the run fail as stale. */
+  readonly expectedFailures?: readonly string[];
+  /** Per-case time limit in ms (default 20000); a hung case fails instead of hanging the run. */
+  readonly caseTimeoutMs?: number;
+  /**
+   * The grace period for a sandbox that does not state its own `termination`
+   * (a 1.0 adapter). The kit reads a sandbox's `termination`; a value here
+   * that contradicts it is a harness error.
+   */
+  readonly graceMs?: number;
+  /**
+   * How many independent cases run at once, each on its own sandbox; cases
+   * that must run alone still do. `'auto'` (the default): 1 on a backend
+   * whose round trip is under 30 ms (local), 4 on a slower one (ADR-0029).
+   */
+  readonly concurrency?: number | 'auto';
+  /** Called as each case starts and ends, for live progress. */
+  readonly onCaseStart?: (testCase: ConformanceCase) => void;
+  readonly onCaseEnd?: (result: CaseResult) => void;
+}
+
+/** Options renamed or removed, with what replaces them: they fail loudly instead of being ignored. */
+const RENAMED_OPTIONS: Readonly<Record<string, string>> = {
+  only: 'renamed to `include`',
+};
+
+const KNOWN_OPTIONS = new Set([
+  'factory',
+  'hooks',
+  'include',
+  'exclude',
+  'expectedFailures',
+  'caseTimeoutMs',
+  'graceMs',
+  'concurrency',
+  'onCaseStart',
+  'onCaseEnd',
+]);
+
+/** The longest delay setTimeout honours (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The options every entry point shares, checked and with defaults applied. */
+export interface CheckedOptions {
+  readonly caseTimeoutMs: number;
+  /** Only for sandboxes that state no `termination`. */
+  readonly graceMs: number | undefined;
+  readonly concurrency: number | 'auto';
+  readonly hooks: ConformanceHooks;
+}
+
+/** Checks the options shared by every entry point; throws InvalidArgument naming the first bad one. */
+export function validateOptions(options: ConformanceOptions): CheckedOptions {
+  for (const key of Object.keys(options)) {
+    if (key in RENAMED_OPTIONS) throw new InvalidArgument(`options.${key}`, RENAMED_OPTIONS[key]!);
+    // Old or misspelt options must fail loudly rather than be ignored.
+    if (!KNOWN_OPTIONS.has(key)) throw new InvalidArgument(`options.${key}`, 'unknown option');
+  }
+  if (typeof options.factory !== 'function') throw new InvalidArgument('options.factory', 'must be a function returning a Sandbox');
+  const caseTimeoutMs = options.caseTimeoutMs ?? 20_000;
+  const graceMs = options.graceMs;
+  const concurrency = options.concurrency ?? 'auto';
+  if (!Number.isFinite(caseTimeoutMs) || caseTimeoutMs <= 0 || caseTimeoutMs > MAX_TIMER_MS) {
+    throw new InvalidArgument('options.caseTimeoutMs', `must be a positive number of at most ${MAX_TIMER_MS}`);
+  }
+  if (graceMs !== undefined) {
+    if (graceMs > MAX_TIMER_MS) throw new InvalidArgument('options.graceMs', `must be at most ${MAX_TIMER_MS}`);
+    if (!Number.isFinite(graceMs) || graceMs < 0) throw new InvalidArgument('options.graceMs', 'must be a non-negative number');
+  }
+  if (concurrency !== 'auto' && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)) {
+    throw new InvalidArgument('options.concurrency', "must be 'auto' or an integer from 1 to 64");
+  }
+  const hooks = checkHooks(options.hooks, 'options.hooks');
+  checkSelectors(CASES, options.include ?? [], 'options.include');
+  checkSelectors(CASES, options.exclude ?? [], 'options.exclude');
+  return { caseTimeoutMs, graceMs, concurrency, hooks };
+}
+

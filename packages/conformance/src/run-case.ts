@@ -1,0 +1,196 @@
+/**
+ * One case's run: a fresh sandbox, the case under its time limit, the
+ * verdict, scratch clean-up, close(), and the sweep of what a failed case
+ * left running.
+ */
+import { hasCapability, type CapabilityManifest, type CaseStatus, type Sandbox, type SandboxFactory } from '@sandstream/types';
+import { ConformanceFailure, describeError, flattenSuppressed, HarnessError } from './assert.js';
+import type { ConformanceCase } from './case.js';
+import { createContext, type ContextHandle } from './context.js';
+import type { ConformanceHooks } from './hooks.js';
+import { sweep } from './probes.js';
+import { describeTermination, terminationOf, type Termination } from './termination.js';
+
+function isSandbox(value: unknown): value is Sandbox {
+  const sb = value as Partial<Sandbox> | null;
+  return typeof sb === 'object' && sb !== null && typeof sb.run === 'function' && typeof sb.stream === 'function' && typeof sb.close === 'function' && typeof sb.capabilities === 'object';
+}
+
+/** A sandbox from the factory; a factory that throws or returns something else is a harness error. */
+export async function createSandbox(factory: SandboxFactory): Promise<Sandbox> {
+  let sandbox: unknown;
+  try {
+    sandbox = await factory();
+  } catch (error) {
+    throw new HarnessError(`the factory failed: ${describeError(error)}`);
+  }
+  if (!isSandbox(sandbox)) throw new HarnessError('the factory did not return a Sandbox');
+  return sandbox;
+}
+
+/** Why a case does not apply to an adapter with this manifest, if it does not. */
+export function skipReason(testCase: ConformanceCase, manifest: CapabilityManifest): string | undefined {
+  for (const capability of testCase.needs ?? []) {
+    if (!hasCapability(manifest, capability)) return `the adapter does not advertise "${capability}"; the negative case capabilities.absent-${capability} runs instead`;
+  }
+  if (testCase.without !== undefined && hasCapability(manifest, testCase.without)) {
+    return `the adapter advertises "${testCase.without}"; this case checks its absence`;
+  }
+  return undefined;
+}
+
+/** `promise`, or the error `onTimeout` makes once `ms` have passed. */
+export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+class CaseTimeout extends Error {}
+
+/** One case's run, as {@link runCase} takes it. */
+export interface CaseRun {
+  readonly testCase: ConformanceCase;
+  readonly manifest: CapabilityManifest;
+  readonly factory: SandboxFactory;
+  readonly timeoutMs: number;
+  /** The grace period for a sandbox that states no `termination` (see {@link ConformanceOptions.graceMs}). */
+  readonly graceMs?: number | undefined;
+  /** The adapter module's hooks; `attach` is used to observe a sandbox after its close(). */
+  readonly hooks?: ConformanceHooks | undefined;
+}
+
+/** A case's outcome. */
+export interface CaseOutcome {
+  status: CaseStatus;
+  message?: string;
+  durationMs: number;
+}
+
+/**
+ * The status and message of what a case threw. A `SuppressedError` (an
+ * `await using` whose disposal failed while an error propagated) is
+ * unpacked: every error in it is shown, and it is the harness's only when
+ * all of them are.
+ */
+export function classify(error: unknown): { status: CaseStatus; message: string; timedOut: boolean } {
+  const parts = flattenSuppressed(error);
+  const describe = (part: unknown): string =>
+    part instanceof HarnessError || part instanceof ConformanceFailure || part instanceof CaseTimeout ? part.message : `unexpected ${describeError(part)}`;
+  const message = parts.map(describe).join('; then, while disposing, ');
+  const timedOut = parts.some((part) => part instanceof CaseTimeout);
+  const harness = parts.every((part) => part instanceof HarnessError);
+  return { status: harness ? 'error' : 'fail', message, timedOut };
+}
+
+/** Runs one case on a fresh sandbox; never throws. */
+export async function runCase(run: CaseRun): Promise<CaseOutcome> {
+  const { testCase, factory } = run;
+  const hooks = run.hooks ?? {};
+  const started = performance.now();
+  const done = (status: CaseStatus, message?: string): CaseOutcome => ({
+    status,
+    durationMs: Math.round((performance.now() - started) * 10) / 10,
+    ...(message === undefined ? {} : { message }),
+  });
+  const reason = skipReason(testCase, run.manifest);
+  if (reason !== undefined) return done('skipped', reason);
+
+  // A case that moves a lot of data declares a longer limit of its own; the larger one applies.
+  const timeoutMs = Math.max(testCase.timeoutMs ?? 0, run.timeoutMs);
+  const controller = new AbortController();
+  let creating: Promise<Sandbox> | undefined;
+  let sandbox: Sandbox | undefined;
+  let handle: ContextHandle | undefined;
+  let termination: Termination | undefined;
+  let outcome: CaseOutcome;
+  let timedOut = false;
+  try {
+    await withTimeout(
+      (async () => {
+        creating = createSandbox(factory);
+        sandbox = await creating;
+        // The case may have timed out while the factory was slow: start nothing.
+        if (controller.signal.aborted) return;
+        termination = terminationOf(sandbox, { graceMs: run.graceMs, label: 'the graceMs option (--grace-ms)' });
+        handle = createContext(sandbox, { factory, termination, signal: controller.signal, hooks });
+        await testCase.run(handle.ctx);
+      })(),
+      timeoutMs,
+      () => new CaseTimeout(`did not finish within ${timeoutMs} ms: the adapter hung (or the case needs a longer caseTimeoutMs)`),
+    );
+    outcome = done('pass');
+  } catch (error) {
+    const verdict = classify(error);
+    timedOut = verdict.timedOut;
+    // A failure that depends on the grace period says which one the kit used, and where it came from.
+    const settings = verdict.status === 'fail' && handle?.usedTermination() && termination ? ` [${describeTermination(termination)}]` : '';
+    outcome = done(verdict.status, `${verdict.message}${settings}`);
+  }
+  controller.abort(new CaseTimeout('case ended'));
+  if (sandbox === undefined) {
+    // The factory is still working: close what it eventually returns.
+    void creating?.then((late) => late.close()).catch(() => undefined);
+    return outcome;
+  }
+  const failed = outcome.status !== 'pass';
+  // Scratch files go through the sandbox, on a short budget of their own
+  // (shorter still after a hang), so that a stuck run() cannot keep close()
+  // from being called.
+  if (handle !== undefined) {
+    await withTimeout(handle.cleanup(), timedOut ? 1_000 : 5_000, () => new CaseTimeout('cleanup hung')).catch(() => undefined);
+  }
+  // After a failure, what the case started is killed through a second handle on the environment.
+  const tokens = failed ? (handle?.tokens() ?? []) : [];
+  const attaching = tokens.length > 0 && hooks.attach !== undefined ? attachBounded(hooks, sandbox) : undefined;
+  // Closing terminates what the case left running: at most one grace period and kill wait.
+  const settings = termination ?? { graceMs: run.graceMs ?? 2_000, killWaitMs: 5_000 };
+  const closeBudget = settings.graceMs + settings.killWaitMs + 5_000;
+  const closed = await withTimeout(
+    sandbox.close().then(() => undefined, (error: unknown) => describeError(error)),
+    closeBudget,
+    () => new CaseTimeout('close() hung'),
+  ).catch(() => `did not resolve within ${closeBudget} ms`);
+  if (closed !== undefined && outcome.status === 'pass') {
+    // A sandbox that cannot be closed leaks what it runs (SS-TEAR-5).
+    return done('fail', `Sandbox.close() after the case failed: ${closed}`);
+  }
+  if (tokens.length > 0) {
+    const note = await sweepAfter(factory, attaching, tokens);
+    if (note !== undefined) outcome = { ...outcome, message: `${outcome.message ?? ''} (${note})` };
+  }
+  return outcome;
+}
+
+async function attachBounded(hooks: ConformanceHooks, sandbox: Sandbox): Promise<Sandbox | undefined> {
+  try {
+    return await withTimeout(Promise.resolve(hooks.attach!(sandbox)), 10_000, () => new Error('attach() hung'));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Kills, best effort, the processes a failed case left running: those
+ * carrying one of its tokens, seen through the attached observer or a fresh
+ * sandbox. Returns what the report should say, if anything.
+ */
+async function sweepAfter(factory: SandboxFactory, attaching: Promise<Sandbox | undefined> | undefined, tokens: readonly string[]): Promise<string | undefined> {
+  const observer = await attaching;
+  let via: Sandbox | undefined = observer;
+  try {
+    via ??= await withTimeout(createSandbox(factory), 10_000, () => new Error('the factory hung'));
+    const killed = await withTimeout(sweep(via, tokens), 30_000, () => new Error('the sweep hung'));
+    if (killed.length === 0) return undefined;
+    const how = observer === undefined ? 'a fresh sandbox' : 'a handle from the attach hook';
+    return `after the case, the kit had to kill ${killed.length} process${killed.length === 1 ? '' : 'es'} it had left running (pid ${killed.join(', ')}), through ${how}`;
+  } catch {
+    // Best effort: a sandbox that cannot run the sweep (no /proc, a broken run()) is left as it is.
+    return undefined;
+  } finally {
+    if (via !== undefined) await withTimeout(via.close(), 10_000, () => new Error('close() hung')).catch(() => undefined);
+  }
+}
+
