@@ -140,7 +140,10 @@ export class Environment {
       });
       holder.once('close', (code, signal) => {
         if (this.initPidValue !== undefined) {
-          this.failure ??= new EnvironmentGone("the sandbox's environment has ended");
+          // unshare ends as its child, the init, ended.
+          this.failure ??= new EnvironmentGone(
+            `the sandbox's environment has ended (its init ${signal === null ? `exited with ${code}` : `was killed by ${signal}`})`,
+          );
           return;
         }
         fail(stderr.trim() || `unshare ended with ${code ?? signal}`);
