@@ -1,5 +1,5 @@
 import { Code } from '@connectrpc/connect';
-import { SpawnFailed, StdinClosed, TransportError, type Signal } from '@sandstream/types';
+import { SpawnFailed, StdinClosed, TransportError, type ResourceLimits, type Signal } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
 import { signalFromStatus } from './emulator/status.js';
 import { basicAuth, describe, isDaemonAnswer, type ProcessClient } from './connection.js';
@@ -24,6 +24,8 @@ export interface E2BDriverSettings {
   readonly stallMs: number;
   /** Bound on the helper commands (signal deliveries) and unary calls that have one. */
   readonly requestTimeoutMs: number;
+  /** util-linux's `prlimit` inside the sandbox, for resource limits. */
+  readonly prlimitPath: string;
   /** A writable directory inside the sandbox for each command's FIFOs. */
   readonly tmpDir: string;
   /**
@@ -91,6 +93,22 @@ class EventReader {
 type StreamName = 'stdout' | 'stderr';
 
 /**
+ * The `prlimit` words that run a command under its limits. `prlimit` execs
+ * the command, so pid, group and exit status stay its own. The CPU hard
+ * limit is a second above the soft one, so the command gets SIGXCPU (which
+ * names the cause) before SIGKILL.
+ */
+function limitArgs(prlimit: string, limits: ResourceLimits): string[] {
+  const args = [prlimit];
+  if (limits.cpuSeconds !== undefined) args.push(`--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`);
+  if (limits.addressSpaceBytes !== undefined) args.push(`--as=${limits.addressSpaceBytes}`);
+  if (limits.fileSizeBytes !== undefined) args.push(`--fsize=${limits.fileSizeBytes}`);
+  if (limits.openFiles !== undefined) args.push(`--nofile=${limits.openFiles}`);
+  args.push('--');
+  return args;
+}
+
+/**
  * One command over envd's process service, as two envd processes (see
  * `scripts.ts`): the command, which leads its own process group and whose
  * end event gives its exact status, and a relay, which carries its output
@@ -137,11 +155,12 @@ export class E2BDriver implements ProcessDriver {
     // for it): such a command starts in `/` and moves to $HOME if it can.
     const homeCd = command.user !== undefined && command.cwd === undefined && settings.cwd === undefined;
     const cwd = command.cwd ?? settings.cwd ?? (homeCd ? '/' : undefined);
+    const wrapper = command.limits === undefined ? [] : limitArgs(settings.prlimitPath, command.limits);
     const stream = settings.client.start(
       {
         process: {
           cmd: settings.setsidPath,
-          args: [settings.shellPath, '-c', LAUNCH, 'sandstream', this.dir, homeCd ? '1' : '0', ...command.argv],
+          args: [settings.shellPath, '-c', LAUNCH, 'sandstream', this.dir, homeCd ? '1' : '0', String(wrapper.length), ...wrapper, ...command.argv],
           envs: { ...settings.env, ...command.env },
           ...(cwd === undefined ? {} : { cwd }),
         },
@@ -222,7 +241,9 @@ export class E2BDriver implements ProcessDriver {
           ? `ENOENT: no such executable ${argv0}`
           : reason === 'EACCES'
             ? `EACCES: ${argv0} is not an executable file`
-            : reason,
+            : reason === 'NOWRAPPER'
+              ? `ENOENT: the sandbox has no ${JSON.stringify(this.settings.prlimitPath)}, which resource limits need`
+              : reason,
       ),
     );
   }

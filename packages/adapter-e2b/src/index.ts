@@ -36,6 +36,8 @@ export interface E2BCommonOptions {
   readonly capabilities?: Partial<CapabilityManifest>;
   /** A writable directory inside the sandbox for each command's FIFOs (default `/tmp`). */
   readonly tmpDir?: string;
+  /** util-linux's `prlimit` inside the sandbox, for resource limits (default `/usr/bin/prlimit`). */
+  readonly prlimitPath?: string;
   /**
    * After the command's leader ended, how long the relay may take to report
    * the tree gone before the runtime is told something outlived the leader
@@ -69,7 +71,8 @@ export type E2BSandboxOptions = E2BExistingSandboxOptions | E2BNewSandboxOptions
 export const E2B_CAPABILITIES: CapabilityManifest = Object.freeze({
   streaming: true,
   stdin: true,
-  'resource-limits': false,
+  // prlimit in the launcher.
+  'resource-limits': true,
   // envd runs a request as the account its Basic auth names.
   user: true,
 });
@@ -86,6 +89,7 @@ const COMMON_KEYS = [
   'setsidPath',
   'shellPath',
   'tmpDir',
+  'prlimitPath',
   'settleMs',
   'capabilities',
 ];
@@ -172,6 +176,7 @@ export async function createE2BSandbox(options: E2BSandboxOptions = {}): Promise
     stallMs,
     requestTimeoutMs,
     tmpDir: options.tmpDir ?? '/tmp',
+    prlimitPath: options.prlimitPath ?? '/usr/bin/prlimit',
     settleMs: positive('settleMs', options.settleMs, 200),
   };
 

@@ -28,15 +28,19 @@ export const LAUNCH_OK = '\u001esandstream:exec\n';
 export const LAUNCH_FAILED = '\u001esandstream:noexec:';
 
 /**
- * `setsid sh -c LAUNCH sandstream DIR HOMECD argv...` (see the module
- * comment). HOMECD `1`: change to `$HOME` if it can, else stay in `/`
- * (a command run as another account without a working directory).
+ * `setsid sh -c LAUNCH sandstream DIR HOMECD N wrapper... argv...` (see the
+ * module comment). HOMECD `1`: change to `$HOME` if it can, else stay in
+ * `/` (a command run as another account without a working directory). The
+ * first N words are a wrapper that execs the command in turn (`prlimit`
+ * with the command's resource limits); argv[0] is checked, and the wrapper
+ * must exist.
  */
 export const LAUNCH = [
-  'D=$1 h=$2; shift 2',
+  'D=$1 h=$2 n=$3; shift 3',
   '[ "$h" = 1 ] && { cd "$HOME" 2>/dev/null || cd /; }',
-  'c=$1',
   'fail() { printf "\\036sandstream:noexec:%s\\n" "$1" >&2; exit 127; }',
+  'if [ "$n" -gt 0 ]; then [ -f "$1" ] && [ -x "$1" ] || fail NOWRAPPER; fi',
+  'i=0; for c; do [ "$i" = "$n" ] && break; i=$((i+1)); done',
   'case $c in',
   '  */*) [ -e "$c" ] || fail ENOENT; [ -f "$c" ] && [ -x "$c" ] || fail EACCES ;;',
   '  *) f=; IFS=:',
