@@ -377,7 +377,8 @@ export const outputCases = [
       check(result.stdoutTruncated === true, 'stdoutTruncated is false although stdout exceeded the cap');
       checkEqual(result.stderrText, 'tiny', 'stderr under the cap');
       check(result.stderrTruncated === false, 'stderrTruncated is true although stderr stayed under the cap');
-      const big = await ctx.sandbox.run(['head', '-c', '67108864', '/dev/zero'], { maxOutputBytes: 1024, timeout: 20_000 });
+      // 16 MiB, far past any pipe buffer: the command finishes only if it is drained.
+      const big = await ctx.sandbox.run(['head', '-c', '16777216', '/dev/zero'], { maxOutputBytes: 1024, timeout: await bound(ctx, 20_000) });
       check(!big.timedOut && big.exitCode === 0, `a command writing past the cap was not drained (exit ${big.exitCode}/${big.signal}, timedOut ${big.timedOut})`);
       check(big.stdout.byteLength === 1024 && big.stdoutTruncated, 'the capped result is wrong');
       const exact = await ctx.sandbox.run(['head', '-c', '1000', '/dev/zero'], { maxOutputBytes: 1000 });
