@@ -63,6 +63,8 @@ export const outputCases = [
     id: 'ordering.within-stream',
     title: 'chunks of each stream arrive in the order written, with nothing lost or duplicated, over many chunks',
     requirements: ['SS-ORDER-1'],
+    // Hundreds of flushes, each forking a shell: slow on a loaded machine.
+    timeoutMs: 60_000,
     async run(ctx) {
       const live: OutputChunk[] = [];
       const result = await ctx.sandbox.run(['sh', '-c', SEQUENCE_SCRIPT], { onOutput: (chunk) => live.push(copy(chunk)) });

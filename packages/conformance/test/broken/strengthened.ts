@@ -274,7 +274,8 @@ export const strengthenedAdapters: readonly BrokenAdapter[] = [
         ),
       ),
     caughtBy: { 'teardown.leader-exit-stream': /reported while what it started still runs|before the grace period|without SIGTERM first/ },
-    stillPasses: ['teardown.leader-exit', 'stream.tagged-chunks'],
+    // (Output still in the pipes when the leader ends may be lost too, so no streamed output case is run beside it.)
+    stillPasses: ['teardown.leader-exit'],
   },
   {
     name: 'leftovers-killed-without-sigterm',
