@@ -123,9 +123,11 @@ function nullSink(): LogSink {
 
 interface LogRecord {
   readonly stream: 'stdout' | 'stderr';
-  readonly data: string;
-  /** The record's NDJSON line, serialised once for every replay. */
-  readonly line: string;
+  /**
+   * The record's NDJSON line, serialised once for every replay, and kept
+   * outside the JS heap (a command's whole output is kept for replays).
+   */
+  readonly line: Buffer;
 }
 
 interface CommandState {
@@ -176,7 +178,7 @@ const MAX_LINE = 64 * 1024;
  * a surrogate pair.
  */
 function pushRecords(records: LogRecord[], stream: 'stdout' | 'stderr', text: string): void {
-  const record = (data: string): LogRecord => ({ stream, data, line: `${JSON.stringify({ stream, data })}\n` });
+  const record = (data: string): LogRecord => ({ stream, line: Buffer.from(`${JSON.stringify({ stream, data })}\n`) });
   // The line's length without building it: control characters escape to
   // six characters, a quote or backslash to two (U+2028/9 are not escaped).
   let length = text.length + 32;
@@ -783,10 +785,10 @@ export class VercelEmulator {
             return finish();
           }
           const line = command.records[index++]!.line;
-          const bytes = Buffer.byteLength(line);
+          const bytes = line.byteLength;
           if (drop !== undefined && sentBytes + bytes > drop.afterBytes) {
             // Part of the line, then the connection breaks: a truncated response.
-            const cut = Buffer.from(line).subarray(0, Math.max(0, drop.afterBytes - sentBytes));
+            const cut = line.subarray(0, Math.max(0, drop.afterBytes - sentBytes));
             if (cut.byteLength > 0) res.write(cut);
             record.status = -1;
             setImmediate(() => res.destroy());
