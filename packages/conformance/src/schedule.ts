@@ -23,7 +23,7 @@ export function autoConcurrency(roundTripMs: number | undefined): number {
   return roundTripMs !== undefined && roundTripMs >= LOCAL_ROUND_TRIP_MS ? REMOTE_CONCURRENCY : 1;
 }
 
-/** Cases that must run alone, and why. */
+/** Cases that must run alone, and why, for those that do not say so themselves (`runsAlone` on the case). */
 export const RUNS_ALONE: ReadonlyMap<string, string> = new Map([
   ['limits.cpu', 'it measures a CPU-time limit, which other cases competing for the CPU would stretch'],
   ['output-cap.truncation', 'it moves tens of MiB, which would starve the timing checks of cases beside it'],
@@ -35,9 +35,7 @@ export const RUNS_ALONE: ReadonlyMap<string, string> = new Map([
 
 /** Why `testCase` must run alone, or undefined when it may run beside others. */
 export function runsAlone(testCase: ConformanceCase): string | undefined {
-  const own = (testCase as { runsAlone?: unknown }).runsAlone;
-  if (typeof own === 'string' && own !== '') return own;
-  return RUNS_ALONE.get(testCase.id);
+  return testCase.runsAlone || RUNS_ALONE.get(testCase.id);
 }
 
 /**
