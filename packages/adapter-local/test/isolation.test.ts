@@ -16,6 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidArgument, SpawnFailed } from '@sandstream/types';
 import type { Process } from '@sandstream/types';
 import { attachIsolatedSandbox, createLocalSandbox, IsolationUnavailable, type LocalSandboxOptions } from '../src/index.js';
+import { hostStat } from '../src/isolation/environment.js';
 import { probe } from '../src/isolation/probe.js';
 import { eventually, isAlive, nodeScript, readUntil, testSandbox } from './helpers.js';
 
@@ -265,6 +266,38 @@ const server = net.createServer((s) => s.end('inside')).listen(0, '127.0.0.1', (
   it("a running command keeps its dropped sandbox's environment alive; once it is gone too, the environment ends", async () => {
     const init = await commandOfDroppedSandbox();
     expect(await collectUntil(() => !isAlive(init))).toBe(true);
+  });
+
+  it('the environment ends when this process dies without close()', async () => {
+    const entry = new URL('../dist/index.js', import.meta.url).href;
+    const script = `const { createLocalSandbox } = await import(${JSON.stringify(entry)});
+const sb = createLocalSandbox({ isolation: 'namespaces' });
+await sb.run(['true']);
+console.log(sb.native.sandbox.initPid());
+setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (data: Buffer) => (out += String(data)));
+    expect(await eventually(() => out.includes('\n'), 30_000), 'the child never reported its sandbox').toBe(true);
+    const init = Number(out.trim());
+    expect(isAlive(init)).toBe(true);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('close', resolve));
+    expect(await eventually(() => !isAlive(init), 5_000)).toBe(true);
+  });
+
+  it('unshare killed on the host does not end the sandbox', async () => {
+    const sb = isolated();
+    await sb.run(['true']);
+    const init = sb.native.sandbox!.initPid()!;
+    const unshare = hostStat(init)!.ppid;
+    expect(readFileSync(`/proc/${unshare}/cmdline`, 'latin1')).toContain('unshare');
+    // unshare ignores SIGTERM and SIGINT while it waits; SIGKILL is the stray signal that counts.
+    process.kill(unshare, 'SIGKILL');
+    expect(await eventually(() => !isAlive(unshare), 5_000)).toBe(true);
+    expect((await sb.run(['sh', '-c', 'echo still here'])).stdoutText).toBe('still here\n');
+    await sb.close();
+    expect(isAlive(init)).toBe(false);
   });
 
   it('a missing program or working directory inside the sandbox is SpawnFailed', async () => {

@@ -48,9 +48,11 @@ function statFields(stat: string): string[] {
  * Killing the init ends the PID namespace, and the kernel kills everything
  * left in it: that is `destroy()`, the last word of `close()`.
  *
- * Should this Node.js process die without `destroy()`, the environment dies
- * with it: `setpriv --pdeathsig KILL` kills `unshare` when its parent goes,
- * and `unshare --kill-child` then kills the init.
+ * The init's descriptor 3 and standard output are pipes to this process.
+ * Should this process die without `destroy()`, the init sees end-of-file on
+ * descriptor 3 and ends, and the environment with it. The end of its standard output says the
+ * init (and `unshare`) are gone. Nothing else ties the environment to
+ * `unshare`: a stray signal to it does not end the sandbox.
  */
 export class Environment {
   /** Resolves once the filesystem is built and commands may enter. */
@@ -58,7 +60,8 @@ export class Environment {
   private readonly holder: ChildProcess;
   private readonly stateDir: string;
   private initPidValue: number | undefined;
-  private holderExited: Promise<void>;
+  /** Resolves once the init and unshare are gone. */
+  private readonly ended: Promise<void>;
   private destroying: Promise<void> | undefined;
   private failure: Error | undefined;
 
@@ -71,7 +74,6 @@ export class Environment {
       ...(support.via === 'user-namespace' ? ['--user', '--map-root-user'] : []),
       '--pid',
       '--fork',
-      '--kill-child',
       '--mount',
       '--propagation',
       'private',
@@ -81,25 +83,11 @@ export class Environment {
     ];
     const mountArgs = mounts.flatMap((mount) => [mount.source, mount.target, mount.readonly ? 'ro' : 'rw']);
     this.holder = spawn(
-      support.setpriv,
-      [
-        '--pdeathsig',
-        'KILL',
-        '--',
-        support.unshare,
-        ...unshareArgs,
-        '--',
-        '/bin/sh',
-        '-c',
-        INIT_SCRIPT,
-        'sandstream-init',
-        root,
-        workDir,
-        network ? '0' : '1',
-        ...mountArgs,
-      ],
+      support.unshare,
+      [...unshareArgs, '--', '/bin/sh', '-c', INIT_SCRIPT, 'sandstream-init', root, workDir, network ? '0' : '1', ...mountArgs],
       {
-        stdio: ['ignore', 'pipe', 'pipe'],
+        // Not standard input: Node.js closes a child's stdin when the child (unshare) exits.
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
         detached: true,
         env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' },
       },
@@ -109,8 +97,7 @@ export class Environment {
     // alive; until then they do, as a command may be waiting for it.
     const unref = (): void => {
       holder.unref();
-      (holder.stdout as unknown as { unref?(): void }).unref?.();
-      (holder.stderr as unknown as { unref?(): void }).unref?.();
+      for (const stream of holder.stdio) (stream as unknown as { unref?(): void } | null)?.unref?.();
     };
     let stdout = '';
     let stderr = '';
@@ -118,9 +105,12 @@ export class Environment {
       // Enough to say why a start failed.
       if (stderr.length < 4096) stderr += text;
     });
-    holder.stdout!.on('error', () => undefined);
-    holder.stderr!.on('error', () => undefined);
-    this.holderExited = new Promise((resolve) => holder.once('close', () => resolve()));
+    for (const stream of holder.stdio) stream?.on('error', () => undefined);
+    let unshareEnd: string | undefined;
+    holder.once('exit', (code, signal) => (unshareEnd = signal === null ? `exited with ${code}` : `was killed by ${signal}`));
+    // The init's standard output closes when the init (and unshare) are gone.
+    this.ended = new Promise((resolve) => holder.stdout!.once('close', () => resolve()));
+    const closed = new Promise<void>((resolve) => holder.once('close', () => resolve()));
     this.ready = new Promise<void>((resolve, reject) => {
       const fail = (reason: string): void => {
         this.failure = new EnvironmentGone(`the sandbox's environment did not start: ${reason}`);
@@ -138,15 +128,15 @@ export class Environment {
         unref();
         resolve();
       });
-      holder.once('close', (code, signal) => {
+      void this.ended.then(() => {
         if (this.initPidValue !== undefined) {
-          // unshare ends as its child, the init, ended.
           this.failure ??= new EnvironmentGone(
-            `the sandbox's environment has ended (its init ${signal === null ? `exited with ${code}` : `was killed by ${signal}`})`,
+            `the sandbox's environment has ended${unshareEnd === undefined ? '' : ` (unshare ${unshareEnd})`}`,
           );
           return;
         }
-        fail(stderr.trim() || `unshare ended with ${code ?? signal}`);
+        // Before ready: what unshare or the init said, once all of it was read.
+        void closed.then(() => fail(stderr.trim() || `unshare ${unshareEnd ?? 'ended'}`));
       });
     });
     // A failure is reported to each command that tries to enter, not as an unhandled rejection.
@@ -161,12 +151,13 @@ export class Environment {
   /**
    * Synchronously ends the environment and removes its host directory:
    * for this process's exit, when nothing can be awaited. (Were this
-   * process killed instead, --pdeathsig ends the environment, and only the
-   * empty directory stays behind.)
+   * process killed instead, the init sees its input end and ends the
+   * environment; only the empty directory stays behind.)
    */
   endNow(): void {
     live.delete(this);
-    for (const pid of [this.initPidValue, this.holder.pid === undefined ? undefined : -this.holder.pid]) {
+    const init = this.initPidValue ?? (this.holder.pid === undefined ? undefined : firstChild(this.holder.pid));
+    for (const pid of [init, this.holder.pid === undefined ? undefined : -this.holder.pid]) {
       try {
         if (pid !== undefined) process.kill(pid, 'SIGKILL');
       } catch {
@@ -265,23 +256,26 @@ export class Environment {
     this.destroying ??= (async () => {
       // Whoever awaits close() waits for the environment's end.
       this.holder.ref();
-      (this.holder.stdout as unknown as { ref?(): void }).ref?.();
-      (this.holder.stderr as unknown as { ref?(): void }).ref?.();
+      for (const stream of this.holder.stdio) (stream as unknown as { ref?(): void } | null)?.ref?.();
       // Not waiting for a start that may never finish: an init still building
-      // the filesystem is killed as well (unshare's --kill-child takes it along).
-      const init = this.initPidValue;
-      try {
-        if (init !== undefined) process.kill(init, 'SIGKILL');
-      } catch {
-        // already gone
+      // the filesystem is killed as well.
+      const init = this.initPidValue ?? (this.holder.pid === undefined ? undefined : firstChild(this.holder.pid));
+      for (const pid of [init, this.holder.pid === undefined ? undefined : -this.holder.pid]) {
+        try {
+          if (pid !== undefined) process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
       }
-      try {
-        // setpriv/unshare lead their own group.
-        if (this.holder.pid !== undefined) process.kill(-this.holder.pid, 'SIGKILL');
-      } catch {
-        // already gone
+      // And should the init have been between fork and exec: its lifeline ends too.
+      this.holder.stdio[3]?.destroy();
+      await this.ended;
+      // Normally unshare, which outlives the namespace, closed the pipe last. Were it killed
+      // earlier, the init's own close comes first, while the kernel still ends the rest: wait
+      // for the init to be a zombie, which it becomes once its namespace is empty.
+      for (let delay = 1; init !== undefined && !hostGone(init); delay = Math.min(delay * 2, 50)) {
+        await new Promise((resolve) => setTimeout(resolve, delay));
       }
-      await this.holderExited;
       live.delete(this);
       rmSync(this.stateDir, { recursive: true, force: true });
     })();
@@ -297,6 +291,12 @@ export function hostStat(pid: number): { state: string; ppid: number; pgrp: numb
   } catch {
     return undefined;
   }
+}
+
+/** True once a host process is gone or a zombie. */
+function hostGone(pid: number): boolean {
+  const state = hostStat(pid)?.state;
+  return state === undefined || state === 'Z' || state === 'X';
 }
 
 /** The first child of a host process, from /proc/<pid>/task/<pid>/children. */

@@ -8,8 +8,9 @@
 /**
  * The sandbox's init: pid 1 of its PID namespace, run by `unshare`. It
  * builds the sandbox's filesystem, pivots into it, reports `ready` on
- * standard output and then only reaps the orphans its namespace hands it.
- * When it dies, the kernel kills everything else in the namespace.
+ * standard output and then only reaps the orphans its namespace hands it,
+ * until its descriptor 3 (a pipe from the host) reaches end-of-file.
+ * When it ends, the kernel kills everything else in the namespace.
  *
  * Parameters: `$1` the host directory to build the new root on, `$2` the
  * work directory's path inside, `$3` whether to bring up loopback (1/0),
@@ -129,12 +130,15 @@ pivot_root . .
 umount -l .
 cd /
 echo ready
-exec </dev/null >/dev/null 2>&1
-# A shell's wait collects every child, orphans handed to pid 1 included.
-while :; do
-  sleep 2147483647 &
-  wait || :
-done
+# From here on: standard output stays open, so that its end-of-file tells the
+# host that this process, and with it the namespace, is gone. Descriptor 3
+# comes from the host: its end-of-file (the host process is gone, or close())
+# ends this process. cat waits for it; a shell's wait collects every child
+# meanwhile, orphans handed to pid 1 included.
+exec </dev/null 2>/dev/null
+cat <&3 >/dev/null 2>&1 &
+exec 3<&-
+wait "$!" || :
 `;
 
 /**
