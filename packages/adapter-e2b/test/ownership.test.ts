@@ -4,6 +4,7 @@
  * adapter created is killed; a borrowed one keeps running with everything
  * the adapter did not start.
  */
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
 import { startEnvdEmulator, type EnvdEmulator } from '../src/emulator/index.js';
@@ -12,14 +13,16 @@ import { emptyHome, leftovers, MARKER, newRunId, waitFor, within } from './helpe
 
 const RUN_ID = newRunId();
 const API_KEY = 'e2b_test_key';
+const HOME = emptyHome();
 let envd: EnvdEmulator;
 
 beforeAll(async () => {
-  envd = await startEnvdEmulator({ controlPlane: { apiKey: API_KEY }, env: { [MARKER]: RUN_ID, HOME: emptyHome() } });
+  envd = await startEnvdEmulator({ controlPlane: { apiKey: API_KEY }, env: { [MARKER]: RUN_ID, HOME } });
 });
 
 afterAll(async () => {
   await envd?.close();
+  rmSync(HOME, { recursive: true, force: true });
   expect(leftovers(RUN_ID)).toEqual([]);
 });
 
