@@ -399,7 +399,7 @@ export const outputCases = [
       let released = false;
       const result = await ctx.sandbox.run(['sh', '-c', script, 'sh', dir], {
         maxOutputBytes: 10,
-        timeout: 15_000,
+        timeout: await bound(ctx, 15_000),
         onOutput: (chunk) => {
           received.push({ stream: chunk.stream, data: Uint8Array.from(chunk.data) });
           if (!released) {
