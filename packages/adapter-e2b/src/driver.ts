@@ -459,11 +459,18 @@ export class E2BDriver implements ProcessDriver {
   }
 
   async release(): Promise<void> {
+    // Released before this driver reported an end: the runtime gave up on
+    // the command (its own TransportError), possibly while the start was
+    // still pending. End what may have started, best effort and bounded.
+    const abandoned = !this.terminal;
     this.released = true;
     this.terminal = true;
     clearTimeout(this.settleTimer);
     this.resume();
     for (const controller of this.controllers) controller.abort();
     this.controllers.clear();
+    if (abandoned) {
+      await (this.pid !== undefined ? this.signalGroup('SIGKILL') : this.killByTag()).catch(() => undefined);
+    }
   }
 }
