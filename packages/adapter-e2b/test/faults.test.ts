@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
 import { TransportError, type Process, type Sandbox } from '@sandstream/types';
 import { startEnvdEmulator, type EnvdEmulator } from '../src/emulator/index.js';
-import { createE2BSandbox } from '../src/index.js';
+import { createE2BSandbox, createProcessClient, E2BDriver } from '../src/index.js';
 import { leftovers, MARKER, newRunId, waitFor, within } from './helpers.js';
 
 const RUN_ID = newRunId();
@@ -131,6 +131,33 @@ describe('transport faults', () => {
     expect(started).toHaveLength(1);
     await waitFor(() => started[0]!.end !== undefined, 5_000, 'the orphaned start ended');
     expect(envd.groupMembers(started[0]!.pid)).toEqual([]);
+  });
+
+  it('a driver released while its start is pending (the runtime gave up) kills what did start', async () => {
+    const driver = new E2BDriver(
+      { argv: ['sh', '-c', 'sleep 60 & sleep 60'], env: {}, cwd: undefined, stdin: 'ignore', limits: undefined, user: undefined },
+      {
+        client: createProcessClient({ url: envd.url }),
+        env: {},
+        cwd: undefined,
+        setsidPath: '/usr/bin/setsid',
+        shellPath: '/bin/sh',
+        keepaliveSeconds: 1,
+        stallMs: STALL_MS,
+        requestTimeoutMs: 5_000,
+        tmpDir: '/tmp',
+        prlimitPath: '/usr/bin/prlimit',
+        settleMs: 200,
+      },
+    );
+    const before = envd.processes().length;
+    const events = { output: () => undefined, exit: () => undefined, fail: () => undefined, leaderExited: () => undefined };
+    driver.start(events).catch(() => undefined);
+    await waitFor(() => envd.processes().slice(before).some((p) => p.config.cmd === '/usr/bin/setsid'), 10_000, 'the command started');
+    await within(FAULT_BOUND_MS, driver.release(), 'release()');
+    const started = envd.processes().slice(before).find((p) => p.config.cmd === '/usr/bin/setsid')!;
+    await waitFor(() => started.end !== undefined, 5_000, 'the abandoned command ended');
+    expect(envd.groupMembers(started.pid)).toEqual([]);
   });
 
   it('a stdin write whose answer is lost: TransportError, later writes refused, end() still closes', async () => {
