@@ -1,32 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { ExecResult, ResourceLimits } from '@sandstream/types';
 import { check, checkEqual, checkErrorCode, codeOf, ConformanceFailure, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
-import type { CaseContext } from '../context.js';
-import { ALL_BYTES, collect } from './collect.js';
-import { bound, scratch, settledWithin } from './support/observe.js';
-import { untilReady } from './tree.js';
+import { ALL_BYTES, collect } from './support/collect.js';
+import { bound, settledWithin } from './support/observe.js';
+import { untilReady } from './support/tree.js';
 
-/**
- * Runs `argv` under `options` through run() and, with streaming, through
- * stream() (read to the end), so a limit is proved on both paths. A last
- * argument "run" or "stream" tells the command which path started it.
- */
-async function underBoth(
-  ctx: CaseContext,
-  argv: readonly string[],
-  options: { limits: ResourceLimits; timeout?: number },
-): Promise<Array<{ how: string; result: ExecResult }>> {
-  const tagged = (how: string): string[] => (argv[0] === 'sh' ? [...argv, how] : [...argv]);
-  const results = [{ how: 'run()', result: await ctx.sandbox.run(tagged('run'), options) }];
-  if (ctx.sandbox.capabilities.streaming) {
-    await using proc = ctx.sandbox.stream(tagged('stream'), options);
-    for await (const chunk of proc) void chunk;
-    results.push({ how: 'stream()', result: await proc.wait() });
-  }
-  return results;
-}
-
+/** Standard input: SS-STDIN-*. */
 export const stdinCases = [
   defineCase({
     id: 'stdin.echo-and-eof',
@@ -170,113 +149,6 @@ export const stdinCases = [
       const again = await settledWithin(proc.stdin!.write('more'), within);
       check(again !== 'pending' && again.rejected && codeOf(again.reason) === 'STDIN_CLOSED', 'a later write() did not reject with StdinClosed too');
       await proc.stdin!.end();
-    },
-  }),
-  defineCase({
-    id: 'concurrency.separate',
-    title: 'processes running at once stay separate: no chunk or exit status crosses between them',
-    requirements: ['SS-CONC-1'],
-    async run(ctx) {
-      const count = 8;
-      const procs = Array.from({ length: ctx.sandbox.capabilities.streaming ? count : 0 }, (_, i) =>
-        ctx.sandbox.stream(['sh', '-c', `i=0; while [ $i -lt 300 ]; do echo token-${i}; i=$((i+1)); done; exit ${i + 10}`]),
-      );
-      try {
-        const outputs = await Promise.all(procs.map((proc) => collect(proc)));
-        for (const [i, got] of outputs.entries()) {
-          const text = Buffer.from(got.stdout).toString();
-          checkEqual(text, `token-${i}\n`.repeat(300), `the output of process ${i}`);
-          const result = await procs[i]!.wait();
-          check(result.exitCode === i + 10, `process ${i} reports exit ${result.exitCode}, expected ${i + 10}`);
-        }
-        check(new Set(procs.map((p) => p.id)).size === procs.length, 'two Processes share an id');
-        const runs = await Promise.all(
-          Array.from({ length: count }, (_, i) => ctx.sandbox.run(['sh', '-c', `printf run-${i}; exit ${i}`])),
-        );
-        runs.forEach((result, i) => {
-          check(result.stdoutText === `run-${i}` && result.exitCode === i, `concurrent run ${i} got ${JSON.stringify(result.stdoutText)}/${result.exitCode}`);
-        });
-      } finally {
-        await Promise.all(procs.map((proc) => proc[Symbol.asyncDispose]()));
-      }
-    },
-  }),
-  defineCase({
-    id: 'limits.cpu',
-    title: 'a command exceeding its CPU-time limit is stopped, under run() and stream(), and the result shows it',
-    requirements: ['SS-LIMIT-1'],
-    needs: ['resource-limits'],
-    timeoutMs: 40_000,
-    async run(ctx) {
-      // One CPU second takes longer on a loaded machine: the timeout scales with the round trip.
-      const timeout = await bound(ctx, 15_000);
-      for (const { how, result } of await underBoth(ctx, ['sh', '-c', 'while :; do :; done'], { limits: { cpuSeconds: 1 }, timeout })) {
-        check(!result.timedOut, `${how}: the CPU limit did not stop a busy loop before the ${timeout} ms timeout`);
-        check(result.signal !== null || (result.exitCode ?? 0) !== 0, `${how}: a stopped command reports success (${result.exitCode}/${result.signal})`);
-      }
-    },
-  }),
-  defineCase({
-    id: 'limits.address-space',
-    title: 'a command exceeding its address-space limit fails, under run() and stream(), and the result shows it',
-    requirements: ['SS-LIMIT-1'],
-    needs: ['resource-limits'],
-    timeoutMs: 30_000,
-    async run(ctx) {
-      // Doubles a string past 64 MiB: a few hundred MiB of memory at the peak.
-      const argv = ['awk', 'BEGIN { s = "x"; while (length(s) < 50000000) s = s s; print length(s) }'];
-      for (const { how, result } of await underBoth(ctx, argv, { limits: { addressSpaceBytes: 64 * 1024 * 1024 }, timeout: 20_000 })) {
-        check(result.signal !== null || (result.exitCode ?? 0) !== 0, `${how}: a command needing far more than its 64 MiB address space reports success (${result.exitCode}/${result.signal})`);
-      }
-      const control = await ctx.sandbox.run(argv, { limits: { addressSpaceBytes: 4 * 1024 * 1024 * 1024 }, timeout: 20_000 });
-      check(control.exitCode === 0, `the same command fails under a 4 GiB limit too (exit ${control.exitCode}/${control.signal}): ${control.stderrText}`);
-    },
-  }),
-  defineCase({
-    id: 'limits.file-size',
-    title: 'a command exceeding its file-size limit is stopped or fails, under run() and stream(), and the result shows it',
-    requirements: ['SS-LIMIT-1'],
-    needs: ['resource-limits'],
-    async run(ctx) {
-      const dir = await scratch(ctx);
-      for (const { how, result } of await underBoth(ctx, ['sh', '-c', 'head -c 100000 /dev/zero > "$1/big-$2"', 'sh', dir], { limits: { fileSizeBytes: 4096 } })) {
-        check(result.signal !== null || (result.exitCode ?? 0) !== 0, `${how}: writing past the limit reports success (${result.exitCode}/${result.signal})`);
-      }
-      const sizes = await ctx.exec(['sh', '-c', 'for f in "$1"/big-*; do wc -c < "$f"; done; echo end', 'sh', dir]);
-      const lines = sizes.stdoutText.trim().split(/\s+/);
-      check(lines.pop() === 'end' && lines.length > 0 && lines.every((line) => /^[0-9]+$/.test(line)), `run() lost output of the helper that reads the file sizes: ${JSON.stringify(sizes.stdoutText)}`);
-      for (const size of lines) check(Number(size) <= 4096, `a file grew to ${size} bytes past the 4096-byte limit`);
-    },
-  }),
-  defineCase({
-    id: 'limits.open-files',
-    title: 'a command exceeding its open-files limit fails, under run() and stream(), and the result shows it',
-    requirements: ['SS-LIMIT-1'],
-    needs: ['resource-limits'],
-    async run(ctx) {
-      // paste holds every file open at once: 20 of them cannot fit in 8 descriptors.
-      const argv = ['paste', ...Array.from({ length: 20 }, () => '/dev/null')];
-      for (const { how, result } of await underBoth(ctx, argv, { limits: { openFiles: 8 } })) {
-        check(result.exitCode !== 0 || result.signal !== null, `${how}: 20 files were opened under a limit of 8 descriptors (exit ${result.exitCode})`);
-      }
-      const control = await ctx.sandbox.run(argv, { limits: { openFiles: 64 } });
-      check(control.exitCode === 0, `the same command fails under a generous limit too (exit ${control.exitCode}): ${control.stderrText}`);
-    },
-  }),
-  defineCase({
-    id: 'user.run-as',
-    title: 'the user option runs the command as that account',
-    requirements: ['SS-USER-1'],
-    needs: ['user'],
-    async run(ctx) {
-      const expected = (await ctx.exec(['id', '-u', 'nobody'])).stdoutText.trim();
-      check(/^[0-9]+$/.test(expected), 'the sandbox has no "nobody" account to run as');
-      const result = await ctx.sandbox.run(['id', '-u'], { user: 'nobody' });
-      checkEqual(result.stdoutText.trim(), expected, 'the uid the command ran as');
-      if (!ctx.sandbox.capabilities.streaming) return;
-      await using proc = ctx.sandbox.stream(['id', '-u'], { user: 'nobody' });
-      const got = await collect(proc);
-      checkEqual(Buffer.from(got.stdout).toString().trim(), expected, 'the uid a streamed command ran as');
     },
   }),
 ];

@@ -1,7 +1,7 @@
 import type { Process, StreamOptions } from '@sandstream/types';
-import { ConformanceFailure, HarnessError } from '../assert.js';
-import type { CaseContext } from '../context.js';
-import { expectAlive, expectGoneNow, readPid, scratch, type Watched } from './support/observe.js';
+import { ConformanceFailure, HarnessError } from '../../assert.js';
+import type { CaseContext } from '../../context.js';
+import { expectAlive, expectGoneNow, readPid, scratch, type Watched } from './observe.js';
 
 /**
  * A command that starts a child and a grandchild, records every pid and a

@@ -1,0 +1,51 @@
+import { check, ConformanceFailure } from '../assert.js';
+import { defineCase } from '../case.js';
+import { collect } from './support/collect.js';
+import { bound, readMarker, scratch } from './support/observe.js';
+
+const FLOW_LINES = 1_600_000;
+// 16 MiB of numbered 10-byte lines; every 100000 lines the count written so far goes to "progress".
+const FLOW_SCRIPT = `awk -v p="$1/progress" 'BEGIN { for (i = 1; i <= ${FLOW_LINES}; i++) { printf "%09d\\n", i; if (i % 100000 == 0) { print i > p; close(p) } } }'`;
+
+function checkFlow(stdout: Uint8Array): void {
+  const expected = Buffer.from(Array.from({ length: FLOW_LINES }, (_, i) => `${String(i + 1).padStart(9, '0')}\n`).join(''));
+  if (Buffer.compare(Buffer.from(stdout), expected) === 0) return;
+  const got = Buffer.from(stdout);
+  let at = 0;
+  while (at < got.length && at < expected.length && got[at] === expected[at]) at++;
+  const line = Math.floor(at / 10) + 1;
+  throw new ConformanceFailure(
+    `the output held back unread arrived with ${got.length} of ${expected.length} bytes, wrong from line ${line} on ` +
+      `(got ${JSON.stringify(got.subarray(line * 10 - 10, line * 10 + 10).toString('latin1'))}): bytes were lost, duplicated or reordered while the reader was behind`,
+  );
+}
+
+/** Output left unread: SS-FLOW-*. */
+export const flowCases = [
+  defineCase({
+    id: 'flow.unread-beyond-high-water',
+    title: 'output left unread beyond the high-water mark is delivered in full and in order once read',
+    requirements: ['SS-FLOW-1'],
+    needs: ['streaming'],
+    runsAlone: 'it moves 16 MiB while holding it unread, which would starve the timing checks of cases beside it',
+    timeoutMs: 60_000,
+    async run(ctx) {
+      const dir = await scratch(ctx);
+      await using proc = ctx.sandbox.stream(['sh', '-c', FLOW_SCRIPT, 'sh', dir]);
+      // Nothing is read until the command has written all of it or is held back (its progress stands still).
+      const step = await bound(ctx, 200);
+      const deadline = performance.now() + (await bound(ctx, 15_000));
+      let previous = -1;
+      for (;;) {
+        const progress = Number((await readMarker(ctx, `${dir}/progress`))?.trim() ?? '0');
+        if (progress >= FLOW_LINES || (progress === previous && progress > 0) || performance.now() > deadline) break;
+        previous = progress;
+        await ctx.sleep(step);
+      }
+      const got = await collect(proc);
+      const result = await proc.wait();
+      check(result.exitCode === 0, `the command reports ${result.exitCode}/${result.signal}`);
+      checkFlow(got.stdout);
+    },
+  }),
+];

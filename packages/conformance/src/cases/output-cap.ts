@@ -1,0 +1,97 @@
+import { type ExecResult, type OutputChunk } from '@sandstream/types';
+import { check, checkEqual, checkErrorCode, rejectionOf } from '../assert.js';
+import { defineCase } from '../case.js';
+import { bound, expectGoneNow, readPid, scratch } from './support/observe.js';
+
+import { checkSequence, COUNT, join, SEQUENCE_SCRIPT } from './support/sequence.js';
+
+// 1..20000, one per line: 108894 bytes, every prefix distinct from every other part.
+const NUMBERED_SCRIPT = `awk 'BEGIN { for (i = 1; i <= ${COUNT}; i++) print i }'`;
+const NUMBERED = Array.from({ length: COUNT }, (_, i) => `${i + 1}\n`).join('');
+
+/** run() with maxOutputBytes and onOutput: SS-CAPOUT-*, SS-ONOUT-*. */
+export const outputCapCases = [
+  defineCase({
+    id: 'output-cap.truncation',
+    title: 'run() keeps at most maxOutputBytes per stream, flags truncation per stream, and keeps draining the command',
+    requirements: ['SS-CAPOUT-1'],
+    timeoutMs: 30_000,
+    async run(ctx) {
+      // Distinct bytes (numbered lines), so what is kept shows which part it is.
+      const result = await ctx.sandbox.run(['sh', '-c', `${NUMBERED_SCRIPT}; printf tiny >&2`], { maxOutputBytes: 1000 });
+      check(result.stdout.byteLength === 1000, `stdout kept ${result.stdout.byteLength} bytes under a 1000-byte cap`);
+      checkEqual(Buffer.from(result.stdout).toString('latin1'), NUMBERED.slice(0, 1000), 'the capped stdout (the first 1000 bytes written)');
+      check(result.stdoutTruncated === true, 'stdoutTruncated is false although stdout exceeded the cap');
+      checkEqual(result.stderrText, 'tiny', 'stderr under the cap');
+      check(result.stderrTruncated === false, 'stderrTruncated is true although stderr stayed under the cap');
+      // 16 MiB, far past any pipe buffer: the command finishes only if it is drained.
+      const big = await ctx.sandbox.run(['head', '-c', '16777216', '/dev/zero'], { maxOutputBytes: 1024, timeout: await bound(ctx, 20_000) });
+      check(!big.timedOut && big.exitCode === 0, `a command writing past the cap was not drained (exit ${big.exitCode}/${big.signal}, timedOut ${big.timedOut})`);
+      check(big.stdout.byteLength === 1024 && big.stdoutTruncated, 'the capped result is wrong');
+      const exact = await ctx.sandbox.run(['head', '-c', '1000', '/dev/zero'], { maxOutputBytes: 1000 });
+      check(exact.stdout.byteLength === 1000 && !exact.stdoutTruncated, 'output of exactly the cap is flagged as truncated or cut');
+    },
+  }),
+  defineCase({
+    id: 'output-cap.on-output-live',
+    title: 'onOutput receives every chunk live, including those past the cap, in arrival order',
+    requirements: ['SS-ONOUT-1', 'SS-CAPOUT-1'],
+    async run(ctx) {
+      const dir = await scratch(ctx);
+      // The command waits for a file the callback creates: only a live callback lets it finish.
+      const script = `echo first; while [ ! -f "$1/go" ]; do sleep 0.02; done; ${SEQUENCE_SCRIPT}; echo last`;
+      const received: OutputChunk[] = [];
+      let released = false;
+      const result = await ctx.sandbox.run(['sh', '-c', script, 'sh', dir], {
+        maxOutputBytes: 10,
+        timeout: await bound(ctx, 15_000),
+        onOutput: (chunk) => {
+          received.push({ stream: chunk.stream, data: Uint8Array.from(chunk.data) });
+          if (!released) {
+            released = true;
+            ctx.exec(['touch', `${dir}/go`]).catch(() => undefined);
+          }
+        },
+      });
+      check(!result.timedOut, 'onOutput was not called while the command ran (it waited for the callback until the timeout)');
+      const stdout = Buffer.from(join(received, 'stdout')).toString('latin1');
+      check(stdout.startsWith('first\n') && stdout.endsWith('last\n'), 'onOutput missed the first or the last line');
+      checkSequence(new Uint8Array(Buffer.from(stdout.slice('first\n'.length, -'last\n'.length), 'latin1')), 'stdout as onOutput received it');
+      checkSequence(join(received, 'stderr'), 'stderr as onOutput received it');
+      check(result.stdout.byteLength === 10 && result.stdoutTruncated, 'the buffered result ignored the cap');
+    },
+  }),
+  defineCase({
+    id: 'output-cap.on-output-throws',
+    title: 'an onOutput callback that throws is not called again; the command is terminated and run() rejects with CallbackFailed',
+    requirements: ['SS-ONOUT-2'],
+    async run(ctx) {
+      const dir = await scratch(ctx);
+      // The TERM handler writes once more: output after the failure must not reach the callback.
+      const script = 'echo $$ > "$1/leader"; trap \'echo bye; exit 1\' TERM; echo one; while :; do sleep 0.05; done';
+      const thrown = new Error('the callback failed');
+      let calls = 0;
+      // Long enough that only a command left running reaches it.
+      const timeout = await bound(ctx, 3_000);
+      const error = await rejectionOf(
+        ctx.sandbox.run(['sh', '-c', script, 'sh', dir], {
+          timeout,
+          onOutput: () => {
+            calls += 1;
+            throw thrown;
+          },
+        }),
+        'run() whose onOutput throws',
+      );
+      checkErrorCode(error, 'CALLBACK_FAILED', 'run() whose onOutput throws');
+      check((error as { cause?: unknown }).cause === thrown, 'CallbackFailed.cause is not what the callback threw');
+      check(calls === 1, `the callback was called ${calls} times; after it threw it must not be called again`);
+      const result = (error as { result?: ExecResult }).result;
+      check(result?.stdout instanceof Uint8Array, 'CallbackFailed carries no result');
+      checkEqual(Buffer.from(result.stdout).toString(), 'one\nbye\n', 'CallbackFailed.result.stdout (everything until the command was gone)');
+      check(result.timedOut === false, 'the command ran on until the timeout: it was not terminated');
+      const leader = await readPid(ctx, `${dir}/leader`, 'the command');
+      await expectGoneNow(ctx, [{ pid: leader, role: 'the command itself' }], dir, 'when run() rejected after the callback threw');
+    },
+  }),
+];
