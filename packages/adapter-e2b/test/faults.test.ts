@@ -72,6 +72,12 @@ describe('transport faults', () => {
     await proc.started();
     // The command's own envd process: the setsid launcher, started before any output was read.
     expect(envd.process(Number(proc.commandId))?.config.cmd).toBe('/usr/bin/setsid');
+    // Its Start request carries no Connect-Timeout-Ms (envd would SIGKILL the leader alone when it
+    // elapsed; the runtime's timeout bounds the command), and asks for keepalives.
+    const start = envd.requests.filter((r) => r.method === 'process.Process/Start').find((r) => JSON.stringify(r.message).includes('/usr/bin/setsid'));
+    expect(start?.headers['connect-timeout-ms']).toBeUndefined();
+    expect(start?.headers['keepalive-ping-interval']).toBe('1');
+    expect(start?.headers['content-type']).toBe('application/connect+proto');
     expect(proc.pid).toBe(Number(proc.commandId));
   });
 
