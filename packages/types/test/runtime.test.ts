@@ -565,7 +565,8 @@ describe('standard input [SS-STDIN-1, SS-STDIN-2]', () => {
     const writer = proc.stdin!;
     await Promise.all([writer.write('a'), writer.write(encoder.encode('b')), writer.write('c')]);
     await writer.end();
-    expect(drivers[0]!.written).toEqual(['a', 'b', 'c']);
+    // Writes queued together may share one driver call; the bytes and their order are what counts.
+    expect(drivers[0]!.written.join('')).toBe('abc');
     expect(drivers[0]!.stdinEnded).toBe(true);
     expect(writer.closed).toBe(true);
     await expect(writer.write('d')).rejects.toBeInstanceOf(StdinClosed);

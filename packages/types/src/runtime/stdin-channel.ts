@@ -10,16 +10,34 @@ export interface StdinHost {
   readonly settled: boolean;
 }
 
+/** One caller's write, waiting for the driver. */
+interface PendingWrite {
+  readonly data: Uint8Array;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
 /**
- * The standard input of one command, exactly once: writes reach the driver
- * one at a time, in call order. A write whose delivery is uncertain (the
- * driver rejected it with anything but `StdinClosed`) rejects with
- * `TransportError`, and so does every later write, since sending more after
- * bytes that may or may not have arrived could deliver them out of order or
- * twice; `end()` still closes the pipe.
+ * Bytes one driver call may carry when writes queued behind a slow one are
+ * sent together: big enough that a remote backend pays one round trip for
+ * many small writes, small enough not to hold a large copy.
+ */
+const BATCH_BYTES = 1024 * 1024;
+
+/**
+ * The standard input of one command, exactly once: bytes reach the driver
+ * in call order, one driver call at a time. Writes that queue up while a
+ * call is in flight go out together in the next call, so a remote backend
+ * pays one round trip per batch rather than per write. A write whose
+ * delivery is uncertain (the driver rejected it with anything but
+ * `StdinClosed`) rejects with `TransportError`, and so does every later
+ * write, since sending more after bytes that may or may not have arrived
+ * could deliver them out of order or twice; `end()` still closes the pipe.
  */
 export class StdinChannel {
-  private chain: Promise<void> = Promise.resolve();
+  private readonly pending: PendingWrite[] = [];
+  /** The loop handing queued writes to the driver, while it runs. Never rejects. */
+  private sending: Promise<void> | undefined;
   private ending: Promise<void> | undefined;
   /** The pipe was found closed (the command exited or stopped reading). */
   private foundClosed = false;
@@ -39,33 +57,16 @@ export class StdinChannel {
   write(data: Uint8Array): Promise<void> {
     if (this.closed) return Promise.reject(new StdinClosed('standard input is closed'));
     if (this.uncertainty !== undefined) return Promise.reject(this.refusal());
-    // Writes queued before end() still go out, in call order; end() is
-    // chained behind them.
-    const write = this.chain.then(async () => {
-      await this.host.whenStartedOrSettled();
-      if (this.uncertainty !== undefined) throw this.refusal();
-      if (this.foundClosed || this.host.settled) {
-        this.foundClosed = true;
-        throw new StdinClosed('the command has exited; standard input is closed');
-      }
-      try {
-        await this.driver.writeStdin(data);
-      } catch (error) {
-        if (error instanceof StdinClosed) {
-          this.foundClosed = true;
-          throw error;
-        }
-        const failure = asTransport(error, 'writing standard input') as TransportError;
-        this.uncertainty = failure;
-        throw failure;
-      }
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ data, resolve, reject });
+      this.send();
     });
-    this.chain = write.catch(() => undefined);
-    return write;
   }
 
+  /** Writes queued before end() still go out, in call order; end() follows them. */
   end(): Promise<void> {
-    this.ending ??= this.chain.then(async () => {
+    this.ending ??= (async () => {
+      while (this.sending !== undefined) await this.sending;
       await this.host.whenStartedOrSettled();
       if (this.host.settled) return;
       try {
@@ -73,8 +74,56 @@ export class StdinChannel {
       } catch (error) {
         if (!(error instanceof StdinClosed)) throw asTransport(error, 'closing standard input');
       }
-    });
+    })();
     return this.ending;
+  }
+
+  private send(): void {
+    this.sending ??= this.drain().finally(() => {
+      this.sending = undefined;
+      // A write queued after the loop's last look goes out in a new loop.
+      if (this.pending.length > 0) this.send();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    await this.host.whenStartedOrSettled();
+    while (this.pending.length > 0) {
+      const batch = this.takeBatch();
+      if (this.uncertainty !== undefined) {
+        for (const write of batch) write.reject(this.refusal());
+        continue;
+      }
+      if (this.foundClosed || this.host.settled) {
+        this.foundClosed = true;
+        for (const write of batch) write.reject(new StdinClosed('the command has exited; standard input is closed'));
+        continue;
+      }
+      try {
+        await this.driver.writeStdin(joined(batch));
+        for (const write of batch) write.resolve();
+      } catch (error) {
+        if (error instanceof StdinClosed) {
+          this.foundClosed = true;
+          for (const write of batch) write.reject(error);
+          continue;
+        }
+        const failure = asTransport(error, 'writing standard input') as TransportError;
+        this.uncertainty = failure;
+        for (const write of batch) write.reject(failure);
+      }
+    }
+  }
+
+  /** The oldest queued writes, at least one, up to BATCH_BYTES in all. */
+  private takeBatch(): PendingWrite[] {
+    let bytes = this.pending[0]!.data.byteLength;
+    let count = 1;
+    while (count < this.pending.length && bytes + this.pending[count]!.data.byteLength <= BATCH_BYTES) {
+      bytes += this.pending[count]!.data.byteLength;
+      count += 1;
+    }
+    return this.pending.splice(0, count);
   }
 
   /**
@@ -99,4 +148,16 @@ export class StdinChannel {
       { cause: this.uncertainty },
     );
   }
+}
+
+/** The batch's bytes as one buffer; a single write is passed on as it is. */
+function joined(batch: readonly PendingWrite[]): Uint8Array {
+  if (batch.length === 1) return batch[0]!.data;
+  const out = new Uint8Array(batch.reduce((sum, write) => sum + write.data.byteLength, 0));
+  let offset = 0;
+  for (const write of batch) {
+    out.set(write.data, offset);
+    offset += write.data.byteLength;
+  }
+  return out;
 }
