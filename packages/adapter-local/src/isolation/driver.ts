@@ -189,8 +189,10 @@ export class IsolatedDriver implements ProcessDriver {
         go.end('go\n');
         resolveStart({ pid: this.sandboxLeader });
       });
+      // Only once the report is read to its end: 'exit' can come before the
+      // report's last line (the entry script's own "no such executable") is.
       report.once('close', () => reject(gone()));
-      child.once('exit', () => reject(gone()));
+      child.once('close', () => reject(gone()));
     });
 
     child.stdout!.on('data', (data: Buffer) => {
