@@ -12,6 +12,8 @@ const createMySandbox = () => createLocalSandbox();
 // ---- README.md -------------------------------------------------------
 
 export async function buildAndTest(): Promise<number | null> {
+  // The default mode, isolation: 'none': your own trusted commands on your own files. It is a
+  // process runner with teardown guarantees, not a security boundary (see "Isolation" below).
   await using sb = createLocalSandbox();
 
   // Buffered: byte-exact output plus convenient text.
