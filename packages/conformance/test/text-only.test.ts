@@ -1,0 +1,29 @@
+/**
+ * A correct text-only adapter (`binary-output: false`, output decoded by a
+ * streaming WHATWG decoder): the kit checks it rather than excusing it. The
+ * text case passes, the byte-exact cases are skipped with the reason, and the
+ * standard-input echo cases still pass, with valid UTF-8 as the echoed data.
+ */
+import { describe, test } from 'vitest';
+import { runConformance } from '../src/index.js';
+import { Lab, textOnlyLocal } from './broken/index.js';
+
+describe('a correct text-only adapter', () => {
+  test('passes the text case and the stdin echo cases, and skips the byte-exact ones', { timeout: 120_000 }, async ({ expect }) => {
+    const lab = new Lab('text-only');
+    try {
+      const include = ['capabilities.absent-binary-output', 'bytes.all-values', 'bytes.utf8-split', 'stdin.large-input', 'stdin.run-input', 'stdin.echo-and-eof'];
+      const report = await runConformance({ factory: () => textOnlyLocal(lab), include });
+      const byId = new Map(report.cases.map((c) => [c.id, c]));
+      for (const id of ['capabilities.absent-binary-output', 'stdin.large-input', 'stdin.run-input', 'stdin.echo-and-eof']) {
+        expect(byId.get(id)?.status, `${id}: ${byId.get(id)?.message ?? ''}`).toBe('pass');
+      }
+      for (const id of ['bytes.all-values', 'bytes.utf8-split']) {
+        expect(byId.get(id)?.status).toBe('skipped');
+        expect(byId.get(id)?.message).toMatch(/binary-output/);
+      }
+    } finally {
+      expect(await lab.cleanup(), 'processes left running').toEqual([]);
+    }
+  });
+});
