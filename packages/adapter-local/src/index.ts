@@ -5,7 +5,7 @@ import {
   type CapabilityManifest,
   type Sandbox,
 } from '@sandstream/types';
-import { defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS } from '@sandstream/types/runtime';
+import { defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, type SandboxBackend } from '@sandstream/types/runtime';
 import { ChildDriver } from './child-driver.js';
 import { Environment, type IsolatedMount } from './isolation/environment.js';
 import { probeIsolation } from './isolation/probe.js';
@@ -188,6 +188,36 @@ function validateMounts(value: unknown): IsolatedMount[] {
  * ```
  */
 export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox<LocalNative> {
+  const configured = configure(options);
+  return 'backend' in configured ? defineSandbox(configured.backend) : configured.isolated();
+}
+
+/**
+ * The backend that {@link createLocalSandbox} hands to `defineSandbox` when
+ * `isolation` is `'none'`, with the same options and the same validation.
+ * Wrap its `createDriver` to build a variant of the local adapter on the
+ * shared runtime (the conformance kit's own tests build deliberately broken
+ * adapters this way).
+ *
+ * @throws InvalidArgument with `isolation: 'namespaces'`, whose sandbox is
+ * not one backend per call.
+ */
+export function localBackend(options: LocalSandboxOptions = {}): SandboxBackend<LocalNative> {
+  if (isPlainObject(options) && options.isolation === 'namespaces') {
+    throw new InvalidArgument('options.isolation', "localBackend() builds only isolation: 'none'");
+  }
+  const configured = configure(options);
+  if (!('backend' in configured)) {
+    throw new InvalidArgument('options.isolation', "localBackend() builds only isolation: 'none'");
+  }
+  return configured.backend;
+}
+
+type Configured =
+  | { readonly backend: SandboxBackend<LocalNative> }
+  | { readonly isolated: () => Sandbox<LocalNative> };
+
+function configure(options: LocalSandboxOptions): Configured {
   if (!isPlainObject(options)) throw new InvalidArgument('options', 'must be an object');
   for (const key of Object.keys(options)) {
     if (!OPTION_KEYS.has(key)) throw new InvalidArgument(`options.${key}`, 'unknown option');
@@ -241,37 +271,42 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox<L
       mounts,
       initPid: () => environment.initPid,
     };
-    return createIsolatedSandbox<LocalNative>(environment, {
-      name: 'local',
-      capabilities,
-      native: { kind: 'local', prlimitPath, setprivPath, isolation: 'namespaces', sandbox: Object.freeze(info) },
-      graceMs,
-      killWaitMs,
-      support,
-      baseEnv,
-      defaultCwd,
-      prlimitPath,
-    });
+    return {
+      isolated: () =>
+        createIsolatedSandbox<LocalNative>(environment, {
+          name: 'local',
+          capabilities,
+          native: { kind: 'local', prlimitPath, setprivPath, isolation: 'namespaces', sandbox: Object.freeze(info) },
+          graceMs,
+          killWaitMs,
+          support,
+          baseEnv,
+          defaultCwd,
+          prlimitPath,
+        }),
+    };
   }
 
   // Fixed now, so a later chdir() of this process cannot move it.
   const defaultCwd = cwd === undefined ? undefined : resolve(cwd);
   const baseEnv = options.env === undefined ? inheritedEnv() : validateBaseEnv(options.env);
-  return defineSandbox<LocalNative>({
-    name: 'local',
-    capabilities,
-    native: { kind: 'local', prlimitPath, setprivPath, isolation: 'none', sandbox: undefined },
-    graceMs,
-    killWaitMs,
-    createDriver: (command) =>
-      new ChildDriver(command, {
-        baseEnv,
-        defaultCwd,
-        prlimitPath,
-        setprivPath,
-        user: command.user === undefined ? undefined : resolveUser(command.user),
-      }),
-  });
+  return {
+    backend: {
+      name: 'local',
+      capabilities,
+      native: { kind: 'local', prlimitPath, setprivPath, isolation: 'none', sandbox: undefined },
+      graceMs,
+      killWaitMs,
+      createDriver: (command) =>
+        new ChildDriver(command, {
+          baseEnv,
+          defaultCwd,
+          prlimitPath,
+          setprivPath,
+          user: command.user === undefined ? undefined : resolveUser(command.user),
+        }),
+    },
+  };
 }
 
 /** The conformance kit's entry point: a fresh local sandbox per call. */

@@ -11,15 +11,14 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { markedProcesses as findMarked, type MarkedProcess } from '@sandstream/tsconfig/processes';
-import { CAPABILITIES, type Capability, type CapabilityManifest, type Sandbox } from '@sandstream/types';
+import { CAPABILITIES, type CapabilityManifest, type Sandbox } from '@sandstream/types';
 import { defineSandbox, type CommandSpec, type ProcessDriver } from '@sandstream/types/runtime';
-import { createLocalSandbox, type LocalNative, type LocalSandboxOptions } from '@sandstream/adapter-local';
-// Internal modules of the local adapter, for defects below the public API.
-// The built files are used: the sources sit outside this package's rootDir.
-import { ChildDriver } from '../../../adapter-local/dist/child-driver.js';
-import { findPrlimit } from '../../../adapter-local/dist/limits.js';
-import { findUtility } from '../../../adapter-local/dist/utilities.js';
-import { canSwitchUser, resolveUser } from '../../../adapter-local/dist/users.js';
+import {
+  createLocalSandbox,
+  localBackend,
+  type LocalNative,
+  type LocalSandboxOptions,
+} from '@sandstream/adapter-local';
 
 /** The grace period every lab sandbox uses, and the kit is told about. */
 export const GRACE_MS = 300;
@@ -27,7 +26,7 @@ export const GRACE_MS = 300;
 export const MARKER = 'SANDSTREAM_BROKEN_ADAPTER';
 
 /** Turns the local adapter's driver into a defective one. */
-export type DriverDefect = (driver: ChildDriver, command: CommandSpec) => ProcessDriver;
+export type DriverDefect = (driver: ProcessDriver, command: CommandSpec) => ProcessDriver;
 
 /** A live (non-zombie) process and its command line. */
 export type Survivor = MarkedProcess;
@@ -87,49 +86,28 @@ export class Lab {
   }
 
   /**
-   * The local adapter rebuilt from its parts (the shared runtime and the
-   * local driver, configured as `createLocalSandbox` configures them) with
+   * The local adapter rebuilt from its public backend (`localBackend`, the
+   * shared runtime's input as `createLocalSandbox` configures it) with
    * `defect` applied to each command's driver.
    */
   driver(
     defect: DriverDefect,
     options: { capabilities?: Partial<CapabilityManifest>; killWaitMs?: number; command?: (command: CommandSpec) => CommandSpec } = {},
   ): Sandbox<LocalNative> {
-    const prlimitPath = findPrlimit();
-    const setprivPath = findUtility('setpriv');
-    const available: Record<Capability, boolean> = {
-      streaming: true,
-      stdin: true,
-      'resource-limits': prlimitPath !== undefined,
-      user: canSwitchUser(),
-      'binary-output': true,
-    };
-    // Only ever off, as createLocalSandbox's own option.
-    const capabilities: CapabilityManifest = { ...available };
+    const backend = localBackend({ graceMs: GRACE_MS, env: this.env() });
+    // Only ever off, as createLocalSandbox's own option; output is byte-exact.
+    const capabilities: CapabilityManifest = { ...backend.capabilities, 'binary-output': true };
     for (const name of CAPABILITIES) {
-      if (options.capabilities?.[name] === false) available[name] = false;
+      if (options.capabilities?.[name] === false) capabilities[name] = false;
     }
-    Object.assign(capabilities, available);
-    const baseEnv = this.env();
     return this.track(
       defineSandbox<LocalNative>({
-        name: 'local',
+        ...backend,
         capabilities,
-        native: { kind: 'local', prlimitPath, setprivPath, isolation: 'none', sandbox: undefined } as LocalNative,
-        graceMs: GRACE_MS,
         ...(options.killWaitMs === undefined ? {} : { killWaitMs: options.killWaitMs }),
         createDriver: (asked) => {
           const command = options.command?.(asked) ?? asked;
-          return defect(
-            new ChildDriver(command, {
-              baseEnv,
-              defaultCwd: undefined,
-              prlimitPath,
-              setprivPath,
-              user: command.user === undefined ? undefined : resolveUser(command.user),
-            }),
-            command,
-          );
+          return defect(backend.createDriver(command), command);
         },
       }),
     );
