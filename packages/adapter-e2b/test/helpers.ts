@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { markedProcesses } from '@sandstream/tsconfig/processes';
+import { markedProcesses } from '@sandstream/test-support/processes';
 
 /** The marker variable every emulated sandbox puts in its commands' environment. */
 export const MARKER = 'SANDSTREAM_TEST_RUN';
@@ -50,7 +50,7 @@ export function leftovers(runId: string): string[] {
 }
 
 /** True while `pid` exists and is not a zombie. */
-export { isLive } from '@sandstream/tsconfig/processes';
+export { isLive } from '@sandstream/test-support/processes';
 
 /**
  * An empty home directory for the SDK's `bash -l` commands, so that what

@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { isLive, markedProcesses as findMarked, type MarkedProcess } from '@sandstream/tsconfig/processes';
+import { isLive, markedProcesses as findMarked, type MarkedProcess } from '@sandstream/test-support/processes';
 import { decodeExecResult, encodeExecResult, type ExecResult, type OutputChunk, type Process, type Sandbox } from '@sandstream/types';
 import { createLocalSandbox, type LocalNative, type LocalSandboxOptions } from '../src/index.js';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { typescriptBlocks } from '@sandstream/tsconfig/readme-blocks';
+import { typescriptBlocks } from '@sandstream/test-support/readme-blocks';
 import { describeRevision, runSnippet, runTests, sortLines } from './readme-examples.js';
 import './helpers.js';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { typescriptBlocks } from '@sandstream/tsconfig/readme-blocks';
+import { typescriptBlocks } from '@sandstream/test-support/readme-blocks';
 import { emulatorExample } from './readme-examples.js';
 
 const examples = readFileSync(new URL('./readme-examples.ts', import.meta.url), 'utf8');

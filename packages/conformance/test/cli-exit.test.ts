@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
-import { markedProcesses } from '@sandstream/tsconfig/processes';
+import { markedProcesses } from '@sandstream/test-support/processes';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));

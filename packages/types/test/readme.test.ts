@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { typescriptBlocks } from '@sandstream/tsconfig/readme-blocks';
+import { typescriptBlocks } from '@sandstream/test-support/readme-blocks';
 import { createExecResult } from '../src/result.js';
 import { createEchoSandbox, manifestProblems, roundTrip, runTests } from './readme-examples.js';
 

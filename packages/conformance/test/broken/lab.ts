@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { markedProcesses as findMarked, type MarkedProcess } from '@sandstream/tsconfig/processes';
+import { markedProcesses as findMarked, type MarkedProcess } from '@sandstream/test-support/processes';
 import { CAPABILITIES, type CapabilityManifest, type Sandbox } from '@sandstream/types';
 import { defineSandbox, type CommandSpec, type ProcessDriver } from '@sandstream/types/runtime';
 import {
