@@ -26,6 +26,13 @@ const LOCAL_CAPABILITIES: Readonly<CapabilityManifest> = await (async () => {
   return capabilities;
 })();
 
+/**
+ * One case at a time: 'auto' turns concurrent when the measured round trip
+ * is slow, which on a loaded machine it is, and these tests compare every
+ * case's status, which must not depend on the machine's load.
+ */
+const SERIAL = 1;
+
 /** Generous: a whole-kit run takes about 8 s alone, longer beside other tests. */
 const TEST_TIMEOUT_MS = 120_000;
 
@@ -44,7 +51,7 @@ async function runSelected(
   const caseTimeoutMs = adapter.caseTimeoutMs ?? 20_000;
   const override = adapter.caseTimeoutOverrideMs;
   if (override === undefined && adapter.viaRunCase === undefined) {
-    const report = await runConformance({ factory, include, caseTimeoutMs });
+    const report = await runConformance({ factory, include, caseTimeoutMs, concurrency: SERIAL });
     const outcomes = new Map<string, Outcome>(report.cases.map((c) => [c.id, c]));
     return { outcomes, report };
   }
@@ -101,7 +108,7 @@ describe('the real local adapter', () => {
     const lab = new Lab('local');
     let report: ConformanceReport;
     try {
-      report = await runConformance({ factory: () => lab.local(), caseTimeoutMs: 20_000 });
+      report = await runConformance({ factory: () => lab.local(), caseTimeoutMs: 20_000, concurrency: SERIAL });
     } finally {
       const survivors = await lab.cleanup();
       expect(survivors, 'processes the real adapter left running').toEqual([]);
@@ -133,6 +140,7 @@ describe('the real local adapter', () => {
       const lab = new Lab(`without-${capability}`);
       try {
         const report = await runConformance({
+          concurrency: SERIAL,
           factory: () => lab.local({ capabilities: { [capability]: false } }),
           include: [negative, ...positive],
         });
@@ -153,6 +161,7 @@ describe('the real local adapter', () => {
     const lab = new Lab('without-streaming');
     try {
       const report = await runConformance({
+        concurrency: SERIAL,
         factory: () => lab.local({ capabilities: { streaming: false } }),
         include: ['capabilities.absent-streaming'],
       });
@@ -174,6 +183,7 @@ describe.concurrent('broken adapters', () => {
       const lab = new Lab('run-only');
       try {
         const report = await runConformance({
+          concurrency: SERIAL,
           factory: () => lab.local({ capabilities: { streaming: false } }),
         });
         expect(report.cases.filter((c) => c.status === 'fail').map((c) => c.id)).toEqual([]);
@@ -191,7 +201,7 @@ describe.concurrent('broken adapters', () => {
       const adapter = BROKEN_ADAPTERS.find((a) => a.name === 'manifest-invalid')!;
       const lab = new Lab('manifest-report');
       try {
-        const report = await runConformance({ factory: () => adapter.create(lab), include: ['capabilities.manifest'] });
+        const report = await runConformance({ factory: () => adapter.create(lab), include: ['capabilities.manifest'], concurrency: SERIAL });
         expect(report.cases.find((c) => c.id === 'capabilities.manifest')?.status).toBe('fail');
       } finally {
         await lab.cleanup();

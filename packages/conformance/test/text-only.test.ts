@@ -13,7 +13,7 @@ describe('a correct text-only adapter', () => {
     const lab = new Lab('text-only');
     try {
       const include = ['capabilities.absent-binary-output', 'bytes.all-values', 'bytes.utf8-split', 'stdin.large-input', 'stdin.run-input', 'stdin.echo-and-eof'];
-      const report = await runConformance({ factory: () => textOnlyLocal(lab), include });
+      const report = await runConformance({ factory: () => textOnlyLocal(lab), include, concurrency: 1 });
       const byId = new Map(report.cases.map((c) => [c.id, c]));
       for (const id of ['capabilities.absent-binary-output', 'stdin.large-input', 'stdin.run-input', 'stdin.echo-and-eof']) {
         expect(byId.get(id)?.status, `${id}: ${byId.get(id)?.message ?? ''}`).toBe('pass');
