@@ -3,6 +3,10 @@ export interface MarkedProcess {
   readonly pid: number;
   readonly cmdline: string;
 }
+/** The fields of `/proc/<pid>/stat` after the command name: [state, ppid, pgrp, session, ...]; undefined once the process is gone. */
+export declare function procStat(pid: number): string[] | undefined;
+/** The state letter of a process (`R`, `S`, `Z`, ...), or undefined once it is gone. */
+export declare function procState(pid: number): string | undefined;
 /** True while the process exists and is not a zombie (or dead). */
 export declare function isLive(pid: number): boolean;
 /** Live processes other than this one whose environment has `name=value` (or, with `prefix`, a value starting with it). */

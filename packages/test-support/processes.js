@@ -3,15 +3,29 @@
 // they start outlives them.
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** True while the process exists and is not a zombie (or dead). */
-export function isLive(pid) {
+/**
+ * The fields of `/proc/<pid>/stat` after the parenthesised command name
+ * (which may hold spaces and parentheses): [state, ppid, pgrp, session, ...];
+ * undefined once the process is gone.
+ */
+export function procStat(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const state = stat.charAt(stat.lastIndexOf(')') + 2);
-    return state !== '' && state !== 'Z' && state !== 'X';
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** The state letter of a process (`R`, `S`, `Z`, ...), or undefined once it is gone. */
+export function procState(pid) {
+  return procStat(pid)?.[0];
+}
+
+/** True while the process exists and is not a zombie (or dead). */
+export function isLive(pid) {
+  const state = procState(pid);
+  return state !== undefined && state !== '' && state !== 'Z' && state !== 'X';
 }
 
 /**

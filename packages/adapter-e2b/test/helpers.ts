@@ -17,20 +17,7 @@ export function newRunId(): string {
   return randomUUID();
 }
 
-/** Rejects when `promise` has not settled within `ms`. */
-export async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+export { within } from '@sandstream/test-support/timing';
 
 /** Polls `condition` until it holds; throws after `ms`. */
 export async function waitFor(condition: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {

@@ -3,6 +3,7 @@ import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node
 import { delimiter, join, resolve } from 'node:path';
 import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
+import { isRunningState, parseProcStat } from '@sandstream/types/runtime';
 import { limitArgs } from './limits.js';
 import { switchUserArgs, type UserIds } from './users.js';
 
@@ -60,9 +61,8 @@ function groupAlive(pgid: number): boolean {
     } catch {
       continue;
     }
-    // Fields after the parenthesised command name: state ppid pgrp ...
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 3);
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+    const { state, pgrp } = parseProcStat(stat);
+    if (pgrp === pgid && isRunningState(state)) return true;
   }
   return false;
 }

@@ -5,7 +5,15 @@ import {
   type CapabilityManifest,
   type Sandbox,
 } from '@sandstream/types';
-import { defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, type SandboxBackend } from '@sandstream/types/runtime';
+import {
+  defineSandbox,
+  DEFAULT_GRACE_MS,
+  DEFAULT_KILL_WAIT_MS,
+  inheritedEnv,
+  isPlainObject,
+  validateEnv,
+  type SandboxBackend,
+} from '@sandstream/types/runtime';
 import { ChildDriver } from './child-driver.js';
 import { Environment, type IsolatedMount } from './isolation/environment.js';
 import { probeIsolation } from './isolation/probe.js';
@@ -79,17 +87,6 @@ export interface LocalNative {
 /** The work directory of an isolated sandbox: a private tmpfs, the default working directory. */
 export const ISOLATED_WORK_DIR = '/workspace';
 
-/** Sets a variable as an own property, so that even `__proto__` is one. */
-function defineVariable(env: Record<string, string>, name: string, value: string): void {
-  Object.defineProperty(env, name, { value, enumerable: true, writable: true, configurable: true });
-}
-
-function inheritedEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) if (value !== undefined) defineVariable(env, name, value);
-  return env;
-}
-
 /**
  * This process's environment as an isolated sandbox's default: HOME is the
  * work directory and TMPDIR /tmp (the host's may be read-only inside), and
@@ -98,33 +95,12 @@ function inheritedEnv(): Record<string, string> {
 function isolatedEnv(): Record<string, string> {
   const env = inheritedEnv();
   delete env['PWD'];
-  defineVariable(env, 'HOME', ISOLATED_WORK_DIR);
-  defineVariable(env, 'TMPDIR', '/tmp');
+  env['HOME'] = ISOLATED_WORK_DIR;
+  env['TMPDIR'] = '/tmp';
   return env;
 }
 
 const OPTION_KEYS = new Set(['cwd', 'env', 'graceMs', 'capabilities', 'isolation', 'network', 'mounts']);
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
-}
-
-function validateBaseEnv(value: unknown): Record<string, string> {
-  if (!isPlainObject(value)) throw new InvalidArgument('options.env', 'must be an object of strings');
-  const env: Record<string, string> = {};
-  for (const [name, entry] of Object.entries(value)) {
-    const key = `options.env.${name}`;
-    if (name === '' || name.includes('=') || name.includes('\0')) {
-      throw new InvalidArgument(key, 'a variable name must be non-empty and contain neither "=" nor NUL');
-    }
-    if (typeof entry !== 'string') throw new InvalidArgument(key, 'must be a string');
-    if (entry.includes('\0')) throw new InvalidArgument(key, 'must not contain a NUL character');
-    defineVariable(env, name, entry);
-  }
-  return env;
-}
 
 function validateCapabilities(value: unknown, available: CapabilityManifest): CapabilityManifest {
   if (!isPlainObject(value)) throw new InvalidArgument('options.capabilities', 'must be an object of booleans');
@@ -262,7 +238,7 @@ function configure(options: LocalSandboxOptions): Configured {
   if (support !== undefined) {
     // Inside, paths are the sandbox's: a relative cwd is taken from the work directory.
     const defaultCwd = posix.resolve(ISOLATED_WORK_DIR, (cwd as string | undefined) ?? '.');
-    const baseEnv = options.env === undefined ? isolatedEnv() : validateBaseEnv(options.env);
+    const baseEnv = options.env === undefined ? isolatedEnv() : validateEnv(options.env);
     const environment = new Environment({ support, network, workDir: ISOLATED_WORK_DIR, mounts });
     const info: IsolatedEnvironmentInfo = {
       via: support.via,
@@ -289,7 +265,7 @@ function configure(options: LocalSandboxOptions): Configured {
 
   // Fixed now, so a later chdir() of this process cannot move it.
   const defaultCwd = cwd === undefined ? undefined : resolve(cwd);
-  const baseEnv = options.env === undefined ? inheritedEnv() : validateBaseEnv(options.env);
+  const baseEnv = options.env === undefined ? inheritedEnv() : validateEnv(options.env);
   return {
     backend: {
       name: 'local',

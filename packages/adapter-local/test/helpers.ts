@@ -14,10 +14,18 @@
  * disposed itself still fails.
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { isLive, markedProcesses as findMarked, type MarkedProcess } from '@sandstream/test-support/processes';
+import {
+  isLive,
+  markedProcesses as findMarked,
+  procStat,
+  procState,
+  type MarkedProcess,
+} from '@sandstream/test-support/processes';
+import { within } from '@sandstream/test-support/timing';
+import { inheritedEnv } from '@sandstream/types/runtime';
 import { decodeExecResult, encodeExecResult, type ExecResult, type OutputChunk, type Process, type Sandbox } from '@sandstream/types';
 import { createLocalSandbox, type LocalNative, type LocalSandboxOptions } from '../src/index.js';
 
@@ -37,11 +45,7 @@ export const COMMAND_BOUND_MS = 10_000;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-export function inheritedEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value;
-  return env;
-}
+export { inheritedEnv };
 
 const open = new Set<Sandbox<LocalNative>>();
 
@@ -65,25 +69,7 @@ export function nodeScript(script: string, ...args: string[]): string[] {
   return [NODE, '-e', script, ...args];
 }
 
-/** The state letter of a process from `/proc/<pid>/stat`, or undefined once it is gone. */
-export function procState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The fields of `/proc/<pid>/stat` after the command name: [state, ppid, pgrp, session, ...]. */
-export function procStat(pid: number): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return undefined;
-  }
-}
+export { procStat, procState, within };
 
 /** True while the process exists and is not a zombie. */
 export const isAlive = isLive;
@@ -168,19 +154,6 @@ export async function firstLinePid(proc: Process): Promise<{ pid: number; iterat
 /** Asserts the result round-trips through the spec's ExecResult schema. */
 export function expectValidResult(result: ExecResult): void {
   expect(() => decodeExecResult(JSON.parse(JSON.stringify(encodeExecResult(result))))).not.toThrow();
-}
-
-/** Resolves with the time a promise took, failing the test if it exceeds `bound`. */
-export async function within<T>(bound: number, promise: Promise<T>, what = 'the operation'): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${bound} ms`)), bound);
-  });
-  try {
-    return await Promise.race([promise, limit]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 // ---- leak checks ----------------------------------------------------------

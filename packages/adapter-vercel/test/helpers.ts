@@ -46,20 +46,7 @@ export async function testSandbox(options: VercelCommonOptions = {}): Promise<Sa
   return sandbox;
 }
 
-/** Rejects with a message naming `what` unless `promise` settles within `ms`. */
-export async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+export { within } from '@sandstream/test-support/timing';
 
 /** Waits until `condition()` holds, polling; fails after `ms`. */
 export async function until(condition: () => boolean, ms: number, what: string): Promise<void> {

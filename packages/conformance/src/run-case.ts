@@ -4,6 +4,7 @@
  * left running.
  */
 import { hasCapability, type CapabilityManifest, type CaseStatus, type Sandbox, type SandboxFactory } from '@sandstream/types';
+import { TIMED_OUT, within } from '@sandstream/types/runtime';
 import { ConformanceFailure, describeError, flattenSuppressed, HarnessError } from './assert.js';
 import type { ConformanceCase } from './case.js';
 import { createContext, type ContextHandle } from './context.js';
@@ -40,12 +41,10 @@ export function skipReason(testCase: ConformanceCase, manifest: CapabilityManife
 }
 
 /** `promise`, or the error `onTimeout` makes once `ms` have passed. */
-export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(onTimeout()), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+export async function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  const outcome = await within(promise, ms);
+  if (outcome === TIMED_OUT) throw onTimeout();
+  return outcome;
 }
 
 class CaseTimeout extends Error {}

@@ -18,6 +18,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { create, toJson } from '@bufbuild/protobuf';
 import { Code, ConnectError, createContextKey, createContextValues, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { parseProcStat } from '@sandstream/types/runtime';
 import {
   Process as ProcessService,
   ProcessEvent_EndEventSchema,
@@ -169,8 +170,7 @@ function processState(pid: number): { state: string; ppid: number; pgrp: number 
   } catch {
     return undefined;
   }
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 3);
-  return { state: fields[0]!, ppid: Number(fields[1]), pgrp: Number(fields[2]) };
+  return { ...parseProcStat(stat) };
 }
 
 function livePids(): Array<{ pid: number; ppid: number; pgrp: number }> {

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isRunningState, parseProcStat } from '@sandstream/types/runtime';
 import type { IsolationSupport } from './probe.js';
 import { INIT_SCRIPT } from './scripts.js';
 
@@ -35,11 +36,6 @@ function endAllOnExit(): void {
 /** The environment ended, or never started: a command cannot enter it. */
 export class EnvironmentGone extends Error {
   override name = 'EnvironmentGone';
-}
-
-/** Fields of /proc/<pid>/stat after the command name: state, ppid, pgrp. */
-function statFields(stat: string): string[] {
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ', 3);
 }
 
 /**
@@ -203,8 +199,8 @@ export class Environment {
       } catch {
         continue;
       }
-      const [state, , pgrp] = statFields(stat);
-      if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true;
+      const { state, pgrp } = parseProcStat(stat);
+      if (pgrp === pgid && isRunningState(state)) return true;
     }
     return false;
   }
@@ -286,8 +282,7 @@ export class Environment {
 /** The state, parent pid and process group of a host process, or undefined once it is gone. */
 export function hostStat(pid: number): { state: string; ppid: number; pgrp: number } | undefined {
   try {
-    const [state, ppid, pgrp] = statFields(readFileSync(`/proc/${pid}/stat`, 'latin1'));
-    return { state: state!, ppid: Number(ppid), pgrp: Number(pgrp) };
+    return { ...parseProcStat(readFileSync(`/proc/${pid}/stat`, 'latin1')) };
   } catch {
     return undefined;
   }

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { parseProcStat } from '@sandstream/types/runtime';
 
 /** One row of the emulator's process table. */
 export interface EmulatedProcess {
@@ -24,8 +25,8 @@ export const COMMAND_VARIABLE = 'VERCEL_EMULATOR_COMMAND';
 function readStat(pid: string): { ppid: number; pgid: number; state: string } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 4);
-    return { state: fields[0]!, ppid: Number(fields[1]), pgid: Number(fields[2]) };
+    const { state, ppid, pgrp } = parseProcStat(stat);
+    return { state, ppid, pgid: pgrp };
   } catch {
     return undefined;
   }

@@ -14,7 +14,7 @@ import {
   type StdinWriter,
   type StreamOptions,
 } from '@sandstream/types';
-import type { DriverEvents, ProcessDriver } from '@sandstream/types/runtime';
+import { isPlainObject, type DriverEvents, type ProcessDriver } from '@sandstream/types/runtime';
 
 export type ChunkIterator = AsyncIterator<OutputChunk, undefined>;
 
@@ -140,12 +140,6 @@ export function transformChunks(
 /** A copy of `result` with some fields changed. */
 export function alterResult(result: ExecResult, changes: Partial<Omit<ExecResult, 'stdoutText' | 'stderrText'>>): ExecResult {
   return createExecResult({ ...result, ...changes });
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
 }
 
 /** `options` without `key`; malformed options are passed on untouched, for the adapter to refuse. */

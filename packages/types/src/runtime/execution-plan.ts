@@ -7,6 +7,9 @@ import {
   type StreamOptions,
 } from '../options.js';
 import type { OutputChunk } from '../schema/output-chunk.js';
+import { describe } from './describe.js';
+import { validateEnv } from './environment.js';
+import { isPlainObject } from './plain-object.js';
 
 /** A validated, normalised command: what a driver is asked to start. */
 export interface CommandSpec {
@@ -36,19 +39,6 @@ const COMMON_KEYS = ['timeout', 'env', 'cwd', 'signal', 'limits', 'user', 'input
 const RUN_KEYS = new Set<string>([...COMMON_KEYS, 'maxOutputBytes', 'onOutput']);
 const STREAM_KEYS = new Set<string>([...COMMON_KEYS, 'stdin']);
 const LIMIT_KEYS = new Set<string>(['cpuSeconds', 'addressSpaceBytes', 'fileSizeBytes', 'openFiles']);
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (value instanceof Uint8Array) return 'a Uint8Array';
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
-}
 
 function noNul(key: string, value: string): string {
   if (value.includes('\0')) throw new InvalidArgument(key, 'must not contain a NUL character');
@@ -97,23 +87,6 @@ function nonEmptyString(key: string, value: unknown): string {
     throw new InvalidArgument(key, `must be a non-empty string, got ${describe(value)}`);
   }
   return noNul(key, value);
-}
-
-function validateEnv(value: unknown): Readonly<Record<string, string>> {
-  if (!isPlainObject(value)) {
-    throw new InvalidArgument('options.env', `must be an object of strings, got ${describe(value)}`);
-  }
-  const env: Record<string, string> = {};
-  for (const [name, entry] of Object.entries(value)) {
-    const key = `options.env.${name}`;
-    if (name === '' || name.includes('=') || name.includes('\0')) {
-      throw new InvalidArgument(key, 'a variable name must be non-empty and contain neither "=" nor NUL');
-    }
-    if (typeof entry !== 'string') throw new InvalidArgument(key, `must be a string, got ${describe(entry)}`);
-    // defineProperty, not assignment: a variable named __proto__ is still a variable.
-    Object.defineProperty(env, name, { value: noNul(key, entry), enumerable: true, writable: true, configurable: true });
-  }
-  return Object.freeze(env);
 }
 
 function validateLimits(value: unknown): ResourceLimits {

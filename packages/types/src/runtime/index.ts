@@ -16,3 +16,7 @@ export {
 } from './define-sandbox.js';
 export type { CommandSpec, ExecutionPlan } from './execution-plan.js';
 
+export { inheritedEnv, validateEnv } from './environment.js';
+export { isPlainObject } from './plain-object.js';
+export { isRunningState, parseProcStat, type ProcStat } from './proc-stat.js';
+export { TIMED_OUT, within } from './timers.js';
