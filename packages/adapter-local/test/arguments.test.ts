@@ -145,6 +145,14 @@ describe('environment', () => {
     expect(() => createLocalSandbox({ env: { 'A=B': 'x' } })).toThrow(InvalidArgument);
     expect(() => createLocalSandbox({ env: 'PATH=/bin' as unknown as Record<string, string> })).toThrow(InvalidArgument);
   });
+
+  it('passes a variable named __proto__ like any other', async () => {
+    const sb = testSandbox();
+    const env = JSON.parse('{"__proto__": "kept", "SANDSTREAM_OTHER": "also"}') as Record<string, string>;
+    const result = await sb.run(['env'], { env });
+    expect(result.stdoutText).toMatch(/^__proto__=kept$/m);
+    expect(result.stdoutText).toMatch(/^SANDSTREAM_OTHER=also$/m);
+  });
 });
 
 describe('working directory', () => {
