@@ -3,8 +3,9 @@ import type { CaseContext } from './context.js';
 
 /**
  * One conformance case. Ids are stable and dotted (`teardown.break`); the
- * first segment groups related cases. The spec sections a case belongs to
- * are those of its `requirements` (each requirement states its section).
+ * first segment is the case's group, which names the spec section the case
+ * belongs to (`CASE_GROUP_SECTIONS` in `sections.ts` gives its heading). The
+ * requirements it proves may be stated in other sections too.
  */
 export interface ConformanceCase {
   readonly id: string;

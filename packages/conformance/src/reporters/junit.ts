@@ -1,5 +1,6 @@
 import type { CaseResult, ConformanceReport } from '@sandstream/types';
 import { isAdvisory } from '../engine.js';
+import { caseGroup } from '../sections.js';
 
 /** A failure that does not fail the run: listed as expected, or of a SHOULD requirement only. */
 function tolerated(c: CaseResult): string | undefined {
@@ -18,7 +19,10 @@ function xml(text: string): string {
     .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-/** JUnit XML for CI systems: one testcase per case, classname = spec section. */
+/**
+ * JUnit XML for CI systems: one testcase per case; its classname is the case's
+ * group, the first segment of its id, which names a spec section (`sections.ts`).
+ */
 export function formatJunit(report: ConformanceReport): string {
   const s = report.summary;
   const failures = report.cases.filter((c) => c.status === 'fail' && tolerated(c) === undefined).length;
@@ -37,8 +41,7 @@ export function formatJunit(report: ConformanceReport): string {
     '    </properties>',
   ];
   for (const c of report.cases) {
-    const section = c.id.split('.')[0] ?? c.id;
-    const open = `    <testcase classname="${xml(section)}" name="${xml(`${c.id}: ${c.title} [${c.requirements.join(', ')}]`)}" time="${seconds(c.durationMs)}"`;
+    const open = `    <testcase classname="${xml(caseGroup(c.id))}" name="${xml(`${c.id}: ${c.title} [${c.requirements.join(', ')}]`)}" time="${seconds(c.durationMs)}"`;
     const message = xml(c.message ?? '');
     switch (c.status) {
       case 'pass':
