@@ -1,0 +1,371 @@
+/**
+ * Property-based fuzzing of the wire forms and of option validation: the
+ * decoders and validators on arbitrary JSON (wrong types, huge strings,
+ * deep nesting, `__proto__` / `constructor` / `prototype` as own keys), and
+ * planRun / planStream / validateArgv / validateEnv on arbitrary values.
+ * Each input yields a valid object or the spec's typed error, never another
+ * exception, and leaves Object.prototype as it was.
+ *
+ * Seeds and run counts are fixed so that `npm test` is deterministic; each
+ * property prints them. SANDSTREAM_FUZZ_RUNS (runs per property) and
+ * SANDSTREAM_FUZZ_SEED scale a longer run; a failure prints the seed, the
+ * path and the counterexample that reproduce it.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InvalidArgument } from '../src/errors.js';
+import { DEFINITIONS, type DefinitionName } from '../src/schema/index.js';
+import { planRun, planStream, validateArgv } from '../src/runtime/execution-plan.js';
+import { validateEnv } from '../src/runtime/environment.js';
+import {
+  decodeExecResult,
+  decodeOutputChunk,
+  encodeExecResult,
+  encodeOutputChunk,
+  validatorFor,
+} from '../src/validators.js';
+
+const SEED = process.env['SANDSTREAM_FUZZ_SEED'] === undefined ? 0x5a_5d_01 : Number(process.env['SANDSTREAM_FUZZ_SEED']);
+const RUNS = process.env['SANDSTREAM_FUZZ_RUNS'] === undefined ? undefined : Number(process.env['SANDSTREAM_FUZZ_RUNS']);
+/** Generous: the larger inputs (MiB strings, 10 000 levels) take a while on a loaded machine. */
+const PROPERTY_TIMEOUT_MS = 120_000;
+
+/**
+ * Runs a property with this file's seed and `runs` (unless overridden) and
+ * prints what ran. Without shrinking unless SANDSTREAM_FUZZ_SHRINK=1, so
+ * that a failure in `npm test` reports at once; the report carries the seed
+ * and path either way.
+ */
+function check<T>(name: string, property: fc.IProperty<T>, runs: number): void {
+  const numRuns = RUNS ?? runs;
+  const started = performance.now();
+  fc.assert(property, { seed: SEED, numRuns, endOnFailure: process.env['SANDSTREAM_FUZZ_SHRINK'] !== '1' });
+  console.log(`[fuzz] ${name}: seed=${SEED} runs=${numRuns} ${Math.round(performance.now() - started)} ms`);
+}
+
+// ---- what a decoder may do ------------------------------------------------
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: InvalidArgument };
+
+/** Calls `fn`; a thrown InvalidArgument is an outcome, anything else thrown fails the property. */
+function outcome<T>(fn: () => T): Outcome<T> {
+  try {
+    return { ok: true, value: fn() };
+  } catch (error) {
+    if (error instanceof InvalidArgument) {
+      expect(error.code).toBe('INVALID_ARGUMENT');
+      expect(typeof error.key).toBe('string');
+      return { ok: false, error };
+    }
+    throw new Error(`expected a value or InvalidArgument, got ${describeThrown(error)}`, { cause: error });
+  }
+}
+
+function describeThrown(error: unknown): string {
+  return error instanceof Error ? `${error.constructor.name}: ${error.message.slice(0, 300)}` : `a thrown ${typeof error}`;
+}
+
+/** Sends a value through JSON text, so `__proto__` keys arrive as own properties, as a wire delivers them. */
+function wire(text: string): unknown {
+  return JSON.parse(text) as unknown;
+}
+
+function decodesExecResult(json: unknown): void {
+  const result = outcome(() => decodeExecResult(json));
+  if (!result.ok) return;
+  const value = result.value;
+  expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+  const encoded = encodeExecResult(value);
+  expect(validatorFor('ExecResult')(encoded)).toBe(true);
+  // Round trip: what was accepted is exactly what comes back out.
+  expect(JSON.parse(JSON.stringify(encoded))).toEqual(JSON.parse(JSON.stringify(json)));
+  expect(value.stdoutText).toBe(new TextDecoder('utf-8', { ignoreBOM: true }).decode(value.stdout));
+}
+
+function decodesOutputChunk(json: unknown): void {
+  const result = outcome(() => decodeOutputChunk(json));
+  if (!result.ok) return;
+  const value = result.value;
+  expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+  expect(value.data).toBeInstanceOf(Uint8Array);
+  const encoded = encodeOutputChunk(value);
+  expect(validatorFor('OutputChunk')(encoded)).toBe(true);
+  expect(JSON.parse(JSON.stringify(encoded))).toEqual(JSON.parse(JSON.stringify(json)));
+}
+
+// ---- generators -----------------------------------------------------------
+
+const PROTOTYPE_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf'] as const;
+const RESULT_KEYS = ['exitCode', 'signal', 'stdout', 'stderr', 'streamed', 'timedOut', 'stdoutTruncated', 'stderrTruncated', 'durationMs'] as const;
+const CHUNK_KEYS = ['stream', 'data'] as const;
+
+/** Keys as a wire may carry them: the schema's own, prototype names, anything. */
+const anyKey = (own: readonly string[]): fc.Arbitrary<string> =>
+  fc.oneof(fc.constantFrom(...own), fc.constantFrom(...PROTOTYPE_KEYS), fc.string({ unit: 'binary', maxLength: 12 }));
+
+const bytes = fc.uint8Array({ maxLength: 64 });
+const base64 = bytes.map((data) => Buffer.from(data).toString('base64'));
+
+/** A valid ExecResult wire object, the schema's invariants kept. */
+const validResult = fc
+  .record({
+    exitCode: fc.option(fc.integer({ min: 0, max: 255 }), { nil: null }),
+    signal: fc.option(fc.constantFrom('SIGKILL', 'SIGTERM', 'SIGXCPU', 'SIG1'), { nil: null }),
+    stdout: base64,
+    stderr: base64,
+    streamed: fc.boolean(),
+    timedOut: fc.boolean(),
+    stdoutTruncated: fc.boolean(),
+    stderrTruncated: fc.boolean(),
+    durationMs: fc.oneof(fc.nat(), fc.double({ min: 0, max: 1e9, noNaN: true })),
+  })
+  .map((r) => ({
+    ...r,
+    exitCode: r.signal === null ? r.exitCode : null,
+    ...(r.streamed ? { stdout: '', stderr: '', stdoutTruncated: false, stderrTruncated: false } : {}),
+  }));
+
+const validChunk = fc.record({ stream: fc.constantFrom('stdout', 'stderr'), data: base64 });
+
+/** JSON text nesting `depth` arrays or objects around a leaf. */
+function nested(depth: number, kind: 'array' | 'object', leaf: string): string {
+  return kind === 'array' ? `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}${leaf}${'}'.repeat(depth)}`;
+}
+
+/** A JSON text of awkward values: deep nesting, huge strings, prototype-keyed objects. */
+const awkwardValueText: fc.Arbitrary<string> = fc.oneof(
+  fc.jsonValue({ maxDepth: 4 }).map((value) => JSON.stringify(value) ?? 'null'),
+  fc.tuple(fc.integer({ min: 100, max: 10_000 }), fc.constantFrom<'array' | 'object'>('array', 'object'), fc.constantFrom('null', '1', '"x"', '{}'))
+    .map(([depth, kind, leaf]) => nested(depth, kind, leaf)),
+  // Huge strings: base64-looking (reaching the pattern), and not.
+  fc.tuple(fc.integer({ min: 1 << 16, max: 4 << 20 }), fc.constantFrom('A', 'AAA=', '=', '\u00e9', ' ', '\\u0000'))
+    .map(([length, unit]) => JSON.stringify(unit.startsWith('\\') ? '\0'.repeat(length) : unit.repeat(Math.ceil(length / unit.length)))),
+  fc.tuple(fc.constantFrom(...PROTOTYPE_KEYS), fc.jsonValue({ maxDepth: 2 })).map(([key, value]) => `{${JSON.stringify(key)}:${JSON.stringify(value) ?? 'null'}}`),
+  fc.constantFrom('1e400', '1e-400', '-0', '-1', '256', '1.5', 'true', '""', '[]', '{}', '"SIGKILL"', '"stdout"'),
+);
+
+/** A valid wire object with one to three fields replaced, removed or added; serialised as text. */
+function mutated(valid: fc.Arbitrary<Record<string, unknown>>, own: readonly string[]): fc.Arbitrary<string> {
+  const edit = fc.tuple(fc.constantFrom('replace', 'remove', 'add'), anyKey(own), awkwardValueText);
+  return fc.tuple(valid, fc.array(edit, { minLength: 1, maxLength: 3 })).map(([base, edits]) => {
+    // Built as text so that `__proto__` lands as an own key, as on a wire.
+    const entries = new Map<string, string>(Object.entries(base).map(([key, value]) => [key, JSON.stringify(value)]));
+    for (const [kind, key, value] of edits) {
+      if (kind === 'remove') entries.delete(key);
+      else entries.set(key, value);
+    }
+    return `{${[...entries].map(([key, value]) => `${JSON.stringify(key)}:${value}`).join(',')}}`;
+  });
+}
+
+const topLevelText: fc.Arbitrary<string> = fc.oneof(
+  awkwardValueText,
+  fc.jsonValue().map((value) => JSON.stringify(value) ?? 'null'),
+  fc.tuple(fc.integer({ min: 1_000, max: 10_000 }), fc.constantFrom<'array' | 'object'>('array', 'object')).map(([depth, kind]) => nested(depth, kind, '1')),
+);
+
+// ---- prototype pollution ---------------------------------------------------
+
+let prototypeKeys: string[] = [];
+beforeAll(() => {
+  prototypeKeys = Reflect.ownKeys(Object.prototype).map(String).sort();
+});
+
+function expectUnpolluted(): void {
+  expect(Reflect.ownKeys(Object.prototype).map(String).sort()).toEqual(prototypeKeys);
+  const probe = {} as Record<string, unknown>;
+  for (const name of ['polluted', 'stream', 'data', 'exitCode', 'signal', 'stdout', 'a', 'timeout', 'env']) {
+    expect(probe[name], `Object.prototype.${name}`).toBeUndefined();
+  }
+  expect(Object.getPrototypeOf(probe)).toBe(Object.prototype);
+  expect(Array.prototype).not.toHaveProperty('polluted');
+}
+
+afterAll(expectUnpolluted);
+
+// ---- the properties ----------------------------------------------------------
+
+describe('fuzz: wire forms on arbitrary JSON', () => {
+  it('decodeExecResult: mutated valid results give a valid result or InvalidArgument', { timeout: PROPERTY_TIMEOUT_MS }, () => {
+    check(
+      'decodeExecResult(mutated)',
+      fc.property(mutated(validResult, RESULT_KEYS), (text) => {
+        decodesExecResult(wire(text));
+        expectUnpolluted();
+      }),
+      150,
+    );
+  });
+
+  it('decodeExecResult: valid results round-trip', () => {
+    check(
+      'decodeExecResult(valid)',
+      fc.property(validResult, (json) => {
+        const result = outcome(() => decodeExecResult(wire(JSON.stringify(json))));
+        expect(result.ok).toBe(true);
+        decodesExecResult(json);
+      }),
+      200,
+    );
+  });
+
+  it('decodeExecResult: arbitrary JSON gives a valid result or InvalidArgument', { timeout: PROPERTY_TIMEOUT_MS }, () => {
+    check(
+      'decodeExecResult(arbitrary)',
+      fc.property(topLevelText, (text) => {
+        decodesExecResult(wire(text));
+        expectUnpolluted();
+      }),
+      150,
+    );
+  });
+
+  it('decodeOutputChunk: mutated valid chunks give a valid chunk or InvalidArgument', { timeout: PROPERTY_TIMEOUT_MS }, () => {
+    check(
+      'decodeOutputChunk(mutated)',
+      fc.property(mutated(validChunk, CHUNK_KEYS), (text) => {
+        decodesOutputChunk(wire(text));
+        expectUnpolluted();
+      }),
+      150,
+    );
+  });
+
+  it('decodeOutputChunk: arbitrary JSON and arbitrary JavaScript values give a valid chunk or InvalidArgument', { timeout: PROPERTY_TIMEOUT_MS }, () => {
+    check(
+      'decodeOutputChunk(arbitrary)',
+      fc.property(fc.oneof(topLevelText.map(wire), fc.anything({ withNullPrototype: true, withBoxedValues: true, withTypedArray: true, withSparseArray: true, withMap: true, withBigInt: true, key: anyKey(CHUNK_KEYS) })), (value) => {
+        decodesOutputChunk(value);
+        decodesExecResult(value);
+        expectUnpolluted();
+      }),
+      150,
+    );
+  });
+
+  it('validatorFor: every definition answers a boolean with issues, never throws', { timeout: PROPERTY_TIMEOUT_MS }, () => {
+    const names = Object.keys(DEFINITIONS) as DefinitionName[];
+    check(
+      'validatorFor(every definition)',
+      fc.property(fc.constantFrom(...names), fc.constantFrom<'exact' | 'reader'>('exact', 'reader'), topLevelText, (name, document, text) => {
+        const validate = validatorFor(name, { document });
+        const ok = validate(wire(text));
+        expect(typeof ok).toBe('boolean');
+        expect(Array.isArray(validate.issues)).toBe(true);
+        expect(validate.issues.length === 0).toBe(ok);
+        expectUnpolluted();
+      }),
+      120,
+    );
+  });
+});
+
+// ---- option validation ---------------------------------------------------------
+
+const OPTION_KEYS = ['timeout', 'env', 'cwd', 'signal', 'limits', 'user', 'input', 'stdin', 'maxOutputBytes', 'onOutput'] as const;
+
+/** Values of every type, the awkward numbers included. */
+const anyValue: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom(NaN, Infinity, -Infinity, -0, 0, -1, 1.5, 2 ** 53, -(2 ** 53), Number.MAX_VALUE, Number.MIN_VALUE, 1e-300),
+  fc.constantFrom('', '\0', 'pipe', 'ignore', '100', '__proto__', null, undefined, true, false),
+  fc.double(),
+  fc.integer(),
+  fc.string({ unit: 'binary', maxLength: 20 }),
+  fc.constant(new AbortController().signal),
+  fc.constant(() => undefined),
+  fc.constant(Symbol('s')),
+  fc.bigInt(),
+  fc.uint8Array({ maxLength: 4 }),
+  fc.anything({ maxDepth: 2, withNullPrototype: true, withBoxedValues: true, withBigInt: true, withMap: true, withSet: true, withSparseArray: true, key: anyKey(OPTION_KEYS) }),
+);
+
+/** An options bag: known and unknown keys (prototype names included, as own keys) with values of any type. */
+const anyOptions: fc.Arbitrary<unknown> = fc.oneof(
+  fc.array(fc.tuple(anyKey(OPTION_KEYS), anyValue), { maxLength: 4 }).chain((entries) =>
+    fc.boolean().map((nullPrototype) => {
+      const bag = nullPrototype ? (Object.create(null) as Record<string, unknown>) : {};
+      for (const [key, value] of entries) Object.defineProperty(bag, key, { value, enumerable: true, writable: true, configurable: true });
+      return bag;
+    }),
+  ),
+  anyValue,
+);
+
+const anyArgv: fc.Arbitrary<unknown> = fc.oneof(
+  fc.array(fc.string({ unit: 'binary', maxLength: 8 }), { maxLength: 4 }),
+  fc.array(anyValue, { maxLength: 3 }),
+  fc.constant(['true']),
+  anyValue,
+);
+
+/** What the spec accepts as argv; an index loop, since a sparse array's holes are elements too. */
+function argvValid(argv: unknown): boolean {
+  if (!Array.isArray(argv) || argv.length === 0 || argv[0] === '') return false;
+  for (let index = 0; index < argv.length; index++) {
+    const item: unknown = argv[index];
+    if (typeof item !== 'string' || item.includes('\0')) return false;
+  }
+  return true;
+}
+
+describe('fuzz: option validation on arbitrary values', () => {
+  it('planRun and planStream return a plan or throw InvalidArgument, never another error', { timeout: PROPERTY_TIMEOUT_MS }, () => {
+    check(
+      'planRun/planStream',
+      fc.property(anyArgv, anyOptions, (argv, options) => {
+        for (const plan of [planRun, planStream]) {
+          const result = outcome(() => plan(argv as string[], options as never));
+          if (result.ok) {
+            // Accepted values are what the spec allows.
+            const timeout = result.value.timeout;
+            if (timeout !== undefined) expect(Number.isFinite(timeout) && timeout > 0).toBe(true);
+            expect(Object.isFrozen(result.value.command.argv)).toBe(true);
+            expect(Object.isFrozen(result.value.command.env)).toBe(true);
+          } else if (!argvValid(argv)) {
+            // argv is checked before the options.
+            expect(result.error.key).toMatch(/^argv/);
+          } else {
+            expect(result.error.key).toMatch(/^options/);
+          }
+        }
+        expectUnpolluted();
+      }),
+      400,
+    );
+  });
+
+  it('timeouts: only a finite number > 0 is accepted', () => {
+    check(
+      'options.timeout',
+      fc.property(anyValue, (timeout) => {
+        const result = outcome(() => planRun(['true'], { timeout } as never));
+        const valid = timeout === undefined || (typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0);
+        expect(result.ok).toBe(valid);
+        if (!result.ok) expect(result.error.key).toBe('options.timeout');
+      }),
+      300,
+    );
+  });
+
+  it('validateArgv and validateEnv accept exactly what the spec allows', () => {
+    check(
+      'validateArgv/validateEnv',
+      fc.property(anyArgv, fc.dictionary(anyKey(['PATH', 'A=B', '']), fc.oneof(fc.string({ unit: 'binary', maxLength: 6 }), anyValue), { maxKeys: 4 }), (argv, env) => {
+        const argvResult = outcome(() => validateArgv(argv));
+        expect(argvResult.ok).toBe(argvValid(argv));
+        if (argvResult.ok) expect(argvResult.value).toEqual(argv);
+        const envResult = outcome(() => validateEnv(env));
+        const envValid = Object.entries(env).every(([name, value]) => name !== '' && !name.includes('=') && !name.includes('\0') && typeof value === 'string' && !value.includes('\0'));
+        expect(envResult.ok).toBe(envValid);
+        if (envResult.ok) {
+          expect(Object.getOwnPropertyNames(envResult.value).sort()).toEqual(Object.keys(env).sort());
+          for (const name of Object.keys(env)) expect(Object.getOwnPropertyDescriptor(envResult.value, name)?.value).toBe(env[name]);
+        } else {
+          expect(envResult.error.key).toMatch(/^options\.env\./);
+        }
+        expectUnpolluted();
+      }),
+      300,
+    );
+  });
+});
