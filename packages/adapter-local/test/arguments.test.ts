@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CapabilityNotSupported, InvalidArgument, SpawnFailed } from '@sandstream/types';
+import { unless } from '@sandstream/test-support/skips';
 import { createLocalSandbox } from '../src/index.js';
+import { findPrlimit } from '../src/limits.js';
 import { collect, expectValidResult, MARKER, nodeScript, RUN_ID, testSandbox } from './helpers.js';
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sandstream-args-')));
@@ -218,12 +220,8 @@ describe('spawn failures', () => {
     await expect(proc.wait()).rejects.toBeInstanceOf(SpawnFailed);
   });
 
-  it('rejects with SpawnFailed for a missing binary under resource limits', async () => {
+  unless(it, findPrlimit() === undefined ? 'prlimit was not found' : undefined)('rejects with SpawnFailed for a missing binary under resource limits', async () => {
     const sb = testSandbox();
-    if (!sb.capabilities['resource-limits']) {
-      console.log('skipped: prlimit not found, resource-limits is not advertised');
-      return;
-    }
     await expect(sb.run(['sandstream-no-such-command-on-path'], { limits: { openFiles: 64 } })).rejects.toBeInstanceOf(
       SpawnFailed,
     );

@@ -15,6 +15,7 @@ import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidArgument, SpawnFailed } from '@sandstream/types';
 import type { Process } from '@sandstream/types';
+import { unless } from '@sandstream/test-support/skips';
 import { attachIsolatedSandbox, createLocalSandbox, IsolationUnavailable, type LocalSandboxOptions } from '../src/index.js';
 import { hostStat } from '../src/isolation/environment.js';
 import { probe } from '../src/isolation/probe.js';
@@ -363,9 +364,7 @@ setInterval(() => {}, 1000);`;
         : !asNobody('test', '-r', fileURLToPath(new URL('../dist/index.js', import.meta.url)))
           ? 'the account nobody cannot read this checkout'
           : undefined;
-  const canTryUnprivileged = unprivilegedBlocker === undefined;
-  if (!canTryUnprivileged) console.warn(`skipping the ordinary-user isolation test: ${unprivilegedBlocker}`);
-  it.skipIf(!canTryUnprivileged)('works as an ordinary user through a user namespace, with "user" off', async () => {
+  unless(it, unprivilegedBlocker)('works as an ordinary user through a user namespace, with "user" off', async () => {
     const entry = new URL('../dist/index.js', import.meta.url).href;
     const script = `const { createLocalSandbox } = await import(${JSON.stringify(entry)});
 const sb = createLocalSandbox({ isolation: 'namespaces' });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InvalidArgument } from '@sandstream/types';
+import { unless } from '@sandstream/test-support/skips';
 import { findPrlimit, limitArgs } from '../src/limits.js';
 import { collect, expectValidResult, testSandbox, within } from './helpers.js';
 
@@ -10,7 +11,6 @@ const dir = mkdtempSync(join(tmpdir(), 'sandstream-limits-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const prlimit = findPrlimit();
-if (prlimit === undefined) console.log('resource-limit tests skipped: prlimit was not found');
 
 describe('limitArgs()', () => {
   it('builds the prlimit prefix, CPU hard limit one second above the soft one', () => {
@@ -26,7 +26,7 @@ describe('limitArgs()', () => {
   });
 });
 
-describe.skipIf(prlimit === undefined)('resource limits via prlimit', () => {
+unless(describe, prlimit === undefined ? 'prlimit was not found' : undefined)('resource limits via prlimit', () => {
   it('advertises the capability and names prlimit in native', () => {
     const sb = testSandbox();
     expect(sb.capabilities['resource-limits']).toBe(true);

@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgument } from '@sandstream/types';
+import { unless } from '@sandstream/test-support/skips';
+import { findPrlimit } from '../src/limits.js';
 import { canSwitchUser, resolveUser } from '../src/users.js';
 import { testSandbox } from './helpers.js';
 
 const root = canSwitchUser();
-if (!root) console.log('user-capability tests skipped: they need root (running as uid %d)', process.getuid?.());
+const notRoot = root ? undefined : `switching accounts needs root, and this runs as uid ${process.getuid?.()}`;
 
 describe('resolveUser()', () => {
   it('resolves names and numeric ids through the passwd database', () => {
@@ -24,7 +26,7 @@ describe('the user capability', () => {
     expect(testSandbox().capabilities.user).toBe(root);
   });
 
-  it.skipIf(!root)("runs the command as 'nobody'", async () => {
+  unless(it, notRoot)("runs the command as 'nobody'", async () => {
     const sb = testSandbox({ cwd: '/' });
     const nobody = resolveUser('nobody');
     const result = await sb.run(['id', '-u'], { user: 'nobody' });
@@ -39,7 +41,7 @@ describe('the user capability', () => {
     expect(out).toBe('nobody\n');
   });
 
-  it.skipIf(!root)("gives the command the account's HOME, USER and LOGNAME unless the call sets them", async () => {
+  unless(it, notRoot)("gives the command the account's HOME, USER and LOGNAME unless the call sets them", async () => {
     const sb = testSandbox({ cwd: '/', env: { PATH: process.env['PATH'] ?? '', HOME: '/root', USER: 'root', LOGNAME: 'root' } });
     const nobody = resolveUser('nobody');
     const result = await sb.run(['sh', '-c', 'echo "$HOME $USER $LOGNAME"'], { user: 'nobody' });
@@ -48,15 +50,15 @@ describe('the user capability', () => {
     expect(overridden.stdoutText).toBe('/tmp\n');
   });
 
-  it.skipIf(!root)('rejects an unknown account before starting anything', async () => {
+  unless(it, notRoot)('rejects an unknown account before starting anything', async () => {
     const sb = testSandbox();
     await expect(sb.run(['id'], { user: 'sandstream-no-such-user' })).rejects.toBeInstanceOf(InvalidArgument);
     expect(() => sb.stream(['id'], { user: 'sandstream-no-such-user' })).toThrow(InvalidArgument);
   });
 
-  it.skipIf(!root)('combines with resource limits', async () => {
+  unless(it, notRoot ?? (findPrlimit() === undefined ? 'prlimit was not found' : undefined))('combines with resource limits', async () => {
     const sb = testSandbox({ cwd: '/' });
-    if (!sb.capabilities['resource-limits']) return;
+    expect(sb.capabilities['resource-limits']).toBe(true);
     const result = await sb.run(['sh', '-c', 'id -u; ulimit -n'], { user: 'nobody', limits: { openFiles: 50 } });
     expect(result.stdoutText).toBe(`${resolveUser('nobody').uid}\n50\n`);
   });
@@ -84,9 +86,9 @@ describe('supplementary groups', () => {
     }
     return undefined;
   })();
-  if (root && member === undefined) console.log('supplementary-group test skipped: no account here is a listed member of a group');
+  const noMember = member === undefined ? 'no account here is a listed member of a group' : undefined;
 
-  it.skipIf(!root || member === undefined)('a command run as an account keeps the account\'s supplementary groups', async () => {
+  unless(it, notRoot ?? noMember)('a command run as an account keeps the account\'s supplementary groups', async () => {
     const sb = testSandbox({ cwd: '/' });
     const expected = (await sb.run(['id', '-G', member!])).stdoutText.trim().split(' ').sort();
     expect(expected.length).toBeGreaterThan(1);
