@@ -8,6 +8,7 @@
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import type { ConformanceReport, Sandbox } from '@sandstream/types';
+import { unless } from '@sandstream/test-support/skips';
 import { runConformance, type ConformanceHooks } from '../src/index.js';
 import { Lab } from './broken/index.js';
 import { canMakePidNamespaces, isolatedFactory, isolatedHooks, topologySandbox, type CloseBehaviour } from './broken/topology.js';
@@ -50,7 +51,10 @@ describe('on a shared host', () => {
   });
 });
 
-describe.skipIf(!canMakePidNamespaces())('on an isolated backend (a PID namespace per sandbox)', () => {
+unless(
+  describe,
+  canMakePidNamespaces() ? undefined : "this machine cannot make PID namespaces ('unshare --pid --fork --mount-proc' failed)",
+)('on an isolated backend (a PID namespace per sandbox)', () => {
   test('without an attach hook the kit says it cannot observe, for a correct and a leaking close() alike', { timeout: TIMEOUT }, async () => {
     for (const behaviour of ['owns-environment', 'leaks'] satisfies CloseBehaviour[]) {
       const lab = newLab(`isolated-no-attach-${behaviour}`);
