@@ -10,6 +10,7 @@
 import { afterAll, describe, test, type ExpectStatic } from 'vitest';
 import { hasCapability, type Capability, type CapabilityManifest, type CaseStatus, type ConformanceReport } from '@sandstream/types';
 import { createLocalSandbox } from '@sandstream/adapter-local';
+import { unless } from '@sandstream/test-support/skips';
 import { CASES, runCase, runConformance } from '../src/index.js';
 import { BROKEN_ADAPTERS, Lab, markedProcesses, type BrokenAdapter } from './broken/index.js';
 
@@ -213,7 +214,8 @@ describe.concurrent('broken adapters', () => {
   const ordered = [...BROKEN_ADAPTERS].sort((a, b) => Number(b.slow === true) - Number(a.slow === true));
   for (const adapter of ordered) {
     const catchers = Object.keys(adapter.caughtBy).join(', ');
-    test.skipIf(adapter.needs !== undefined && !LOCAL_CAPABILITIES[adapter.needs])(`${adapter.name} (${adapter.defect}) is caught by ${catchers}`, { timeout: TEST_TIMEOUT_MS }, ({ expect }) =>
+    const lacking = adapter.needs !== undefined && !LOCAL_CAPABILITIES[adapter.needs] ? `the local adapter does not advertise ${adapter.needs} on this machine` : undefined;
+    unless(test, lacking)(`${adapter.name} (${adapter.defect}) is caught by ${catchers}`, { timeout: TEST_TIMEOUT_MS }, ({ expect }) =>
       expectCaught(adapter, expect),
     );
   }
