@@ -156,12 +156,18 @@ export class E2BDriver implements ProcessDriver {
     const homeCd = command.user !== undefined && command.cwd === undefined && settings.cwd === undefined;
     const cwd = command.cwd ?? settings.cwd ?? (homeCd ? '/' : undefined);
     const wrapper = command.limits === undefined ? [] : limitArgs(settings.prlimitPath, command.limits);
+    const envs = { ...settings.env, ...command.env };
+    // Set again as the command is exec'd: the launcher's shell drops or rewrites some (scripts.ts).
+    const assignments = Object.entries(envs).map(([name, value]) => `${name}=${value}`);
     const stream = settings.client.start(
       {
         process: {
           cmd: settings.setsidPath,
-          args: [settings.shellPath, '-c', LAUNCH, 'sandstream', this.dir, homeCd ? '1' : '0', String(wrapper.length), ...wrapper, ...command.argv],
-          envs: { ...settings.env, ...command.env },
+          args: [
+            settings.shellPath, '-c', LAUNCH, 'sandstream', this.dir, homeCd ? '1' : '0',
+            String(wrapper.length), String(assignments.length), ...assignments, ...wrapper, ...command.argv,
+          ],
+          envs,
           ...(cwd === undefined ? {} : { cwd }),
         },
         stdin: command.stdin === 'pipe',

@@ -28,19 +28,25 @@ export const LAUNCH_OK = '\u001esandstream:exec\n';
 export const LAUNCH_FAILED = '\u001esandstream:noexec:';
 
 /**
- * `setsid sh -c LAUNCH sandstream DIR HOMECD N wrapper... argv...` (see the
- * module comment). HOMECD `1`: change to `$HOME` if it can, else stay in
- * `/` (a command run as another account without a working directory). The
- * first N words are a wrapper that execs the command in turn (`prlimit`
- * with the command's resource limits); argv[0] is checked, and the wrapper
- * must exist.
+ * `setsid sh -c LAUNCH sandstream DIR HOMECD N M assignments... wrapper...
+ * argv...` (see the module comment). HOMECD `1`: change to `$HOME` if it
+ * can, else stay in `/` (a command run as another account without a working
+ * directory). The first M words are `NAME=VALUE` assignments of the
+ * command's variables: the shell itself passes on only variables whose
+ * names are shell identifiers, and rewrites `PWD`, `PPID` and `IFS`, so
+ * they are set again by `env` as the command is exec'd (with `nice -n 0`
+ * in between when the next word holds a `=`, which `env` would take for
+ * one more assignment). The next N words are a wrapper that execs the
+ * command in turn (`prlimit` with the command's resource limits); argv[0]
+ * is checked, and the wrapper must exist.
  */
 export const LAUNCH = [
-  'D=$1 h=$2 n=$3; shift 3',
+  'D=$1 h=$2 n=$3 m=$4; shift 4',
   '[ "$h" = 1 ] && { cd "$HOME" 2>/dev/null || cd /; }',
   'fail() { printf "\\036sandstream:noexec:%s\\n" "$1" >&2; exit 127; }',
-  'if [ "$n" -gt 0 ]; then [ -f "$1" ] && [ -x "$1" ] || fail NOWRAPPER; fi',
-  'i=0; for c; do [ "$i" = "$n" ] && break; i=$((i+1)); done',
+  // w: the first word after the assignments; c: argv[0].
+  'i=0; w=; for c; do [ "$i" = "$m" ] && w=$c; [ "$i" = "$((m + n))" ] && break; i=$((i+1)); done',
+  'if [ "$n" -gt 0 ]; then [ -f "$w" ] && [ -x "$w" ] || fail NOWRAPPER; fi',
   'case $c in',
   '  */*) [ -e "$c" ] || fail ENOENT; [ -f "$c" ] && [ -x "$c" ] || fail EACCES ;;',
   '  *) f=; IFS=:',
@@ -52,7 +58,13 @@ export const LAUNCH = [
   'printf "\\036sandstream:exec\\n" >&2',
   // Opening a FIFO for writing waits until the relay opened it for reading.
   'exec >"$D/o" 2>"$D/e"',
-  'exec "$@"',
+  '[ "$m" = 0 ] && exec "$@"',
+  'case $w in *=*)',
+  '  t=$#; i=0',
+  '  for a; do [ "$i" = "$m" ] && set -- "$@" nice -n 0; set -- "$@" "$a"; i=$((i+1)); done',
+  '  shift "$t" ;;',
+  'esac',
+  'exec env -- "$@"',
 ].join('\n');
 
 /**

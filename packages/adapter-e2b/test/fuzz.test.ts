@@ -1,0 +1,62 @@
+/**
+ * Fuzzed argv, env, cwd and options through the E2B adapter and the real
+ * `e2b` SDK against the envd emulator (the suite every adapter runs, from
+ * @sandstream/test-support/option-fuzz): an exact round trip or the spec's
+ * typed error, no start request for a refused call, nothing left running.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeOptionFuzz } from '@sandstream/test-support/option-fuzz';
+import { Sandbox as E2BSdkSandbox } from 'e2b';
+import { startEnvdEmulator, type EnvdEmulator } from '../src/emulator/index.js';
+import { createE2BSandbox } from '../src/index.js';
+import { leftovers, MARKER, newRunId } from './helpers.js';
+
+const RUN_ID = newRunId();
+let envd: EnvdEmulator;
+let native: E2BSdkSandbox;
+
+beforeAll(async () => {
+  envd = await startEnvdEmulator({ env: { [MARKER]: RUN_ID } });
+  native = await E2BSdkSandbox.create({ debug: true, sandboxUrl: envd.url });
+});
+afterAll(async () => {
+  await envd?.close();
+  expect(leftovers(RUN_ID)).toEqual([]);
+});
+
+describeOptionFuzz('adapter-e2b', () => createE2BSandbox({ sandbox: native, graceMs: 300 }), {
+  runs: 60,
+  marker: { name: MARKER, value: RUN_ID },
+  startCount: () => envd.requests.filter((request) => request.method === 'process.Process/Start').length,
+});
+
+describe('regressions found by fuzzing', () => {
+  it('variables whose names are not shell identifiers, and PWD, PPID and IFS, reach the command as given (found by seed 5922050, argv+env, path 1)', async () => {
+    const sb = await createE2BSandbox({ sandbox: native, graceMs: 300 });
+    try {
+      const env = { 'a-b': 'x', '\u00e9': 'y', '1A': 'z', '-x': "'", PWD: '/nowhere', PPID: 'p', IFS: 'q', PLAIN: 'w' };
+      const result = await sb.run(['sh', '-c', 'tr "\\0" "\\n" < /proc/$$/environ'], { env });
+      const seen = result.stdoutText.split('\n');
+      for (const [name, value] of Object.entries(env)) expect(seen.filter((line) => line.startsWith(`${name}=`)), name).toEqual([`${name}=${value}`]);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('with such variables, a program whose name holds "=" still runs with its argv (env(1) would take it for an assignment)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sandstream-e2b-fuzz-'));
+    const sb = await createE2BSandbox({ sandbox: native, graceMs: 300 });
+    try {
+      writeFileSync(join(dir, 'a=b'), '#!/bin/sh\nprintf "%s|" "$0" "$@"; tr "\\0" "\\n" < /proc/$$/environ | grep "^a-b="\n', { mode: 0o755 });
+      const result = await sb.run(['./a=b', 'c=d', '-n'], { cwd: dir, env: { 'a-b': 'x' } });
+      expect(result.exitCode).toBe(0);
+      expect(result.stdoutText).toBe('./a=b|c=d|-n|a-b=x\n');
+    } finally {
+      await sb.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
