@@ -56,17 +56,38 @@ export interface RecordedRequest {
   readonly at: number;
 }
 
-/** A fault the emulator injects into matching requests. */
+/** Which requests a fault applies to. */
+export interface FaultTarget {
+  /** HTTP method (any when omitted). */
+  readonly method?: string;
+  /** Matched against the path (without the `/api` prefix or the query). */
+  readonly path: RegExp;
+  /** A further test on the request as recorded (its parsed body, its query), e.g. one command's start by its arguments. */
+  readonly match?: (request: RecordedRequest) => boolean;
+  /** How many matching requests get the fault (default 1). */
+  readonly times?: number;
+  /** How many matching requests pass untouched before the fault applies (default 0): the second log request of a command, say. */
+  readonly skip?: number;
+}
+
+/**
+ * A fault the emulator injects into matching requests. Each models a way
+ * the network or a proxy in front of the service fails:
+ * - `status`: an HTTP status in place of the answer (a 5xx of a gateway, a
+ *   429 of a rate limiter with `Retry-After`), with a JSON error body or a
+ *   bare text one.
+ * - `reset`: the connection is destroyed instead of answering.
+ * - `truncate`: the request is served, then the answer's headers and the
+ *   first half of its body are sent and the connection is destroyed.
+ * - `delay-headers`: the request is held (not yet served) for `ms`.
+ * - `drop-logs`, `error-line`: a log stream cut part way, or ended with an
+ *   error record.
+ */
 export type Fault =
-  | {
+  | (FaultTarget & {
       /** Answer `status` instead of serving the request. */
       readonly kind: 'status';
       readonly status: number;
-      readonly method?: string;
-      /** Matched against the path (without the `/api` prefix or the query). */
-      readonly path: RegExp;
-      /** How many matching requests get the fault (default 1). */
-      readonly times?: number;
       /** `Retry-After` header in seconds, for 429. */
       readonly retryAfter?: number;
       /**
@@ -75,13 +96,43 @@ export type Fault =
        * client cannot know it took effect.
        */
       readonly when?: 'before' | 'after';
-    }
+      /** `'json'` (default): the service's `{ error: { code, message } }`; `'text'`: a bare text body, as a proxy sends. */
+      readonly body?: 'json' | 'text';
+    })
+  | (FaultTarget & {
+      /** Destroys the connection instead of answering. */
+      readonly kind: 'reset';
+      /**
+       * `'before'` (default): the request is not served. `'after'`: it is
+       * served to the end of its answer (an attached command runs to its
+       * end), then the connection is destroyed.
+       */
+      readonly when?: 'before' | 'after';
+    })
+  | (FaultTarget & {
+      /**
+       * Serves the request to the end of its answer, then sends the answer's
+       * headers and the first half of its body and destroys the connection:
+       * a response cut in the middle. (For a cut inside a log stream, see
+       * `drop-logs`.)
+       */
+      readonly kind: 'truncate';
+    })
   | {
-      /** Destroys the connection of a log stream (`GET .../logs`) once `afterBytes` bytes of its body were sent. */
+      /**
+       * Cuts a log stream (`GET .../logs`) once `afterBytes` bytes of its
+       * body were sent, in the middle of the record that crosses that
+       * point: `close: 'reset'` (default) then destroys the connection,
+       * `close: 'end'` ends the response as if it were complete (a
+       * truncated NDJSON line, then a clean end).
+       */
       readonly kind: 'drop-logs';
       readonly afterBytes: number;
+      readonly close?: 'reset' | 'end';
       readonly cmdId?: string;
       readonly times?: number;
+      /** How many log requests of the command pass untouched first. */
+      readonly skip?: number;
     }
   | {
       /** Ends a log stream (`GET .../logs`) with an error record once `afterRecords` records were sent. */
@@ -92,19 +143,23 @@ export type Fault =
       readonly cmdId?: string;
       readonly times?: number;
     }
-  | {
-      /** Holds the response headers of matching requests for `ms`. */
+  | (FaultTarget & {
+      /** Holds matching requests for `ms` before serving them (their response headers come that much later). */
       readonly kind: 'delay-headers';
       readonly ms: number;
-      readonly method?: string;
-      readonly path: RegExp;
-      readonly times?: number;
-    };
+    });
+
+/** An answer produced for a request whose answer a fault replaces. */
+interface Captured {
+  status: number;
+  contentType: string;
+  readonly chunks: Buffer[];
+}
 
 /** Where a log stream is written: the HTTP response, or nothing. */
 interface LogSink {
   write(chunk: string | Uint8Array): boolean;
-  end(chunk?: string): void;
+  end(chunk?: string | Uint8Array): void;
   once(event: 'close' | 'drain', listener: () => void): unknown;
   destroy(): void;
   readonly destroyed: boolean;
@@ -118,6 +173,22 @@ function nullSink(): LogSink {
     once: () => undefined,
     destroy: () => undefined,
     destroyed: true,
+  };
+}
+
+/** A sink that keeps what is written, for a fault that sends it in part (or not at all) once it is complete. */
+function captureSink(captured: Captured): LogSink {
+  return {
+    write: (chunk) => {
+      captured.chunks.push(Buffer.from(chunk));
+      return true;
+    },
+    end: (chunk) => {
+      if (chunk !== undefined) captured.chunks.push(Buffer.from(chunk));
+    },
+    once: () => undefined,
+    destroy: () => undefined,
+    destroyed: false,
   };
 }
 
@@ -248,7 +319,7 @@ export class VercelEmulator {
   private readonly sessions = new Map<string, SessionState>();
   /** Log streams being served, per command id. */
   private readonly liveLogs = new Map<string, Set<LogSink>>();
-  private readonly faults: Array<Fault & { remaining: number }> = [];
+  private readonly faults: Array<Fault & { remaining: number; skipLeft: number }> = [];
   private readonly sockets = new Set<import('node:net').Socket>();
   private readonly ownsCwd: boolean;
   private closed: Promise<void> | undefined;
@@ -293,7 +364,7 @@ export class VercelEmulator {
 
   /** Adds a fault; it applies to the next matching requests. */
   inject(fault: Fault): void {
-    this.faults.push({ ...fault, remaining: fault.times ?? 1 });
+    this.faults.push({ ...fault, remaining: fault.times ?? 1, skipLeft: fault.skip ?? 0 });
   }
 
   /**
@@ -358,11 +429,22 @@ export class VercelEmulator {
     kind: K,
     matches: (fault: Extract<Fault, { kind: K }>) => boolean,
   ): Extract<Fault, { kind: K }> | undefined {
-    const index = this.faults.findIndex((f) => f.kind === kind && f.remaining > 0 && matches(f as never));
-    if (index < 0) return undefined;
-    const fault = this.faults[index]!;
-    if (--fault.remaining <= 0) this.faults.splice(index, 1);
-    return fault as unknown as Extract<Fault, { kind: K }>;
+    for (let index = 0; index < this.faults.length; index++) {
+      const fault = this.faults[index]!;
+      if (fault.kind !== kind || fault.remaining <= 0 || !matches(fault as never)) continue;
+      if (fault.skipLeft > 0) {
+        fault.skipLeft--;
+        continue;
+      }
+      if (--fault.remaining <= 0) this.faults.splice(index, 1);
+      return fault as unknown as Extract<Fault, { kind: K }>;
+    }
+    return undefined;
+  }
+
+  /** Faults added and not yet used up. */
+  pendingFaults(): Fault[] {
+    return this.faults.map(({ remaining: _remaining, skipLeft: _skipLeft, ...fault }) => fault as Fault);
   }
 
   // ---- routing -----------------------------------------------------------
@@ -389,15 +471,30 @@ export class VercelEmulator {
     try {
       const body = await readBody(req);
       (record as { body: unknown }).body = body;
-      const delay = this.takeFault('delay-headers', (f) => f.path.test(path) && (f.method ?? method) === method);
+      const targets = (f: FaultTarget): boolean =>
+        f.path.test(path) && (f.method ?? method) === method && (f.match === undefined || f.match(record));
+      const delay = this.takeFault('delay-headers', targets);
       if (delay !== undefined) await new Promise((r) => setTimeout(r, delay.ms));
-      const fault = this.takeFault('status', (f) => f.path.test(path) && (f.method ?? method) === method);
+      const fault = this.takeFault('status', targets);
       const faultAnswer = (): void => {
         const headers: Record<string, string> = {};
         if (fault!.retryAfter !== undefined) headers['retry-after'] = String(fault!.retryAfter);
+        if (fault!.body === 'text') {
+          record.status = fault!.status;
+          if (res.headersSent || res.destroyed) return;
+          res.writeHead(fault!.status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
+          res.end(`injected ${fault!.status}\n`);
+          return;
+        }
         send(fault!.status, { error: { code: 'injected_fault', message: `injected ${fault!.status}` } }, headers);
       };
       if (fault !== undefined && fault.when !== 'after') return faultAnswer();
+      const reset = this.takeFault('reset', targets);
+      if (reset !== undefined && reset.when !== 'after') {
+        record.status = -1;
+        res.socket?.destroy();
+        return;
+      }
       const auth = req.headers.authorization;
       if (auth !== `Bearer ${this.credentials.token}`) {
         throw new HttpError(401, 'unauthorized', 'missing or wrong bearer token');
@@ -410,6 +507,32 @@ export class VercelEmulator {
           record,
         });
         return faultAnswer();
+      }
+      const truncate = this.takeFault('truncate', targets);
+      if (reset !== undefined || truncate !== undefined) {
+        // Served to the end of its answer, which is then lost (reset) or cut (truncate).
+        const captured: Captured = { status: 0, contentType: 'application/json', chunks: [] };
+        await this.route(method, path, url, body, req, {
+          json: (status, payload) => {
+            captured.status = status;
+            captured.chunks.push(Buffer.from(JSON.stringify(payload)));
+          },
+          stream: () => {
+            captured.status = 200;
+            captured.contentType = NDJSON;
+            return captureSink(captured);
+          },
+          record,
+        });
+        record.status = -1;
+        if (reset !== undefined || res.destroyed) {
+          res.socket?.destroy();
+          return;
+        }
+        const whole = Buffer.concat(captured.chunks);
+        res.writeHead(captured.status, { 'content-type': captured.contentType, 'content-length': String(whole.byteLength) });
+        res.write(whole.subarray(0, Math.floor(whole.byteLength / 2)), () => res.socket?.destroy());
+        return;
       }
       await this.route(method, path, url, body, req, {
         json: (status, payload) => send(status, payload),
@@ -607,7 +730,10 @@ export class VercelEmulator {
     }
     const args = Array.isArray(body['args']) ? body['args'].map(String) : [];
     const env: Record<string, string> = { ...(this.options.env ?? (process.env as Record<string, string>)) };
-    if (isRecord(body['env'])) for (const [k, v] of Object.entries(body['env'])) env[k] = String(v);
+    if (isRecord(body['env'])) {
+      // Defined, not assigned: a variable named `__proto__` is one like any other.
+      for (const [k, v] of Object.entries(body['env'])) Object.defineProperty(env, k, { value: String(v), enumerable: true, writable: true, configurable: true });
+    }
     const cwd = typeof body['cwd'] === 'string' && body['cwd'] !== '' ? resolve(this.cwd, body['cwd']) : this.cwd;
     const cmdId = id('cmd');
     env[SESSION_VARIABLE] = session.id;
@@ -787,10 +913,15 @@ export class VercelEmulator {
           const line = command.records[index++]!.line;
           const bytes = line.byteLength;
           if (drop !== undefined && sentBytes + bytes > drop.afterBytes) {
-            // Part of the line, then the connection breaks: a truncated response.
+            // Part of the line, then the connection breaks (or the response
+            // ends as if complete): a truncated response.
             const cut = line.subarray(0, Math.max(0, drop.afterBytes - sentBytes));
-            if (cut.byteLength > 0) res.write(cut);
             record.status = -1;
+            if (drop.close === 'end') {
+              res.end(cut.byteLength === 0 ? undefined : cut);
+              return finish();
+            }
+            if (cut.byteLength > 0) res.write(cut);
             setImmediate(() => res.destroy());
             return finish();
           }
