@@ -46,6 +46,12 @@ export function createProcessClient(endpoint: EnvdEndpoint): ProcessClient {
  */
 export function isDaemonAnswer(error: unknown): error is ConnectError {
   if (!(error instanceof ConnectError)) return false;
+  // The Connect client makes errors of its own with these codes: a frame cut
+  // in the middle ("protocol error: incomplete envelope", InvalidArgument)
+  // and a bare HTTP status without a Connect error body ("HTTP 400" is
+  // Internal, "HTTP 404" Unimplemented). Neither is envd's answer: the
+  // request may have taken effect.
+  if (/^(protocol error|HTTP \d{3}$)/.test(error.rawMessage)) return false;
   return (
     error.code === Code.NotFound ||
     error.code === Code.InvalidArgument ||

@@ -15,7 +15,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
-import { create, toJson } from '@bufbuild/protobuf';
+import { create, toBinary, toJson, toJsonString } from '@bufbuild/protobuf';
 import { Code, ConnectError, createContextKey, createContextValues, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { parseProcStat } from '@sandstream/types/runtime';
@@ -24,6 +24,7 @@ import {
   ProcessEvent_EndEventSchema,
   ProcessInfoSchema,
   Signal as WireSignal,
+  StartResponseSchema,
   type ProcessConfig,
   type ProcessEvent,
   type ProcessSelector,
@@ -107,8 +108,27 @@ export interface RecordedRequest {
 export type EnvdMethod = 'Start' | 'Connect' | 'List' | 'SendInput' | 'SendSignal' | 'CloseStdin' | 'Update' | 'StreamInput';
 
 /**
- * A one-shot fault, consumed by the first request it matches (any method
- * when `method` is omitted).
+ * Where in a server stream a fault strikes: after this many events were
+ * sent (keepalives count; 0 is before the start event, with nothing of the
+ * response sent), or `'before-end'`, where the end event would be.
+ */
+export type StreamPoint = number | 'before-end';
+
+/** Which requests a fault applies to; the first request that matches consumes it. */
+export interface FaultTarget {
+  /** The RPC (any when omitted; some kinds apply to some methods only). */
+  readonly method?: EnvdMethod;
+  /**
+   * A further test on the request as recorded (headers and message in the
+   * protocol's JSON form), e.g. to single out the Start of one command by
+   * its arguments or environment.
+   */
+  readonly match?: (request: RecordedRequest) => boolean;
+}
+
+/**
+ * A one-shot fault, consumed by the first request it matches (see
+ * {@link FaultTarget}).
  * - `unavailable`: the request fails with `Unavailable` before anything happens.
  * - `delay`: the request is handled `ms` later.
  * - `drop`: the stream's TCP connection is destroyed after `afterEvents`
@@ -120,14 +140,51 @@ export type EnvdMethod = 'Start' | 'Connect' | 'List' | 'SendInput' | 'SendSigna
  *   would have been.
  * - `drop-after-write`: SendInput writes the bytes, then the connection is
  *   destroyed before the answer (the client cannot know they were delivered).
+ *
+ * Wire faults, one per way a link or a proxy in front of envd fails:
+ * - `reset`: the TCP connection is destroyed. In a server stream at `at`
+ *   (default 0: the command was started, the client never learns its pid);
+ *   in a unary call before the answer, after the request took effect
+ *   (`served`, default true) or before it reached envd (`served: false`).
+ * - `http-status`: an HTTP `status` in place of the response, before any
+ *   response header: what a proxy or load balancer answers (502, 503, 500,
+ *   429 with `Retry-After: retryAfterSeconds`), with a Connect error body
+ *   (`connectBody`, default true: `{"code":"unavailable",...}` as JSON) or a
+ *   plain-text one. `served: true` handles the request first (a command
+ *   started, stdin written), so the status hides an effect; default false.
+ * - `stream-error`: the stream ends at `at` with an in-band Connect error
+ *   (the end-of-stream message carries `code`): what a failing server or a
+ *   Connect-aware proxy sends once the response headers are out, where an
+ *   HTTP status can no longer be.
+ * - `slow-headers`: the request takes effect at once, its response headers
+ *   are held for `ms` (a server stream sends nothing, not even keepalives;
+ *   a unary answer waits). The client decides whether that is too long.
+ * - `truncate`: a frame cut in the middle, then the response body ends and
+ *   the connection closes. In a server stream the event at `at` (default
+ *   0: the start event) is sent as a Connect envelope whose first half only
+ *   arrives; in a unary call the request takes effect and the answer's body
+ *   stops short of its `Content-Length`.
  */
-export type EnvdFault =
-  | { readonly kind: 'unavailable'; readonly method?: EnvdMethod }
-  | { readonly kind: 'delay'; readonly ms: number; readonly method?: EnvdMethod }
-  | { readonly kind: 'drop'; readonly afterEvents: number; readonly method?: 'Start' | 'Connect' }
-  | { readonly kind: 'drop-after-write'; readonly method?: 'SendInput' }
-  | { readonly kind: 'silence'; readonly afterEvents: number; readonly method?: 'Start' | 'Connect' }
-  | { readonly kind: 'error-before-end'; readonly code?: Code; readonly method?: 'Start' | 'Connect' };
+export type EnvdFault = FaultTarget &
+  (
+    | { readonly kind: 'unavailable' }
+    | { readonly kind: 'delay'; readonly ms: number }
+    | { readonly kind: 'drop'; readonly afterEvents: number; readonly method?: 'Start' | 'Connect' }
+    | { readonly kind: 'drop-after-write'; readonly method?: 'SendInput' }
+    | { readonly kind: 'silence'; readonly afterEvents: number; readonly method?: 'Start' | 'Connect' }
+    | { readonly kind: 'error-before-end'; readonly code?: Code; readonly method?: 'Start' | 'Connect' }
+    | { readonly kind: 'reset'; readonly at?: StreamPoint; readonly served?: boolean }
+    | {
+        readonly kind: 'http-status';
+        readonly status: number;
+        readonly retryAfterSeconds?: number;
+        readonly connectBody?: boolean;
+        readonly served?: boolean;
+      }
+    | { readonly kind: 'stream-error'; readonly code: Code; readonly at: StreamPoint; readonly method?: 'Start' | 'Connect' }
+    | { readonly kind: 'slow-headers'; readonly ms: number }
+    | { readonly kind: 'truncate'; readonly at?: StreamPoint }
+  );
 
 /** A running emulator. */
 export interface EnvdEmulator {
@@ -148,6 +205,8 @@ export interface EnvdEmulator {
   sandboxes(): readonly EmulatedSandbox[];
   /** Queues a one-shot fault. */
   inject(fault: EnvdFault): void;
+  /** Faults queued and not yet consumed by a request. */
+  pendingFaults(): readonly EnvdFault[];
   /** Open client connections, for tests that cut them all. */
   dropConnections(): void;
   /** Kills everything it started (whole groups where a command leads one) and stops the server. */
@@ -158,6 +217,56 @@ export interface EnvdEmulator {
 interface RawRequest {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
+}
+
+/** An RPC's node request and response with the request as recorded. */
+interface Call extends RawRequest {
+  readonly recorded: RecordedRequest;
+}
+
+/** The real writers of a response whose Connect handler has been muted. */
+interface Writers {
+  writeHead(status: number, headers: Record<string, string>): void;
+  write(chunk: Uint8Array, done?: () => void): void;
+  end(chunk?: Uint8Array | string, done?: () => void): void;
+}
+
+/**
+ * Takes a response away from the Connect handler, so a fault can write
+ * what no Connect server would (a proxy's status, half a frame): whatever
+ * the handler writes afterwards goes nowhere.
+ */
+function hijack(res: ServerResponse): Writers {
+  const writeHead = res.writeHead.bind(res);
+  const write = res.write.bind(res);
+  const end = res.end.bind(res);
+  const callbackOf = (args: unknown[]): (() => void) | undefined => args.find((a): a is () => void => typeof a === 'function');
+  res.writeHead = (() => res) as unknown as ServerResponse['writeHead'];
+  res.write = ((...args: unknown[]) => {
+    const done = callbackOf(args);
+    if (done !== undefined) queueMicrotask(done);
+    return true;
+  }) as ServerResponse['write'];
+  res.end = ((...args: unknown[]) => {
+    const done = callbackOf(args);
+    if (done !== undefined) queueMicrotask(done);
+    return res;
+  }) as ServerResponse['end'];
+  return {
+    writeHead: (status, headers) => void writeHead(status, headers),
+    write: (chunk, done) => void write(chunk, () => done?.()),
+    end: (chunk, done) => void (chunk === undefined ? end(() => done?.()) : end(chunk, () => done?.())),
+  };
+}
+
+/** The first half of `frame` (at least one byte short of it, at least one byte of it when it has two). */
+function firstHalf(frame: Uint8Array): Uint8Array {
+  return frame.subarray(0, Math.min(frame.byteLength - 1, Math.max(1, Math.floor(frame.byteLength / 2))));
+}
+
+/** True when `point` is reached before sending the next event. */
+function atPoint(point: StreamPoint, sent: number, next: ProcessEvent): boolean {
+  return point === 'before-end' ? next.event.case === 'end' : sent === point;
 }
 
 const rawKey = createContextKey<RawRequest | undefined>(undefined, { description: 'node request' });
@@ -469,17 +578,63 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
   const sockets = new Set<Socket>();
   const drainAfterExitMs = options.drainAfterExitMs ?? 50;
 
-  function takeFault<K extends EnvdFault['kind']>(method: EnvdMethod, kinds: readonly K[]): Extract<EnvdFault, { kind: K }> | undefined {
+  function takeFault<K extends EnvdFault['kind']>(
+    method: EnvdMethod,
+    kinds: readonly K[],
+    recorded?: RecordedRequest,
+    accept: (fault: Extract<EnvdFault, { kind: K }>) => boolean = () => true,
+  ): Extract<EnvdFault, { kind: K }> | undefined {
     const index = faults.findIndex(
-      (fault) => (kinds as readonly string[]).includes(fault.kind) && (fault.method === undefined || fault.method === method),
+      (fault) =>
+        (kinds as readonly string[]).includes(fault.kind) &&
+        (fault.method === undefined || fault.method === method) &&
+        (fault.match === undefined || (recorded !== undefined && fault.match(recorded))) &&
+        accept(fault as Extract<EnvdFault, { kind: K }>),
     );
     if (index < 0) return undefined;
     return faults.splice(index, 1)[0] as Extract<EnvdFault, { kind: K }>;
   }
 
-  async function enter(method: EnvdMethod, message: unknown, ctx: HandlerContext): Promise<RawRequest> {
+  /** Answers an HTTP status in place of the response, as a proxy would, and closes the connection. */
+  function answerStatus(call: Call, fault: Extract<EnvdFault, { kind: 'http-status' }>): void {
+    const writers = hijack(call.res);
+    const connect = fault.connectBody ?? true;
+    const headers: Record<string, string> = {
+      'content-type': connect ? 'application/json' : 'text/plain; charset=utf-8',
+      connection: 'close',
+    };
+    if (fault.retryAfterSeconds !== undefined) headers['retry-after'] = String(fault.retryAfterSeconds);
+    const code = fault.status === 429 || fault.status >= 502 ? 'unavailable' : 'unknown';
+    const body = connect
+      ? JSON.stringify({ code, message: `injected HTTP ${fault.status}` })
+      : `injected HTTP ${fault.status}\n`;
+    writers.writeHead(fault.status, headers);
+    writers.end(body);
+  }
+
+  /** Never settles until the client goes away (a handler whose answer a fault took). */
+  async function hold(ctx: HandlerContext): Promise<void> {
+    await sleep(2 ** 31 - 1, ctx.signal);
+  }
+
+  async function enter(method: EnvdMethod, message: unknown, ctx: HandlerContext): Promise<Call> {
     const raw = ctx.values.get(rawKey)!;
-    requests.push({ method: `process.Process/${method}`, at: Date.now(), headers: headerRecord(raw.req), message });
+    const recorded: RecordedRequest = { method: `process.Process/${method}`, at: Date.now(), headers: headerRecord(raw.req), message };
+    requests.push(recorded);
+    const call: Call = { ...raw, recorded };
+    // A proxy in front of envd fails before envd sees anything.
+    const refused = takeFault(method, ['http-status'], recorded, (fault) => fault.served !== true);
+    if (refused !== undefined) {
+      answerStatus(call, refused);
+      await hold(ctx);
+      throw new ConnectError('answered by an injected HTTP status', Code.Aborted);
+    }
+    const lost = takeFault(method, ['reset'], recorded, (fault) => fault.served === false && (method !== 'Start' && method !== 'Connect'));
+    if (lost !== undefined) {
+      raw.req.socket.destroy();
+      await hold(ctx);
+      throw new ConnectError('connection reset (injected)', Code.Aborted);
+    }
     if (options.accessToken !== undefined && raw.req.headers['x-access-token'] !== options.accessToken) {
       throw new ConnectError('invalid access token', Code.Unauthenticated);
     }
@@ -493,12 +648,40 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
       if (target.killedAt !== undefined) throw new ConnectError(`sandbox ${target.sandboxId} is not running`, Code.Unavailable);
       if (raw.req.headers['x-access-token'] !== target.accessToken) throw new ConnectError('invalid access token', Code.Unauthenticated);
     }
-    const delay = takeFault(method, ['delay']);
+    const delay = takeFault(method, ['delay'], recorded);
     if (delay !== undefined) await sleep(delay.ms, ctx.signal);
-    if (takeFault(method, ['unavailable']) !== undefined) {
+    if (takeFault(method, ['unavailable'], recorded) !== undefined) {
       throw new ConnectError('the sandbox is not available (injected)', Code.Unavailable);
     }
-    return raw;
+    return call;
+  }
+
+  /**
+   * After a unary request took effect: the wire faults that hit its answer.
+   * Returns once the answer may be sent (slow headers), or never sends it.
+   */
+  async function unaryAnswer(method: EnvdMethod, call: Call, ctx: HandlerContext): Promise<void> {
+    const { recorded } = call;
+    const status = takeFault(method, ['http-status'], recorded, (fault) => fault.served === true);
+    if (status !== undefined) {
+      answerStatus(call, status);
+      return hold(ctx);
+    }
+    if (takeFault(method, ['reset'], recorded, (fault) => fault.served !== false) !== undefined) {
+      call.req.socket.destroy();
+      return hold(ctx);
+    }
+    if (takeFault(method, ['truncate'], recorded) !== undefined) {
+      // A binary Connect unary answer is the bare message; these are empty
+      // or short, so the promise of a longer body is what gets cut.
+      const writers = hijack(call.res);
+      const contentType = String(call.req.headers['content-type'] ?? 'application/proto');
+      writers.writeHead(200, { 'content-type': contentType, 'content-length': '16', connection: 'close' });
+      writers.write(new Uint8Array(8), () => call.req.socket.end());
+      return hold(ctx);
+    }
+    const slow = takeFault(method, ['slow-headers'], recorded);
+    if (slow !== undefined) await sleep(slow.ms, ctx.signal);
   }
 
   function find(selector: ProcessSelector | undefined): Command {
@@ -521,17 +704,43 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
     return Number.isFinite(header) && header > 0 ? header * 1000 : 60_000;
   }
 
+  /** `event` as the Connect envelope the client would read, in the request's encoding. */
+  function envelope(call: Call, event: ProcessEvent): Uint8Array {
+    const message = create(StartResponseSchema, { event });
+    const json = String(call.req.headers['content-type'] ?? '').includes('json');
+    const payload = json ? new TextEncoder().encode(toJsonString(StartResponseSchema, message)) : toBinary(StartResponseSchema, message);
+    const frame = new Uint8Array(5 + payload.byteLength);
+    new DataView(frame.buffer).setUint32(1, payload.byteLength);
+    frame.set(payload, 5);
+    return frame;
+  }
+
+  /** Sends half of `event`'s frame, ends the response and closes the connection. */
+  function truncateAt(call: Call, event: ProcessEvent): void {
+    const headersSent = call.res.headersSent;
+    const writers = hijack(call.res);
+    if (!headersSent) {
+      writers.writeHead(200, { 'content-type': String(call.req.headers['content-type'] ?? 'application/connect+proto'), connection: 'close' });
+    }
+    writers.write(firstHalf(envelope(call, event)));
+    writers.end(undefined, () => call.req.socket.end());
+  }
+
   /** Streams a command's events to one client, with keepalives and faults. */
   async function* follow(
     method: 'Start' | 'Connect',
     command: Command,
     subscription: Subscription,
-    raw: RawRequest,
+    call: Call,
     ctx: HandlerContext,
   ): AsyncGenerator<{ event: ProcessEvent }> {
-    const drop = takeFault(method, ['drop']);
-    const silence = takeFault(method, ['silence']);
-    const errorBeforeEnd = takeFault(method, ['error-before-end']);
+    const raw = call;
+    const drop = takeFault(method, ['drop'], call.recorded);
+    const silence = takeFault(method, ['silence'], call.recorded);
+    const errorBeforeEnd = takeFault(method, ['error-before-end'], call.recorded);
+    const reset = takeFault(method, ['reset'], call.recorded);
+    const streamError = takeFault(method, ['stream-error'], call.recorded);
+    const truncate = takeFault(method, ['truncate'], call.recorded);
     const interval = keepaliveMs(raw);
     let sent = 0;
     const counted = (): boolean => {
@@ -541,6 +750,21 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
         return true;
       }
       return silence !== undefined && sent >= silence.afterEvents;
+    };
+    /** The wire faults due before `next` goes out; true when the stream is over. */
+    const strike = (next: ProcessEvent): boolean => {
+      if (reset !== undefined && atPoint(reset.at ?? 0, sent, next)) {
+        raw.req.socket.destroy();
+        return true;
+      }
+      if (streamError !== undefined && atPoint(streamError.at, sent, next)) {
+        throw new ConnectError('the stream failed (injected)', streamError.code);
+      }
+      if (truncate !== undefined && atPoint(truncate.at ?? 0, sent, next)) {
+        truncateAt(call, next);
+        return true;
+      }
+      return false;
     };
     try {
       if (drop !== undefined && drop.afterEvents <= 0) {
@@ -552,6 +776,7 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
         $typeName: 'process.ProcessEvent',
         event: { case: 'start', value: { $typeName: 'process.ProcessEvent.StartEvent', pid: command.pid } },
       };
+      if (strike(startEvent)) return;
       yield { event: startEvent };
       if (counted()) {
         if (silence !== undefined) await sleep(2 ** 31 - 1, ctx.signal);
@@ -560,15 +785,16 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
       for (;;) {
         const next = await subscription.next(interval, ctx.signal);
         if (next === 'aborted' || next === undefined) return;
-        if (next === 'timeout') {
-          yield { event: { $typeName: 'process.ProcessEvent', event: { case: 'keepalive', value: { $typeName: 'process.ProcessEvent.KeepAlive' } } } };
-        } else {
-          if (next.event.case === 'end' && errorBeforeEnd !== undefined) {
-            throw new ConnectError('the stream failed before the end event (injected)', errorBeforeEnd.code ?? Code.Internal);
-          }
-          yield { event: next };
-          if (next.event.case === 'end') return;
+        const event: ProcessEvent =
+          next === 'timeout'
+            ? { $typeName: 'process.ProcessEvent', event: { case: 'keepalive', value: { $typeName: 'process.ProcessEvent.KeepAlive' } } }
+            : next;
+        if (event.event.case === 'end' && errorBeforeEnd !== undefined) {
+          throw new ConnectError('the stream failed before the end event (injected)', errorBeforeEnd.code ?? Code.Internal);
         }
+        if (strike(event)) return;
+        yield { event };
+        if (event.event.case === 'end') return;
         if (counted()) {
           if (silence !== undefined) await sleep(2 ** 31 - 1, ctx.signal);
           return;
@@ -645,6 +871,16 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
         const timeout = Number(raw.req.headers['connect-timeout-ms']);
         if (Number.isFinite(timeout) && timeout > 0) command.killAfter(timeout);
         const subscription = command.subscribe();
+        const status = takeFault('Start', ['http-status'], raw.recorded, (fault) => fault.served === true);
+        if (status !== undefined) {
+          // Started, but the client is told otherwise.
+          command.unsubscribe(subscription);
+          answerStatus(raw, status);
+          await hold(ctx);
+          return;
+        }
+        const slow = takeFault('Start', ['slow-headers'], raw.recorded);
+        if (slow !== undefined) await sleep(slow.ms, ctx.signal);
         yield* follow('Start', command, subscription, raw, ctx);
       },
 
@@ -653,11 +889,14 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
         const command = find(request.process);
         // No replay: a new subscriber sees only what happens from now on.
         const subscription = command.subscribe();
+        const slow = takeFault('Connect', ['slow-headers'], raw.recorded);
+        if (slow !== undefined) await sleep(slow.ms, ctx.signal);
         yield* follow('Connect', command, subscription, raw, ctx);
       },
 
       async list(request, ctx) {
-        await enter('List', toJson(ProcessService.method.list.input, request), ctx);
+        const call = await enter('List', toJson(ProcessService.method.list.input, request), ctx);
+        await unaryAnswer('List', call, ctx);
         return {
           processes: [...running.values()].map((command) =>
             create(ProcessInfoSchema, {
@@ -685,30 +924,33 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
             } else resolveWrite();
           });
         });
-        if (takeFault('SendInput', ['drop-after-write']) !== undefined) {
+        if (takeFault('SendInput', ['drop-after-write'], raw.recorded) !== undefined) {
           raw.req.socket.destroy();
           await sleep(2 ** 31 - 1, ctx.signal);
         }
+        await unaryAnswer('SendInput', raw, ctx);
         return {};
       },
 
       async closeStdin(request, ctx) {
-        await enter('CloseStdin', toJson(ProcessService.method.closeStdin.input, request), ctx);
+        const call = await enter('CloseStdin', toJson(ProcessService.method.closeStdin.input, request), ctx);
         const command = find(request.process);
         const stdin = command.child.stdin;
         command.stdinOpen = false;
         if (stdin !== null && !stdin.destroyed && !stdin.writableEnded) {
           await new Promise<void>((resolveEnd) => stdin.end(() => resolveEnd()));
         }
+        await unaryAnswer('CloseStdin', call, ctx);
         return {};
       },
 
       async sendSignal(request, ctx) {
-        await enter('SendSignal', toJson(ProcessService.method.sendSignal.input, request), ctx);
+        const call = await enter('SendSignal', toJson(ProcessService.method.sendSignal.input, request), ctx);
         const command = find(request.process);
         if (request.signal === WireSignal.SIGKILL) command.signal('SIGKILL');
         else if (request.signal === WireSignal.SIGTERM) command.signal('SIGTERM');
         else throw new ConnectError(`invalid signal: ${WireSignal[request.signal]}`, Code.Unimplemented);
+        await unaryAnswer('SendSignal', call, ctx);
         return {};
       },
 
@@ -837,6 +1079,7 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
       return [...found];
     },
     inject: (fault) => void faults.push(fault),
+    pendingFaults: () => [...faults],
     dropConnections() {
       for (const socket of sockets) socket.destroy();
     },
