@@ -32,7 +32,7 @@ const GRACE_MS = 300;
 const KILL_WAIT_MS = 3_000;
 
 type Phase = 'before-start-event' | 'mid-stream' | 'before-end-event' | 'during-kill' | 'during-stdin-write';
-type FaultName = 'reset' | '503+connect-body' | '500-bare' | '429+retry-after' | 'slow-headers<bound' | 'slow-headers>bound' | 'truncated-frame';
+type FaultName = 'reset' | '503+error-body' | '500-bare' | '429+retry-after' | 'slow-headers<bound' | 'slow-headers>bound' | 'truncated-frame';
 type Expected = 'result' | 'TransportError';
 
 interface Cell {
@@ -46,7 +46,7 @@ interface Cell {
 }
 
 const PHASES: readonly Phase[] = ['before-start-event', 'mid-stream', 'before-end-event', 'during-kill', 'during-stdin-write'];
-const FAULTS: readonly FaultName[] = ['reset', '503+connect-body', '500-bare', '429+retry-after', 'slow-headers<bound', 'slow-headers>bound', 'truncated-frame'];
+const FAULTS: readonly FaultName[] = ['reset', '503+error-body', '500-bare', '429+retry-after', 'slow-headers<bound', 'slow-headers>bound', 'truncated-frame'];
 
 const argsOf = (request: RecordedRequest): string[] => ((request.message as { process?: { args?: string[] } } | null)?.process?.args ?? []);
 /** The Start of the command itself (the launcher), by the cell marker in its environment. */
@@ -73,7 +73,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           const match = launcher(mark);
           const m = { method: 'Start', match } as const;
           if (fault === 'reset') add(phase, fault, { kind: 'reset', at: 0, ...m }, 'TransportError');
-          if (fault === '503+connect-body') add(phase, fault, { kind: 'http-status', status: 503, served: true, ...m }, 'TransportError');
+          if (fault === '503+error-body') add(phase, fault, { kind: 'http-status', status: 503, served: true, ...m }, 'TransportError');
           if (fault === '500-bare') add(phase, fault, { kind: 'http-status', status: 500, connectBody: false, served: true, ...m }, 'TransportError');
           // A rate limiter refuses before envd sees the request: nothing starts.
           if (fault === '429+retry-after') add(phase, fault, { kind: 'http-status', status: 429, retryAfterSeconds: 1, ...m }, 'TransportError');
@@ -86,7 +86,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           // The output relay's stream, after its start event and two data events.
           const m = { method: 'Start', match: relay, at: 3 } as const;
           if (fault === 'reset') add(phase, fault, { kind: 'reset', ...m }, 'TransportError');
-          if (fault === '503+connect-body') add(phase, fault, { kind: 'stream-error', code: Code.Unavailable, ...m }, 'TransportError');
+          if (fault === '503+error-body') add(phase, fault, { kind: 'stream-error', code: Code.Unavailable, ...m }, 'TransportError');
           if (fault === '500-bare' || fault === '429+retry-after') add(phase, fault, { notApplicable: HEADERS_NOT_OUT }, 'result');
           if (fault === 'slow-headers<bound' || fault === 'slow-headers>bound') add(phase, fault, { notApplicable: SLOW_NOT_OUT }, 'result');
           if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', ...m }, 'TransportError');
@@ -96,7 +96,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           // The command's own stream, where its end event (the exit status) would be.
           const m = { method: 'Start', match: launcher(mark), at: 'before-end' } as const;
           if (fault === 'reset') add(phase, fault, { kind: 'reset', ...m }, 'TransportError');
-          if (fault === '503+connect-body') add(phase, fault, { kind: 'stream-error', code: Code.Unavailable, ...m }, 'TransportError');
+          if (fault === '503+error-body') add(phase, fault, { kind: 'stream-error', code: Code.Unavailable, ...m }, 'TransportError');
           if (fault === '500-bare' || fault === '429+retry-after') add(phase, fault, { notApplicable: HEADERS_NOT_OUT }, 'result');
           if (fault === 'slow-headers<bound' || fault === 'slow-headers>bound') add(phase, fault, { notApplicable: SLOW_NOT_OUT }, 'result');
           if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', ...m }, 'TransportError');
@@ -108,7 +108,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           // The helper ran (the signal was delivered), its answer is lost.
           if (fault === 'reset') add(phase, fault, { kind: 'reset', at: 0, ...m }, 'TransportError');
           // A proxy refuses: nothing was delivered; teardown must still end the command.
-          if (fault === '503+connect-body') add(phase, fault, { kind: 'http-status', status: 503, ...m }, 'TransportError');
+          if (fault === '503+error-body') add(phase, fault, { kind: 'http-status', status: 503, ...m }, 'TransportError');
           if (fault === '500-bare') add(phase, fault, { kind: 'http-status', status: 500, connectBody: false, ...m }, 'TransportError');
           if (fault === '429+retry-after') add(phase, fault, { kind: 'http-status', status: 429, retryAfterSeconds: 1, ...m }, 'TransportError');
           if (fault === 'slow-headers<bound') add(phase, fault, { kind: 'slow-headers', ms: REQUEST_TIMEOUT_MS / 4, ...m }, 'result', REQUEST_TIMEOUT_MS / 4);
@@ -121,7 +121,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           const m = { method: 'SendInput' } as const;
           // Written, the answer lost: delivered once, never resent.
           if (fault === 'reset') add(phase, fault, { kind: 'reset', ...m }, 'TransportError');
-          if (fault === '503+connect-body') add(phase, fault, { kind: 'http-status', status: 503, served: true, ...m }, 'TransportError');
+          if (fault === '503+error-body') add(phase, fault, { kind: 'http-status', status: 503, served: true, ...m }, 'TransportError');
           if (fault === '500-bare') add(phase, fault, { kind: 'http-status', status: 500, connectBody: false, served: true, ...m }, 'TransportError');
           if (fault === '429+retry-after') add(phase, fault, { kind: 'http-status', status: 429, retryAfterSeconds: 1, ...m }, 'TransportError');
           if (fault === 'slow-headers<bound') add(phase, fault, { kind: 'slow-headers', ms: STALL_MS, ...m }, 'result', STALL_MS);

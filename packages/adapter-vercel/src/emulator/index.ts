@@ -149,6 +149,19 @@ export type Fault =
       readonly ms: number;
     });
 
+/** A command the service started. */
+export interface StartedCommand {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly name: string;
+  readonly args: readonly string[];
+  /** The variables its start request named. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly startedAt: number;
+  /** Null while it runs. */
+  readonly exitCode: number | null;
+}
+
 /** An answer produced for a request whose answer a fault replaces. */
 interface Captured {
   status: number;
@@ -208,6 +221,8 @@ interface CommandState {
   readonly cwd: string;
   readonly sessionId: string;
   readonly startedAt: number;
+  /** The variables the start request named (not the sandbox's base environment). */
+  readonly env: Readonly<Record<string, string>>;
   readonly child: ChildProcess;
   exitCode: number | null;
   durationMs: number | undefined;
@@ -364,7 +379,7 @@ export class VercelEmulator {
 
   /** Adds a fault; it applies to the next matching requests. */
   inject(fault: Fault): void {
-    this.faults.push({ ...fault, remaining: fault.times ?? 1, skipLeft: fault.skip ?? 0 });
+    this.faults.push({ ...fault, remaining: fault.times ?? 1, skipLeft: ('skip' in fault ? fault.skip : undefined) ?? 0 });
   }
 
   /**
@@ -399,6 +414,22 @@ export class VercelEmulator {
     return scanProcesses(sessionId).filter(
       (p) => p.state !== 'Z' && p.state !== 'X' && this.sessions.has(p.sessionId),
     );
+  }
+
+  /**
+   * Every command the service started (ended ones included), in start
+   * order: what a request log cannot tell, since a start refused by a fault
+   * is logged but never ran.
+   */
+  commands(sessionId?: string): StartedCommand[] {
+    const all: StartedCommand[] = [];
+    for (const session of this.sessions.values()) {
+      if (sessionId !== undefined && session.id !== sessionId) continue;
+      for (const c of session.commands.values()) {
+        all.push({ id: c.id, sessionId: c.sessionId, name: c.name, args: c.args, env: c.env, startedAt: c.startedAt, exitCode: c.exitCode });
+      }
+    }
+    return all.sort((a, b) => a.startedAt - b.startedAt);
   }
 
   /** Ids of the sessions created so far. */
@@ -759,7 +790,12 @@ export class VercelEmulator {
         }
       });
     });
+    const requested: Record<string, string> = {};
+    if (isRecord(body['env'])) {
+      for (const [k, v] of Object.entries(body['env'])) Object.defineProperty(requested, k, { value: String(v), enumerable: true });
+    }
     const command: CommandState = {
+      env: requested,
       id: cmdId,
       name: body['command'],
       args,
