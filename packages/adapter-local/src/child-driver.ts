@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
-import { isRunningState, parseProcStat } from '@sandstream/types/runtime';
 import { limitArgs } from './limits.js';
+import { CommandPipes } from './pipes.js';
+import { groupHasLiveMember } from './process-group.js';
 import { switchUserArgs, type UserIds } from './users.js';
 
 /** What the local driver needs besides the command. */
@@ -18,8 +19,6 @@ export interface ChildDriverOptions {
   /** Resolved from `command.user` when the driver was created. */
   readonly user: UserIds | undefined;
 }
-
-const STDIN_CLOSED_CODES = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
 
 /** First and last interval of the poll that waits for a group to empty. */
 const POLL_FIRST_MS = 1;
@@ -46,25 +45,8 @@ function groupAlive(pgid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return true;
-  }
-  for (const entry of entries) {
-    const first = entry.charCodeAt(0);
-    if (first < 48 || first > 57) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-    } catch {
-      continue;
-    }
-    const { state, pgrp } = parseProcStat(stat);
-    if (pgrp === pgid && isRunningState(state)) return true;
-  }
-  return false;
+  // Without procfs, zombies count as alive.
+  return groupHasLiveMember('/proc', pgid) ?? true;
 }
 
 function isExecutableFile(path: string): boolean {
@@ -122,6 +104,7 @@ function spawnFailure(command: CommandSpec, cwd: string, error: NodeJS.ErrnoExce
  */
 export class ChildDriver implements ProcessDriver {
   private child: ChildProcess | undefined;
+  private pipes: CommandPipes | undefined;
   private events: DriverEvents | undefined;
   private leaderStatus: ExitStatus | undefined;
   private pipesClosed = false;
@@ -132,10 +115,6 @@ export class ChildDriver implements ProcessDriver {
   private paused = false;
   private pollTimer: NodeJS.Timeout | undefined;
   private pollDelay = POLL_FIRST_MS;
-  /** Output bytes seen, and the count at the previous poll, to tell a quiet pipe. */
-  private bytesSeen = 0;
-  private bytesAtLastPoll = -1;
-  private quietPolls = 0;
 
   constructor(
     private readonly command: CommandSpec,
@@ -183,24 +162,7 @@ export class ChildDriver implements ProcessDriver {
       );
     }
     this.child = child;
-    child.stdout!.on('data', (data: Buffer) => {
-      this.bytesSeen += data.byteLength;
-      events.output('stdout', data);
-    });
-    child.stderr!.on('data', (data: Buffer) => {
-      this.bytesSeen += data.byteLength;
-      events.output('stderr', data);
-    });
-    child.stdin?.on('error', () => {
-      // Surfaced through the write callbacks; a listener must exist so a
-      // reader that went away never becomes an uncaught EPIPE.
-    });
-    const onReadError = (): void => {
-      // A failed read ends that pipe like end-of-file ('close' follows); a
-      // listener must exist so it never becomes an uncaught exception.
-    };
-    child.stdout!.on('error', onReadError);
-    child.stderr!.on('error', onReadError);
+    this.pipes = new CommandPipes(child, events);
 
     return new Promise<StartedProcess>((resolveStart, rejectStart) => {
       child.once('spawn', () => resolveStart({ pid: child.pid! }));
@@ -250,18 +212,9 @@ export class ChildDriver implements ProcessDriver {
     // The pipes are open. 'close', the runtime's SIGKILL or resume() call
     // again, except in one case: the group is gone and output is flowing,
     // yet no end-of-file comes, because a process that left the group
-    // (setsid) holds a pipe. Once output has stayed quiet for two polls
-    // after SIGKILL, stop waiting for it ('close' follows the destroy).
+    // (setsid) holds a pipe; it is given up once quiet after SIGKILL.
     if (!this.groupKilled || this.paused) return;
-    if (this.groupGone) {
-      if (this.bytesAtLastPoll === this.bytesSeen && this.quietPolls >= 2) {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        return;
-      }
-      this.quietPolls = this.bytesAtLastPoll === this.bytesSeen ? this.quietPolls + 1 : 0;
-      this.bytesAtLastPoll = this.bytesSeen;
-    }
+    if (this.groupGone && this.pipes!.giveUpWhenQuiet()) return;
     this.schedule();
   }
 
@@ -277,27 +230,11 @@ export class ChildDriver implements ProcessDriver {
   }
 
   writeStdin(data: Uint8Array): Promise<void> {
-    const stdin = this.child?.stdin;
-    if (!stdin || stdin.destroyed || stdin.writableEnded) {
-      return Promise.reject(new StdinClosed('standard input is closed'));
-    }
-    return new Promise((resolveWrite, rejectWrite) => {
-      stdin.write(data, (error) => {
-        if (!error) return resolveWrite();
-        const code = (error as NodeJS.ErrnoException).code ?? '';
-        rejectWrite(
-          STDIN_CLOSED_CODES.has(code)
-            ? new StdinClosed(`the command stopped reading standard input (${code})`, { cause: error })
-            : error,
-        );
-      });
-    });
+    return this.pipes?.write(data) ?? Promise.reject(new StdinClosed('standard input is closed'));
   }
 
   closeStdin(): Promise<void> {
-    const stdin = this.child?.stdin;
-    if (!stdin || stdin.destroyed || stdin.writableEnded) return Promise.resolve();
-    return new Promise((resolveEnd) => stdin.end(() => resolveEnd()));
+    return this.pipes?.end() ?? Promise.resolve();
   }
 
   async signal(signal: Signal): Promise<void> {
@@ -321,24 +258,18 @@ export class ChildDriver implements ProcessDriver {
 
   pause(): void {
     this.paused = true;
-    this.child?.stdout?.pause();
-    this.child?.stderr?.pause();
+    this.pipes?.pause();
   }
 
   resume(): void {
     this.paused = false;
-    this.child?.stdout?.resume();
-    this.child?.stderr?.resume();
+    this.pipes?.resume();
     if (this.leaderStatus !== undefined) this.reportExitIfFinished();
   }
 
   async release(): Promise<void> {
     clearTimeout(this.pollTimer);
     this.finished = true;
-    const child = this.child;
-    if (!child) return;
-    child.stdin?.destroy();
-    child.stdout?.destroy();
-    child.stderr?.destroy();
+    this.pipes?.destroy();
   }
 }

@@ -5,6 +5,7 @@ import type { Readable, Writable } from 'node:stream';
 import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
 import { limitArgs } from '../limits.js';
+import { CommandPipes } from '../pipes.js';
 import { switchUserArgs, type UserIds } from '../users.js';
 import { firstChild, hostStat, type Environment } from './environment.js';
 import type { IsolationSupport } from './probe.js';
@@ -22,8 +23,6 @@ export interface IsolatedDriverOptions {
   readonly prlimitPath: string | undefined;
   readonly user: UserIds | undefined;
 }
-
-const STDIN_CLOSED_CODES = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
 
 const POLL_FIRST_MS = 1;
 const POLL_MAX_MS = 50;
@@ -54,6 +53,7 @@ function signalQuietly(pid: number, signal: NodeJS.Signals | 0): void {
  */
 export class IsolatedDriver implements ProcessDriver {
   private child: ChildProcess | undefined;
+  private pipes: CommandPipes | undefined;
   private events: DriverEvents | undefined;
   /** The command's leader: host pid (its process group) and pid inside the sandbox. */
   private hostLeader: number | undefined;
@@ -70,10 +70,6 @@ export class IsolatedDriver implements ProcessDriver {
   private watchTimer: NodeJS.Timeout | undefined;
   /** The command's end of its standard input, as /proc names it (`pipe:[…]`, `socket:[…]`). */
   private stdinLink: string | undefined;
-  private stdinTimer: NodeJS.Timeout | undefined;
-  private bytesSeen = 0;
-  private quietSince = -1;
-  private quietPolls = 0;
 
   constructor(
     private readonly command: CommandSpec,
@@ -195,14 +191,8 @@ export class IsolatedDriver implements ProcessDriver {
       child.once('close', () => reject(gone()));
     });
 
-    child.stdout!.on('data', (data: Buffer) => {
-      this.bytesSeen += data.byteLength;
-      events.output('stdout', data);
-    });
-    child.stderr!.on('data', (data: Buffer) => {
-      this.bytesSeen += data.byteLength;
-      events.output('stderr', data);
-    });
+    this.pipes = new CommandPipes(child, events);
+    if (this.paused) this.pipes.pause();
     const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
       this.leaderStatus = { exitCode: code, signal };
       clearTimeout(this.watchTimer);
@@ -233,18 +223,9 @@ export class IsolatedDriver implements ProcessDriver {
       if (!this.groupGone) this.schedule();
       return;
     }
-    if (!this.pipesClosed && this.groupGone) {
-      // A process that left the group (setsid) holds a pipe; it lives until
-      // close() ends the sandbox. Once output stayed quiet for two polls,
-      // stop waiting for it ('close' follows the destroy).
-      if (this.quietSince === this.bytesSeen && this.quietPolls >= 2) {
-        this.child?.stdout?.destroy();
-        this.child?.stderr?.destroy();
-        return;
-      }
-      this.quietPolls = this.quietSince === this.bytesSeen ? this.quietPolls + 1 : 0;
-      this.quietSince = this.bytesSeen;
-    }
+    // A process that left the group (setsid) holds a pipe; it lives until
+    // close() ends the sandbox, and the pipe is given up once quiet.
+    if (!this.pipesClosed && this.groupGone && this.pipes!.giveUpWhenQuiet()) return;
     this.schedule();
   }
 
@@ -291,52 +272,12 @@ export class IsolatedDriver implements ProcessDriver {
     return link === undefined || this.options.environment.holds(link);
   }
 
-  private stdinGone(): StdinClosed {
-    this.child?.stdin?.destroy();
-    return new StdinClosed('the command closed its standard input');
-  }
-
   writeStdin(data: Uint8Array): Promise<void> {
-    const stdin = this.child?.stdin;
-    if (!stdin || stdin.destroyed || stdin.writableEnded) {
-      return Promise.reject(new StdinClosed('standard input is closed'));
-    }
-    return new Promise((resolveWrite, rejectWrite) => {
-      let settled = false;
-      // While the write waits for room, watch whether anyone is left to read.
-      let delay = 10;
-      const watch = (): void => {
-        this.stdinTimer = setTimeout(() => {
-          if (settled) return;
-          if (!this.stdinReadable()) {
-            settled = true;
-            rejectWrite(this.stdinGone());
-            return;
-          }
-          delay = Math.min(delay * 2, 200);
-          watch();
-        }, delay);
-      };
-      watch();
-      stdin.write(data, (error) => {
-        clearTimeout(this.stdinTimer);
-        if (settled) return;
-        settled = true;
-        if (!error) return resolveWrite();
-        const code = (error as NodeJS.ErrnoException).code ?? '';
-        rejectWrite(
-          STDIN_CLOSED_CODES.has(code)
-            ? new StdinClosed(`the command stopped reading standard input (${code})`, { cause: error })
-            : error,
-        );
-      });
-    });
+    return this.pipes?.write(data, () => this.stdinReadable()) ?? Promise.reject(new StdinClosed('standard input is closed'));
   }
 
   closeStdin(): Promise<void> {
-    const stdin = this.child?.stdin;
-    if (!stdin || stdin.destroyed || stdin.writableEnded) return Promise.resolve();
-    return new Promise((resolveEnd) => stdin.end(() => resolveEnd()));
+    return this.pipes?.end() ?? Promise.resolve();
   }
 
   async signal(signal: Signal): Promise<void> {
@@ -357,19 +298,17 @@ export class IsolatedDriver implements ProcessDriver {
 
   pause(): void {
     this.paused = true;
-    this.child?.stdout?.pause();
-    this.child?.stderr?.pause();
+    this.pipes?.pause();
   }
 
   resume(): void {
     this.paused = false;
-    this.child?.stdout?.resume();
-    this.child?.stderr?.resume();
+    this.pipes?.resume();
     if (this.leaderStatus !== undefined) this.check();
   }
 
   async release(): Promise<void> {
-    clearTimeout(this.stdinTimer);
+    this.pipes?.destroy();
     clearTimeout(this.pollTimer);
     clearTimeout(this.watchTimer);
     this.finished = true;

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isRunningState, parseProcStat } from '@sandstream/types/runtime';
+import { parseProcStat } from '@sandstream/types/runtime';
+import { groupHasLiveMember } from '../process-group.js';
 import type { IsolationSupport } from './probe.js';
 import { INIT_SCRIPT } from './scripts.js';
 
@@ -183,26 +184,8 @@ export class Environment {
   groupAlive(pgid: number): boolean {
     const init = this.initPidValue;
     if (init === undefined) return false;
-    const proc = `/proc/${init}/root/proc`;
-    let entries: string[];
-    try {
-      entries = readdirSync(proc);
-    } catch {
-      return false;
-    }
-    for (const entry of entries) {
-      const first = entry.charCodeAt(0);
-      if (first < 48 || first > 57) continue;
-      let stat: string;
-      try {
-        stat = readFileSync(`${proc}/${entry}/stat`, 'latin1');
-      } catch {
-        continue;
-      }
-      const { state, pgrp } = parseProcStat(stat);
-      if (pgrp === pgid && isRunningState(state)) return true;
-    }
-    return false;
+    // An unreadable /proc of the sandbox: the namespace has ended.
+    return groupHasLiveMember(`/proc/${init}/root/proc`, pgid) ?? false;
   }
 
   /**
