@@ -96,6 +96,7 @@ export class IsolatedDriver implements ProcessDriver {
     if (user?.home !== undefined) identity['HOME'] = user.home;
     const env = { ...options.baseEnv, ...identity, ...command.env };
     const pwd = Object.hasOwn(env, 'PWD') ? env['PWD']! : undefined;
+    const assignments = Object.entries(env).map(([name, value]) => `${name}=${value}`);
     const wrapper: string[] = [];
     if (command.limits !== undefined) wrapper.push(...limitArgs(options.prlimitPath!, command.limits));
     // The command keeps its uid (root inside, as a container's) but no capability: it cannot
@@ -122,6 +123,9 @@ export class IsolatedDriver implements ProcessDriver {
       pwd === undefined ? 'unset' : 'set',
       pwd ?? '',
       command.argv[0]!,
+      // Set again as the command is exec'd: the entry's shell drops or rewrites some (scripts.ts).
+      String(assignments.length),
+      ...assignments,
       ...wrapper,
       ...command.argv,
     ];

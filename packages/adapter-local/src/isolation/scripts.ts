@@ -148,13 +148,19 @@ wait "$!" || :
  * reports `ok <pid>` (its pid in the sandbox) or the failure on fd 3, waits
  * for `go` on fd 4, closes both and execs the command (through `prlimit` and
  * `setpriv` when asked). It leaves the environment as it found it: `cd`
- * makes the shell set PWD, which is restored or removed.
+ * makes the shell set PWD, which is restored or removed; and as the shell
+ * passes on only variables whose names are shell identifiers, and its own
+ * variables (`cwd`, `program`...) would replace the caller's of the same
+ * name, the command's variables are set again by `env` (by its own path:
+ * the command's PATH is the caller's) as the command is exec'd. The word
+ * after them is always `setpriv`'s path, which holds no `=`.
  *
  * Parameters: `$1` working directory, `$2` `set`/`unset` and `$3` the
- * original PWD, `$4` the program to look up, then the full exec argv.
+ * original PWD, `$4` the program to look up, `$5` a count N, then N
+ * `NAME=VALUE` assignments, then the full exec argv.
  */
-export const ENTRY_SCRIPT = String.raw`cwd=$1 pwdstate=$2 pwdvalue=$3 program=$4
-shift 4
+export const ENTRY_SCRIPT = String.raw`cwd=$1 pwdstate=$2 pwdvalue=$3 program=$4 count=$5
+shift 5
 if ! cd -- "$cwd" 2>/dev/null; then
   if [ -d "$cwd" ]; then echo "cwd is not accessible" >&3; elif [ -e "$cwd" ]; then echo "cwd is not a directory" >&3; else echo "cwd does not exist" >&3; fi
   exit 127
@@ -171,10 +177,16 @@ case $program in
     done ;;
 esac
 if [ -z "$found" ]; then echo "no such executable" >&3; exit 127; fi
+envtool=
+if [ "$count" -gt 0 ]; then
+  for envtool in /usr/bin/env /bin/env ''; do [ -x "$envtool" ] && break; done
+  if [ -z "$envtool" ]; then echo "no env(1) in /usr/bin or /bin" >&3; exit 127; fi
+fi
 if [ "$pwdstate" = set ]; then PWD=$pwdvalue; export PWD; else unset PWD; fi
 echo "ok $$" >&3
 read -r go <&4 || exit 125
 [ "$go" = go ] || exit 125
 exec 3>&- 4<&-
-exec "$@"
+[ "$count" = 0 ] && exec "$@"
+exec "$envtool" -- "$@"
 `;
