@@ -34,9 +34,11 @@ export const LAUNCH_FAILED = '\u001esandstream:noexec:';
  * directory). The first M words are `NAME=VALUE` assignments of the
  * command's variables: the shell itself passes on only variables whose
  * names are shell identifiers, and rewrites `PWD`, `PPID` and `IFS`, so
- * they are set again by `env` as the command is exec'd (with `nice -n 0`
- * in between when the next word holds a `=`, which `env` would take for
- * one more assignment). The next N words are a wrapper that execs the
+ * they are set again by `env` (found by its own path, as the command's
+ * PATH is the caller's) as the command is exec'd, with `nice -n 0` in
+ * between when the next word holds a `=`, which `env` would take for one
+ * more assignment. Setting them last also undoes the launcher's own
+ * variables (`D`, `c`, `i`...) where the caller's have the same names. The next N words are a wrapper that execs the
  * command in turn (`prlimit` with the command's resource limits); argv[0]
  * is checked, and the wrapper must exist.
  */
@@ -54,17 +56,21 @@ export const LAUNCH = [
   '     unset IFS',
   '     [ -n "$f" ] || fail ENOENT ;;',
   'esac',
-  '(umask 077; mkdir -p "$D" && mkfifo "$D/o" "$D/e") 2>/dev/null || fail "EIO: cannot create FIFOs in $D"',
+  // env(1) by its own path: the command's PATH is the caller's, and may not lead to it.
+  'E=; if [ "$m" -gt 0 ]; then for E in /usr/bin/env /bin/env ""; do [ -x "$E" ] && break; done; [ -n "$E" ] || fail "ENOENT: no env(1) in /usr/bin or /bin, which variables need"; fi',
+  // Its own tools by the system's PATH, in a subshell: the command's PATH is the caller's.
+  '(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; umask 077; mkdir -p "$D" && mkfifo "$D/o" "$D/e") 2>/dev/null || fail "EIO: cannot create FIFOs in $D"',
   'printf "\\036sandstream:exec\\n" >&2',
   // Opening a FIFO for writing waits until the relay opened it for reading.
   'exec >"$D/o" 2>"$D/e"',
   '[ "$m" = 0 ] && exec "$@"',
   'case $w in *=*)',
+  '  for N in /usr/bin/nice /bin/nice nice; do [ -x "$N" ] && break; done',
   '  t=$#; i=0',
-  '  for a; do [ "$i" = "$m" ] && set -- "$@" nice -n 0; set -- "$@" "$a"; i=$((i+1)); done',
+  '  for a; do [ "$i" = "$m" ] && set -- "$@" "$N" -n 0; set -- "$@" "$a"; i=$((i+1)); done',
   '  shift "$t" ;;',
   'esac',
-  'exec env -- "$@"',
+  'exec "$E" -- "$@"',
 ].join('\n');
 
 /**

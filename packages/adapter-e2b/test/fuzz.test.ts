@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 describeOptionFuzz('adapter-e2b', () => createE2BSandbox({ sandbox: native, graceMs: 300 }), {
-  runs: 60,
+  runs: 40,
   marker: { name: MARKER, value: RUN_ID },
   startCount: () => envd.requests.filter((request) => request.method === 'process.Process/Start').length,
 });
@@ -37,10 +37,21 @@ describe('regressions found by fuzzing', () => {
   it('variables whose names are not shell identifiers, and PWD, PPID and IFS, reach the command as given (found by seed 5922050, argv+env, path 1)', async () => {
     const sb = await createE2BSandbox({ sandbox: native, graceMs: 300 });
     try {
-      const env = { 'a-b': 'x', '\u00e9': 'y', '1A': 'z', '-x': "'", PWD: '/nowhere', PPID: 'p', IFS: 'q', PLAIN: 'w' };
+      // D, c, E, i: names the launcher's own shell variables have.
+      const env = { 'a-b': 'x', '\u00e9': 'y', '1A': 'z', '-x': "'", PWD: '/nowhere', PPID: 'p', IFS: 'q', PLAIN: 'w', D: 'd', c: 'c', E: 'e', i: 'i' };
       const result = await sb.run(['sh', '-c', 'tr "\\0" "\\n" < /proc/$$/environ'], { env });
       const seen = result.stdoutText.split('\n');
       for (const [name, value] of Object.entries(env)) expect(seen.filter((line) => line.startsWith(`${name}=`)), name).toEqual([`${name}=${value}`]);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('with such variables and a PATH that leads nowhere, a program named by its path still runs', async () => {
+    const sb = await createE2BSandbox({ sandbox: native, graceMs: 300 });
+    try {
+      const result = await sb.run(['/bin/sh', '-c', 'echo "$PATH"; /usr/bin/tr "\\0" "\\n" < /proc/$$/environ | /bin/grep "^a-b="'], { env: { PATH: '/nonexistent', 'a-b': 'x' } });
+      expect(result.stdoutText).toBe('/nonexistent\na-b=x\n');
     } finally {
       await sb.close();
     }
