@@ -39,6 +39,17 @@ export function createProcessClient(endpoint: EnvdEndpoint): ProcessClient {
 }
 
 /**
+ * Messages of the errors the Connect client (the pinned version) makes
+ * itself, with codes envd also answers with: a frame cut in the middle or
+ * a stream ended without its end message ("protocol error: ...",
+ * InvalidArgument), a bare HTTP status without a Connect error body ("HTTP
+ * 400" is Internal, "HTTP 404" Unimplemented), a body that is not Connect
+ * at all. None is envd's answer: the request may have taken effect.
+ */
+const CLIENT_MADE =
+  /^(protocol error|HTTP \d{3}$|unsupported content type|unsupported response encoding|parse binary|unexpected end flag|invalid end stream|failed to parse EndStreamResponse)/;
+
+/**
  * True when envd itself answered (an error it raises deliberately), as
  * opposed to a transport failure whose effect on the sandbox is unknown.
  * Codes that proxies and clients also produce (Unavailable, Unknown,
@@ -46,12 +57,7 @@ export function createProcessClient(endpoint: EnvdEndpoint): ProcessClient {
  */
 export function isDaemonAnswer(error: unknown): error is ConnectError {
   if (!(error instanceof ConnectError)) return false;
-  // The Connect client makes errors of its own with these codes: a frame cut
-  // in the middle ("protocol error: incomplete envelope", InvalidArgument)
-  // and a bare HTTP status without a Connect error body ("HTTP 400" is
-  // Internal, "HTTP 404" Unimplemented). Neither is envd's answer: the
-  // request may have taken effect.
-  if (/^(protocol error|HTTP \d{3}$)/.test(error.rawMessage)) return false;
+  if (CLIENT_MADE.test(error.rawMessage)) return false;
   return (
     error.code === Code.NotFound ||
     error.code === Code.InvalidArgument ||

@@ -32,7 +32,15 @@ const GRACE_MS = 300;
 const KILL_WAIT_MS = 3_000;
 
 type Phase = 'before-start-event' | 'mid-stream' | 'before-end-event' | 'during-kill' | 'during-stdin-write';
-type FaultName = 'reset' | '503+error-body' | '500-bare' | '429+retry-after' | 'slow-headers<bound' | 'slow-headers>bound' | 'truncated-frame';
+type FaultName =
+  | 'reset'
+  | '503+error-body'
+  | '500-bare'
+  | '429+retry-after'
+  | 'slow-headers<bound'
+  | 'slow-headers>bound'
+  | 'truncated-frame'
+  | 'cut-at-boundary';
 type Expected = 'result' | 'TransportError';
 
 interface Cell {
@@ -46,7 +54,16 @@ interface Cell {
 }
 
 const PHASES: readonly Phase[] = ['before-start-event', 'mid-stream', 'before-end-event', 'during-kill', 'during-stdin-write'];
-const FAULTS: readonly FaultName[] = ['reset', '503+error-body', '500-bare', '429+retry-after', 'slow-headers<bound', 'slow-headers>bound', 'truncated-frame'];
+const FAULTS: readonly FaultName[] = [
+  'reset',
+  '503+error-body',
+  '500-bare',
+  '429+retry-after',
+  'slow-headers<bound',
+  'slow-headers>bound',
+  'truncated-frame',
+  'cut-at-boundary',
+];
 
 const argsOf = (request: RecordedRequest): string[] => ((request.message as { process?: { args?: string[] } } | null)?.process?.args ?? []);
 /** The Start of the command itself (the launcher), by the cell marker in its environment. */
@@ -57,6 +74,7 @@ const relay = (request: RecordedRequest): boolean => argsOf(request).includes('s
 const signalHelper = (request: RecordedRequest): boolean => argsOf(request).includes('sandstream-signal');
 
 const HEADERS_NOT_OUT = 'an HTTP status exists only before the response headers; this stream already sent them';
+const UNARY_NO_FRAMES = 'a unary answer is one message, not a stream of frames: a cut answer is the truncated-frame cell';
 const SLOW_NOT_OUT = 'the response headers of this stream are already out; a stall after them is the `silence` fault (test/faults.test.ts)';
 
 /** The cells of the matrix; `cell` is the marker value of the command run in it. */
@@ -80,6 +98,8 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           if (fault === 'slow-headers<bound') add(phase, fault, { kind: 'slow-headers', ms: STALL_MS / 3, ...m }, 'result', STALL_MS / 3);
           if (fault === 'slow-headers>bound') add(phase, fault, { kind: 'slow-headers', ms: STALL_MS * 3, ...m }, 'TransportError', STALL_MS);
           if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', at: 0, ...m }, 'TransportError');
+          // The body ends cleanly before the start event, without the end-of-stream message.
+          if (fault === 'cut-at-boundary') add(phase, fault, { kind: 'truncate', at: 0, boundary: true, ...m }, 'TransportError');
           break;
         }
         case 'mid-stream': {
@@ -90,6 +110,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           if (fault === '500-bare' || fault === '429+retry-after') add(phase, fault, { notApplicable: HEADERS_NOT_OUT }, 'result');
           if (fault === 'slow-headers<bound' || fault === 'slow-headers>bound') add(phase, fault, { notApplicable: SLOW_NOT_OUT }, 'result');
           if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', ...m }, 'TransportError');
+          if (fault === 'cut-at-boundary') add(phase, fault, { kind: 'truncate', boundary: true, ...m }, 'TransportError');
           break;
         }
         case 'before-end-event': {
@@ -100,6 +121,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           if (fault === '500-bare' || fault === '429+retry-after') add(phase, fault, { notApplicable: HEADERS_NOT_OUT }, 'result');
           if (fault === 'slow-headers<bound' || fault === 'slow-headers>bound') add(phase, fault, { notApplicable: SLOW_NOT_OUT }, 'result');
           if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', ...m }, 'TransportError');
+          if (fault === 'cut-at-boundary') add(phase, fault, { kind: 'truncate', boundary: true, ...m }, 'TransportError');
           break;
         }
         case 'during-kill': {
@@ -114,6 +136,8 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           if (fault === 'slow-headers<bound') add(phase, fault, { kind: 'slow-headers', ms: REQUEST_TIMEOUT_MS / 4, ...m }, 'result', REQUEST_TIMEOUT_MS / 4);
           if (fault === 'slow-headers>bound') add(phase, fault, { kind: 'slow-headers', ms: REQUEST_TIMEOUT_MS * 3, ...m }, 'TransportError', REQUEST_TIMEOUT_MS);
           if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', at: 0, ...m }, 'TransportError');
+          // The helper's stream ends cleanly where its end event would be.
+          if (fault === 'cut-at-boundary') add(phase, fault, { kind: 'truncate', at: 'before-end', boundary: true, ...m }, 'TransportError');
           break;
         }
         case 'during-stdin-write': {
@@ -137,6 +161,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
             );
           }
           if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', ...m }, 'TransportError');
+          if (fault === 'cut-at-boundary') add(phase, fault, { notApplicable: UNARY_NO_FRAMES }, 'result');
           break;
         }
       }
@@ -423,6 +448,9 @@ describe('regressions found by the matrix', () => {
     expect(isDaemonAnswer(new ConnectError('protocol error: incomplete envelope', Code.InvalidArgument))).toBe(false);
     expect(isDaemonAnswer(new ConnectError('protocol error: promised 16 bytes, received 8', Code.InvalidArgument))).toBe(false);
     expect(isDaemonAnswer(new ConnectError('HTTP 400', Code.Internal))).toBe(false);
+    expect(isDaemonAnswer(new ConnectError('protocol error: missing EndStreamResponse', Code.InvalidArgument))).toBe(false);
+    expect(isDaemonAnswer(new ConnectError('unsupported content type text/html', Code.Internal))).toBe(false);
+    expect(isDaemonAnswer(new ConnectError('unexpected end flag', Code.InvalidArgument))).toBe(false);
     expect(isDaemonAnswer(new ConnectError("cwd '/nope' does not exist", Code.InvalidArgument))).toBe(true);
     expect(isDaemonAnswer(new ConnectError('error writing to stdin: stdin not enabled or closed', Code.Internal))).toBe(true);
   });

@@ -162,8 +162,11 @@ export interface FaultTarget {
  * - `truncate`: a frame cut in the middle, then the response body ends and
  *   the connection closes. In a server stream the event at `at` (default
  *   0: the start event) is sent as a Connect envelope whose first half only
- *   arrives; in a unary call the request takes effect and the answer's body
- *   stops short of its `Content-Length`.
+ *   arrives (with `boundary: true`, none of it: the body ends cleanly
+ *   between two frames, without the end-of-stream message, as through a
+ *   proxy that closed an idle or overlong response); in a unary call the
+ *   request takes effect and the answer's body stops short of its
+ *   `Content-Length`.
  */
 export type EnvdFault = FaultTarget &
   (
@@ -183,7 +186,7 @@ export type EnvdFault = FaultTarget &
       }
     | { readonly kind: 'stream-error'; readonly code: Code; readonly at: StreamPoint; readonly method?: 'Start' | 'Connect' }
     | { readonly kind: 'slow-headers'; readonly ms: number }
-    | { readonly kind: 'truncate'; readonly at?: StreamPoint }
+    | { readonly kind: 'truncate'; readonly at?: StreamPoint; readonly boundary?: boolean }
   );
 
 /** A running emulator. */
@@ -715,14 +718,14 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
     return frame;
   }
 
-  /** Sends half of `event`'s frame, ends the response and closes the connection. */
-  function truncateAt(call: Call, event: ProcessEvent): void {
+  /** Sends half of `event`'s frame (none with `boundary`), ends the response and closes the connection. */
+  function truncateAt(call: Call, event: ProcessEvent, boundary: boolean): void {
     const headersSent = call.res.headersSent;
     const writers = hijack(call.res);
     if (!headersSent) {
       writers.writeHead(200, { 'content-type': String(call.req.headers['content-type'] ?? 'application/connect+proto'), connection: 'close' });
     }
-    writers.write(firstHalf(envelope(call, event)));
+    if (!boundary) writers.write(firstHalf(envelope(call, event)));
     writers.end(undefined, () => call.req.socket.end());
   }
 
@@ -761,7 +764,7 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
         throw new ConnectError('the stream failed (injected)', streamError.code);
       }
       if (truncate !== undefined && atPoint(truncate.at ?? 0, sent, next)) {
-        truncateAt(call, next);
+        truncateAt(call, next, truncate.boundary === true);
         return true;
       }
       return false;
