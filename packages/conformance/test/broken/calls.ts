@@ -13,7 +13,7 @@ import {
 } from '@sandstream/types';
 import type { BrokenAdapter } from './adapter.js';
 import type { Lab } from './lab.js';
-import { delegateDriver, omit, pick, WrappedProcess, wrapSandbox, type ChunkIterator } from './wrap.js';
+import { delegateDriver, ignoringOptions, omit, pick, WrappedProcess, wrapSandbox, type ChunkIterator } from './wrap.js';
 
 type ExecResultPromise = ReturnType<Process['wait']>;
 
@@ -257,22 +257,14 @@ export const callAdapters: readonly BrokenAdapter[] = [
   {
     name: 'env-ignored',
     defect: 'the env option is not passed on',
-    create: (lab) =>
-      wrapSandbox(lab.local(), {
-        run: (inner, argv, options) => inner.run(argv, omit(options, 'env')),
-        stream: (inner, argv, options) => inner.stream(argv, omit(options, 'env')),
-      }),
+    create: (lab) => wrapSandbox(lab.local(), ignoringOptions('env')),
     caughtBy: { 'environment.env': /the environment the command saw: got '\|/ },
     stillPasses: ['environment.cwd'],
   },
   {
     name: 'cwd-ignored',
     defect: 'the cwd option is not passed on',
-    create: (lab) =>
-      wrapSandbox(lab.local(), {
-        run: (inner, argv, options) => inner.run(argv, omit(options, 'cwd')),
-        stream: (inner, argv, options) => inner.stream(argv, omit(options, 'cwd')),
-      }),
+    create: (lab) => wrapSandbox(lab.local(), ignoringOptions('cwd')),
     caughtBy: { 'environment.cwd': /the working directory of run\(\)/ },
     stillPasses: ['environment.env', 'arguments.argv-byte-exact'],
   },
@@ -376,11 +368,7 @@ export const callAdapters: readonly BrokenAdapter[] = [
     name: 'limits-ignored',
     defect: 'resource-limits is advertised but the limits option is not passed on',
     needs: 'resource-limits',
-    create: (lab) =>
-      wrapSandbox(lab.local(), {
-        run: (inner, argv, options) => inner.run(argv, omit(options, 'limits')),
-        stream: (inner, argv, options) => inner.stream(argv, omit(options, 'limits')),
-      }),
+    create: (lab) => wrapSandbox(lab.local(), ignoringOptions('limits')),
     caughtBy: {
       'limits.file-size': /writing past the limit reports success/,
       'limits.open-files': /20 files were opened under a limit of 8 descriptors/,
@@ -391,11 +379,7 @@ export const callAdapters: readonly BrokenAdapter[] = [
     name: 'user-ignored',
     defect: 'user is advertised but the user option is not passed on',
     needs: 'user',
-    create: (lab) =>
-      wrapSandbox(lab.local(), {
-        run: (inner, argv, options) => inner.run(argv, omit(options, 'user')),
-        stream: (inner, argv, options) => inner.stream(argv, omit(options, 'user')),
-      }),
+    create: (lab) => wrapSandbox(lab.local(), ignoringOptions('user')),
     caughtBy: { 'user.run-as': /the uid the command ran as/ },
     stillPasses: ['capabilities.manifest'],
   },

@@ -2,7 +2,7 @@
 import { CallbackFailed, InvalidState, SandboxClosed, type ExecResult, type OutputChunk, type Process, type Sandbox } from '@sandstream/types';
 import type { ProcessDriver } from '@sandstream/types/runtime';
 import type { BrokenAdapter } from './adapter.js';
-import { alterResult, delay, delegateDriver, omit, withPid, wrapSandbox, type ChunkIterator } from './wrap.js';
+import { alterResult, delay, delegateDriver, ignoringOptions, omit, withPid, wrapSandbox, type ChunkIterator } from './wrap.js';
 
 const EMPTY = new Uint8Array(0);
 
@@ -145,11 +145,7 @@ export const teardownAdapters: readonly BrokenAdapter[] = [
     name: 'abort-ignored',
     slow: true,
     defect: 'the caller\'s AbortSignal is not passed on by stream() or run(): aborting neither terminates nor rejects',
-    create: (lab) =>
-      wrapSandbox(lab.local(), {
-        run: (inner, argv, options) => inner.run(argv, omit(options, 'signal')),
-        stream: (inner, argv, options) => inner.stream(argv, omit(options, 'signal')),
-      }),
+    create: (lab) => wrapSandbox(lab.local(), ignoringOptions('signal')),
     caughtBy: {
       'teardown.abort-stream': /did not finish within/,
       'teardown.abort-run': /did not finish within/,
@@ -220,11 +216,7 @@ export const teardownAdapters: readonly BrokenAdapter[] = [
     name: 'timeout-ignored',
     slow: true,
     defect: 'the timeout option is not passed on: a command past its timeout keeps running',
-    create: (lab) =>
-      wrapSandbox(lab.local(), {
-        run: (inner, argv, options) => inner.run(argv, omit(options, 'timeout')),
-        stream: (inner, argv, options) => inner.stream(argv, omit(options, 'timeout')),
-      }),
+    create: (lab) => wrapSandbox(lab.local(), ignoringOptions('timeout')),
     caughtBy: {
       'teardown.timeout-run': /did not finish within/,
       'teardown.timeout-stream': /did not finish within/,

@@ -19,19 +19,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  createExecResult,
-  type ExecResult,
-  type OutputChunk,
-  type Process,
-  type RunOptions,
-  type Sandbox,
-  type Signal,
-  type StdinWriter,
-  type StreamOptions,
-} from '@sandstream/types';
+import { createExecResult, SandboxClosed, type ExecResult, type OutputChunk, type Sandbox } from '@sandstream/types';
 import type { ConformanceHooks } from '../../src/index.js';
 import type { Lab } from './lab.js';
+import { wrapSandbox, type ProcessDefects } from './wrap.js';
 
 /** Whether this machine lets us make PID namespaces (root, or unprivileged user namespaces). */
 export function canMakePidNamespaces(): boolean {
@@ -97,54 +88,31 @@ function madeUpResult(streamed: boolean): ExecResult {
   return createExecResult({ exitCode: null, signal: 'SIGKILL', streamed });
 }
 
-/** A Process that reports itself ended once `leaked` fires, while its command runs on. */
-class LeakingProcess implements Process {
-  #ended = false;
-  constructor(
-    private readonly inner: Process,
-    private readonly leaked: Promise<void>,
-  ) {
-    void leaked.then(() => (this.#ended = true));
-  }
-  get id(): string {
-    return this.inner.id;
-  }
-  get argv(): readonly string[] {
-    return this.inner.argv;
-  }
-  get pid(): number | undefined {
-    return this.inner.pid;
-  }
-  get commandId(): string | undefined {
-    return (this.inner as { commandId?: string }).commandId;
-  }
-  get stdin(): StdinWriter | null {
-    return this.inner.stdin;
-  }
-  get exited(): boolean {
-    return this.#ended || this.inner.exited;
-  }
-  started(): Promise<void> {
-    return (this.inner as { started?: () => Promise<void> }).started?.() ?? Promise.resolve();
-  }
-  [Symbol.asyncIterator](): AsyncIterator<OutputChunk, undefined> {
-    const source = this.inner[Symbol.asyncIterator]();
-    const done = this.leaked.then((): IteratorResult<OutputChunk, undefined> => ({ done: true, value: undefined }));
-    return {
-      next: () => (this.#ended ? done : Promise.race([source.next(), done])),
-      return: async () => (this.#ended ? { done: true, value: undefined } : source.return!()),
-    };
-  }
-  wait(): Promise<ExecResult> {
-    const made = this.leaked.then(() => madeUpResult(true));
-    return this.#ended ? made : Promise.race([this.inner.wait(), made]);
-  }
-  kill(signal?: Signal): Promise<void> {
-    return this.#ended ? Promise.resolve() : this.inner.kill(signal);
-  }
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.#ended ? Promise.resolve() : this.inner[Symbol.asyncDispose]();
-  }
+/**
+ * What makes a Process report itself ended once `leaked` fires, while its
+ * command runs on: `exited`, end of output, a made-up result, and a kill or
+ * disposal that does nothing.
+ */
+function leakingProcess(leaked: Promise<void>): ProcessDefects {
+  let ended = false;
+  void leaked.then(() => (ended = true));
+  const done = leaked.then((): IteratorResult<OutputChunk, undefined> => ({ done: true, value: undefined }));
+  return {
+    exited: (inner) => ended || inner.exited,
+    iterator(inner) {
+      const source = inner[Symbol.asyncIterator]();
+      return {
+        next: () => (ended ? done : Promise.race([source.next(), done])),
+        return: async () => (ended ? { done: true, value: undefined } : source.return!()),
+      };
+    },
+    wait(inner) {
+      const made = leaked.then(() => madeUpResult(true));
+      return ended ? made : Promise.race([inner.wait(), made]);
+    },
+    kill: (inner, signal) => (ended ? Promise.resolve() : inner.kill(signal)),
+    dispose: (inner) => (ended ? Promise.resolve() : inner[Symbol.asyncDispose]()),
+  };
 }
 
 /** How a topology sandbox's close() behaves. */
@@ -158,31 +126,24 @@ export type CloseBehaviour =
 
 /** The local adapter, optionally inside `namespace`, with the given close(). */
 export function topologySandbox(lab: Lab, namespace: PidNamespace | undefined, behaviour: CloseBehaviour): Sandbox {
-  const inner = lab.local();
   const enter = (argv: readonly string[], options: { cwd?: unknown } | undefined): readonly string[] =>
     namespace === undefined ? argv : namespace.enter(argv, options);
   let leak!: () => void;
   const leaked = new Promise<void>((r) => (leak = r));
   let closing: Promise<void> | undefined;
-  const refuse = (): Error => Object.assign(new Error('the sandbox is closed'), { name: 'SandboxClosed', code: 'SANDBOX_CLOSED' });
-  const sandbox: Sandbox = {
+  return wrapSandbox(lab.local(), {
     name: namespace === undefined ? 'local' : 'local-in-pid-namespace',
-    get capabilities() {
-      return inner.capabilities;
-    },
-    native: inner.native,
-    ...({ termination: (inner as { termination?: unknown }).termination } as object),
-    async run(argv: readonly string[], options?: RunOptions): Promise<ExecResult> {
-      if (closing !== undefined) throw refuse();
+    run(inner, argv, options) {
+      if (closing !== undefined) return Promise.reject(new SandboxClosed());
       const running = inner.run(enter(argv, options), options);
       return behaviour === 'leaks' ? Promise.race([running, leaked.then(() => madeUpResult(false))]) : running;
     },
-    stream(argv: readonly string[], options?: StreamOptions): Process {
-      if (closing !== undefined) throw refuse();
-      const proc = inner.stream(enter(argv, options), options);
-      return behaviour === 'leaks' ? new LeakingProcess(proc, leaked) : proc;
+    stream(inner, argv, options) {
+      if (closing !== undefined) throw new SandboxClosed();
+      return inner.stream(enter(argv, options), options);
     },
-    close(): Promise<void> {
+    ...(behaviour === 'leaks' ? { process: leakingProcess(leaked) } : {}),
+    close(inner) {
       closing ??= (async () => {
         if (behaviour === 'leaks') return leak();
         await inner.close();
@@ -190,11 +151,7 @@ export function topologySandbox(lab: Lab, namespace: PidNamespace | undefined, b
       })();
       return closing;
     },
-    [Symbol.asyncDispose]() {
-      return sandbox.close();
-    },
-  };
-  return sandbox;
+  });
 }
 
 /** The namespace of each isolated sandbox, for the attach hook. */

@@ -80,6 +80,8 @@ export class WrappedProcess implements Process {
 
 /** What a defective Sandbox replaces; everything else is delegated. */
 export interface SandboxDefects {
+  /** Replaces the inner sandbox's name. */
+  name?: string;
   run?(inner: Sandbox, argv: readonly string[], options: RunOptions | undefined): Promise<ExecResult>;
   stream?(inner: Sandbox, argv: readonly string[], options: StreamOptions | undefined): Process;
   /** Applied to every Process that `stream()` returns. */
@@ -95,7 +97,7 @@ export interface SandboxDefects {
 export function wrapSandbox(inner: Sandbox, defects: SandboxDefects): Sandbox {
   const sandbox: Sandbox = {
     get name() {
-      return inner.name;
+      return defects.name ?? inner.name;
     },
     get capabilities() {
       return defects.capabilities?.(inner) ?? inner.capabilities;
@@ -148,6 +150,14 @@ export function omit<T>(options: T, ...keys: string[]): T {
   const copy: Record<string, unknown> = { ...options };
   for (const key of keys) delete copy[key];
   return copy as T;
+}
+
+/** Defects of an adapter that ignores the options `keys` of both run() and stream(). */
+export function ignoringOptions(...keys: string[]): SandboxDefects {
+  return {
+    run: (inner, argv, options) => inner.run(argv, omit(options, ...keys)),
+    stream: (inner, argv, options) => inner.stream(argv, omit(options, ...keys)),
+  };
 }
 
 /** `options` keeping only `keys`; malformed options are passed on untouched. */
