@@ -181,6 +181,12 @@ export class VercelApi {
     return Object.assign(read(), { close: () => controller.abort() });
   }
 
+  /** The command as it is now, without waiting (the SDK retries this idempotent read). */
+  async status(cmdId: string, signal?: AbortSignal): Promise<CommandJson> {
+    const answer = await this.client.getCommand({ sessionId: this.sessionId, cmdId, ...(signal === undefined ? {} : { signal }) });
+    return answer.json.command;
+  }
+
   /** Waits for the command's exit (the SDK retries this idempotent read). */
   async wait(cmdId: string, signal?: AbortSignal): Promise<CommandJson> {
     const answer = await this.client.getCommand({

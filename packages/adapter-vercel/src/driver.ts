@@ -141,6 +141,16 @@ export class VercelDriver implements ProcessDriver {
         if (!this.finished) events.output(stream, data);
       },
       resumable: (error) => !isFinalStreamError(error),
+      // A clean end before the exit is known may be a cut (a proxy closing
+      // the response at a record boundary): the command still running says so.
+      endedEarly: async () => {
+        if (this.leader !== undefined) return false;
+        try {
+          return (await context.api.status(cmdId, this.controller.signal)).exitCode === null;
+        } catch {
+          return false;
+        }
+      },
     });
     this.pump = pump;
     pump.run().then(

@@ -11,6 +11,13 @@ export interface LogPumpOptions {
   deliver(stream: 'stdout' | 'stderr', data: Uint8Array): void;
   /** Whether an error of the stream is worth reopening it (a drop), rather than final. */
   resumable(error: unknown): boolean;
+  /**
+   * Asked when the stream ends cleanly: true when that cannot be its real
+   * end (the command still runs, and the service ends a log stream only
+   * once the command ended), so it was cut, by a proxy say, and is reopened
+   * as after a drop. Default: every clean end is the real one.
+   */
+  endedEarly?(): Promise<boolean>;
   /** Reopenings in a row without new output before giving up (default 5). */
   maxAttempts?: number;
   /** Wait before the n-th reopening in a row (default 25 ms doubled per attempt, at most 1 s). */
@@ -28,9 +35,10 @@ const encoder = new TextEncoder();
  * reason it stops reading ({@link pause}), and it then holds the HTTP
  * stream, so the service buffers.
  *
- * A stream that breaks (reset, truncated body) is reopened; the service
- * replays it from the start and the pump skips, per stream, the bytes it
- * already delivered, so nothing is lost or repeated.
+ * A stream that breaks (reset, truncated body), or ends cleanly while the
+ * command still runs ({@link LogPumpOptions.endedEarly}), is reopened; the
+ * service replays it from the start and the pump skips, per stream, the
+ * bytes it already delivered, so nothing is lost or repeated.
  */
 export class LogPump {
   /** UTF-8 bytes delivered so far, per stream. */
@@ -107,6 +115,10 @@ export class LogPump {
             `the replayed log stream is shorter than what was already delivered (${skip.stdout} stdout and ${skip.stderr} stderr bytes missing)`,
           );
           throw inconsistent;
+        }
+        if (this.options.endedEarly !== undefined && (await this.options.endedEarly())) {
+          if (this.stopped) return 'stopped';
+          throw new Error('the log stream ended while the command was still running');
         }
         return 'ended';
       } catch (error) {

@@ -34,7 +34,15 @@ const LATE_KILL_WAIT_MS = 1_000;
 const LATE_START_MS = CALLER_TIMEOUT_MS + GRACE_MS + LATE_KILL_WAIT_MS + 1_200;
 
 type Phase = 'before-start-event' | 'mid-stream' | 'before-end-event' | 'during-kill' | 'during-stdin-write';
-type FaultName = 'reset' | '503+error-body' | '500-bare' | '429+retry-after' | 'slow-headers<bound' | 'slow-headers>bound' | 'truncated-frame';
+type FaultName =
+  | 'reset'
+  | '503+error-body'
+  | '500-bare'
+  | '429+retry-after'
+  | 'slow-headers<bound'
+  | 'slow-headers>bound'
+  | 'truncated-frame'
+  | 'cut-at-boundary';
 type Expected = 'result' | 'TransportError';
 
 interface Cell {
@@ -52,7 +60,16 @@ interface Cell {
 }
 
 const PHASES: readonly Phase[] = ['before-start-event', 'mid-stream', 'before-end-event', 'during-kill', 'during-stdin-write'];
-const FAULTS: readonly FaultName[] = ['reset', '503+error-body', '500-bare', '429+retry-after', 'slow-headers<bound', 'slow-headers>bound', 'truncated-frame'];
+const FAULTS: readonly FaultName[] = [
+  'reset',
+  '503+error-body',
+  '500-bare',
+  '429+retry-after',
+  'slow-headers<bound',
+  'slow-headers>bound',
+  'truncated-frame',
+  'cut-at-boundary',
+];
 
 const bodyOf = (request: RecordedRequest): { env?: Record<string, string>; args?: string[] } =>
   (request.body ?? {}) as { env?: Record<string, string>; args?: string[] };
@@ -80,6 +97,7 @@ const CUT_LOGS: Fault = { kind: 'drop-logs', afterBytes: 600 };
 /** The log request that reopens the stream after the cut. */
 const REOPEN = { method: 'GET', path: /\/logs$/, skip: 1 } as const;
 
+const ONE_DOCUMENT = 'this answer is one JSON document, not a stream of records: a cut answer is the truncated-frame cell';
 const NO_BOUND_LOGS =
   'no bound applies to a log stream: its headers may come late and its records later still (a quiet command), so a slow answer is only slow (see slow-headers<bound); the caller\'s timeout bounds the command';
 
@@ -108,6 +126,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
             });
           }
           if (fault === 'truncated-frame') add(phase, fault, [{ kind: 'truncate', ...m }], 'TransportError');
+          if (fault === 'cut-at-boundary') add(phase, fault, { notApplicable: ONE_DOCUMENT }, 'result');
           break;
         }
         case 'mid-stream': {
@@ -120,6 +139,8 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           if (fault === 'slow-headers>bound') add(phase, fault, { notApplicable: NO_BOUND_LOGS }, 'result');
           // A record cut in the middle, then a clean end of the response.
           if (fault === 'truncated-frame') add(phase, fault, [{ ...CUT_LOGS, close: 'end' } as Fault], 'result');
+          // Whole records only, then a clean end while the command still writes.
+          if (fault === 'cut-at-boundary') add(phase, fault, [{ ...CUT_LOGS, close: 'end', cut: 'boundary' } as Fault], 'result');
           break;
         }
         case 'before-end-event': {
@@ -133,6 +154,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
             add(phase, fault, { notApplicable: 'no bound applies to the waiting read: it is answered when the command ends, however long that takes (see slow-headers<bound)' }, 'result');
           }
           if (fault === 'truncated-frame') add(phase, fault, [{ kind: 'truncate', ...WAIT_READ }], 'result');
+          if (fault === 'cut-at-boundary') add(phase, fault, { notApplicable: ONE_DOCUMENT }, 'result');
           break;
         }
         case 'during-kill': {
@@ -148,6 +170,8 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           }
           // The helper ran; its answer is cut after the SDK's retries would apply.
           if (fault === 'truncated-frame') add(phase, fault, [{ kind: 'truncate', ...TERM_HELPER }], 'TransportError');
+          // The helper's attached stream ends cleanly without its last record (the finished command).
+          if (fault === 'cut-at-boundary') add(phase, fault, [{ kind: 'truncate', boundary: true, ...TERM_HELPER }], 'TransportError');
           break;
         }
         case 'during-stdin-write': {
@@ -162,6 +186,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
             add(phase, fault, { notApplicable: 'no bound applies to a stdin write: the service answers once the bytes are in the pipe, which a slow reader delays legitimately (see slow-headers<bound)' }, 'result');
           }
           if (fault === 'truncated-frame') add(phase, fault, [{ kind: 'truncate', ...STDIN }], 'result');
+          if (fault === 'cut-at-boundary') add(phase, fault, { notApplicable: ONE_DOCUMENT }, 'result');
           break;
         }
       }

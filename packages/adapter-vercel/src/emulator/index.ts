@@ -113,10 +113,13 @@ export type Fault =
       /**
        * Serves the request to the end of its answer, then sends the answer's
        * headers and the first half of its body and destroys the connection:
-       * a response cut in the middle. (For a cut inside a log stream, see
-       * `drop-logs`.)
+       * a response cut in the middle. With `boundary: true` (NDJSON answers,
+       * such as an attached command's), the body instead ends cleanly after
+       * its last whole record but one, as through a proxy that closed an
+       * overlong response. (For a cut inside a log stream, see `drop-logs`.)
        */
       readonly kind: 'truncate';
+      readonly boundary?: boolean;
     })
   | {
       /**
@@ -129,6 +132,8 @@ export type Fault =
       readonly kind: 'drop-logs';
       readonly afterBytes: number;
       readonly close?: 'reset' | 'end';
+      /** `'mid-record'` (default): in the record that crosses `afterBytes`; `'boundary'`: before it, so every record sent is whole. */
+      readonly cut?: 'mid-record' | 'boundary';
       readonly cmdId?: string;
       readonly times?: number;
       /** How many log requests of the command pass untouched first. */
@@ -561,6 +566,13 @@ export class VercelEmulator {
           return;
         }
         const whole = Buffer.concat(captured.chunks);
+        if (truncate?.boundary === true) {
+          // Whole records only, the last one missing, and a clean end.
+          const end = whole.lastIndexOf(10, whole.byteLength - 2) + 1;
+          res.writeHead(captured.status, { 'content-type': captured.contentType, 'content-length': String(end) });
+          res.end(whole.subarray(0, end));
+          return;
+        }
         res.writeHead(captured.status, { 'content-type': captured.contentType, 'content-length': String(whole.byteLength) });
         res.write(whole.subarray(0, Math.floor(whole.byteLength / 2)), () => res.socket?.destroy());
         return;
@@ -951,7 +963,7 @@ export class VercelEmulator {
           if (drop !== undefined && sentBytes + bytes > drop.afterBytes) {
             // Part of the line, then the connection breaks (or the response
             // ends as if complete): a truncated response.
-            const cut = line.subarray(0, Math.max(0, drop.afterBytes - sentBytes));
+            const cut = drop.cut === 'boundary' ? line.subarray(0, 0) : line.subarray(0, Math.max(0, drop.afterBytes - sentBytes));
             record.status = -1;
             if (drop.close === 'end') {
               res.end(cut.byteLength === 0 ? undefined : cut);
