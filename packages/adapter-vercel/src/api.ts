@@ -47,6 +47,17 @@ export interface Answer {
   readonly status: number;
   readonly json: unknown;
   readonly text: string;
+  /** The answer's `Retry-After` (seconds or an HTTP date), in ms from now, when it has a valid one. */
+  readonly retryAfterMs?: number;
+}
+
+/** `Retry-After` as ms from now: delta-seconds or an HTTP date (RFC 9110); undefined when absent or invalid. */
+export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
+  if (header === null) return undefined;
+  const value = header.trim();
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 /** The body of a command start. */
@@ -97,7 +108,8 @@ export class VercelApi {
     } catch {
       json = undefined;
     }
-    return { status: response.status, json, text };
+    const retryAfter = retryAfterMs(response.headers.get('retry-after'));
+    return { status: response.status, json, text, ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }) };
   }
 
   /** Starts a detached command: exactly one request, whatever its answer. */

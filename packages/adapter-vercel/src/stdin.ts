@@ -7,6 +7,21 @@ export const STDIN_CHUNK_BYTES = 512 * 1024;
 /** Answers resent with the same body: the offset makes a resend harmless. */
 const RESEND_STATUSES = new Set([429, 502, 503]);
 const MAX_RESENDS = 5;
+/** The longest a `Retry-After` is honoured before one resend. */
+const MAX_RETRY_AFTER_MS = 30_000;
+
+/** Waits `ms`, or less when `signal` fires. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
 
 function offsetOf(answer: Answer): number | undefined {
   const json = answer.json as { offset?: unknown } | undefined;
@@ -23,7 +38,8 @@ function codeOf(answer: Answer): string | undefined {
  * 002 describes the protocol: base64 writes of at most 512 KiB, one at a
  * time in call order (the runtime serialises calls), each carrying the
  * offset the service confirmed so far. Network errors, 429, 502 and 503 are
- * resent with the same body; the service skips bytes it already has. A
+ * resent with the same body, after the answer's `Retry-After` when it has
+ * one; the service skips bytes it already has. A
  * first empty request reads the confirmed offset; an answer without one
  * means the service offers no stdin, and the write fails before anything
  * is sent.
@@ -50,18 +66,24 @@ export class StdinWriter {
 
   private async send(body: { offset: number; data: string; close?: boolean }): Promise<Answer> {
     let lastError: unknown;
+    /** What the service asked for with `Retry-After`, before the next resend. */
+    let asked = 0;
     for (let attempt = 0; attempt <= MAX_RESENDS; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(500, 20 * 2 ** attempt)));
+      if (attempt > 0) await pause(Math.max(Math.min(500, 20 * 2 ** attempt), Math.min(asked, MAX_RETRY_AFTER_MS)), this.signal);
       if (this.signal.aborted) throw new TransportError('the command was released while writing to its standard input');
       let answer: Answer;
       try {
         answer = await this.api.once(`/cmd/${this.cmdId}/stdin`, body, this.signal);
       } catch (error) {
         lastError = error;
+        asked = 0;
         continue;
       }
       if (RESEND_STATUSES.has(answer.status)) {
+        // A rate limiter (429) or an unavailable service may say when to come
+        // back: resending sooner only meets the same refusal.
         lastError = new Error(`HTTP ${answer.status}`);
+        asked = answer.retryAfterMs ?? 0;
         continue;
       }
       return answer;

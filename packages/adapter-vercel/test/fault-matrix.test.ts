@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandstreamError, type ExecResult, type Process, type Sandbox } from '@sandstream/types';
 import { markedProcesses } from '@sandstream/test-support/processes';
 import type { Fault, RecordedRequest } from '../src/emulator/index.js';
+import { retryAfterMs } from '../src/api.js';
 import { testSandbox, until, useEmulator, within } from './helpers.js';
 
 const emulator = useEmulator();
@@ -90,6 +91,8 @@ const TERM_HELPER = {
     return args.includes('sandstream-tree') && args.at(-1) === 'TERM';
   },
 } as const;
+/** A rate limiter: every matching request is refused for two seconds, each told to come back in two. */
+const RATE_LIMITED = { retryAfter: 2, forMs: 2_000 } as const;
 /** The third of five stdin writes (the probe and two writes went before). */
 const STDIN = { method: 'POST', path: /\/stdin$/ } as const;
 /** Cuts the live log stream part way, in the middle of a record. */
@@ -116,7 +119,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           if (fault === '503+error-body') add(phase, fault, [{ kind: 'status', status: 503, when: 'after', ...m }], 'TransportError');
           if (fault === '500-bare') add(phase, fault, [{ kind: 'status', status: 500, body: 'text', when: 'after', ...m }], 'TransportError');
           // A rate limiter refuses before the service: nothing starts.
-          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'status', status: 429, retryAfter: 1, ...m }], 'TransportError');
+          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'status', status: 429, ...RATE_LIMITED, ...m }], 'TransportError');
           if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay-headers', ms: 500, ...m }], 'result', 500);
           // No bound of the adapter's own: the caller's timeout gives up on the start, and the late copy is swept.
           if (fault === 'slow-headers>bound') {
@@ -134,7 +137,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           if (fault === 'reset') add(phase, fault, [CUT_LOGS], 'result');
           if (fault === '503+error-body') add(phase, fault, [CUT_LOGS, { kind: 'status', status: 503, ...REOPEN }], 'result');
           if (fault === '500-bare') add(phase, fault, [CUT_LOGS, { kind: 'status', status: 500, body: 'text', ...REOPEN }], 'result');
-          if (fault === '429+retry-after') add(phase, fault, [CUT_LOGS, { kind: 'status', status: 429, retryAfter: 1, ...REOPEN }], 'result', 1_000);
+          if (fault === '429+retry-after') add(phase, fault, [CUT_LOGS, { kind: 'status', status: 429, ...RATE_LIMITED, ...REOPEN }], 'result', 1_000);
           if (fault === 'slow-headers<bound') add(phase, fault, [CUT_LOGS, { kind: 'delay-headers', ms: 500, ...REOPEN }], 'result', 500);
           if (fault === 'slow-headers>bound') add(phase, fault, { notApplicable: NO_BOUND_LOGS }, 'result');
           // A record cut in the middle, then a clean end of the response.
@@ -148,7 +151,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           if (fault === 'reset') add(phase, fault, [{ kind: 'reset', when: 'after', ...WAIT_READ }], 'result');
           if (fault === '503+error-body') add(phase, fault, [{ kind: 'status', status: 503, when: 'after', ...WAIT_READ }], 'result');
           if (fault === '500-bare') add(phase, fault, [{ kind: 'status', status: 500, body: 'text', when: 'after', ...WAIT_READ }], 'result');
-          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'status', status: 429, retryAfter: 1, ...WAIT_READ }], 'result', 1_000);
+          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'status', status: 429, ...RATE_LIMITED, ...WAIT_READ }], 'result', 1_000);
           if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay-headers', ms: 500, ...WAIT_READ }], 'result', 500);
           if (fault === 'slow-headers>bound') {
             add(phase, fault, { notApplicable: 'no bound applies to the waiting read: it is answered when the command ends, however long that takes (see slow-headers<bound)' }, 'result');
@@ -162,7 +165,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           if (fault === 'reset') add(phase, fault, [{ kind: 'reset', ...TERM_HELPER }], 'result');
           if (fault === '503+error-body') add(phase, fault, [{ kind: 'status', status: 503, ...TERM_HELPER }], 'result');
           if (fault === '500-bare') add(phase, fault, [{ kind: 'status', status: 500, body: 'text', ...TERM_HELPER }], 'result');
-          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'status', status: 429, retryAfter: 1, ...TERM_HELPER }], 'result', 1_000);
+          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'status', status: 429, ...RATE_LIMITED, ...TERM_HELPER }], 'result', 1_000);
           if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay-headers', ms: KILL_WAIT_MS / 4, ...TERM_HELPER }], 'result', KILL_WAIT_MS / 4);
           // kill() waits killWaitMs for the backend to confirm the signal.
           if (fault === 'slow-headers>bound') {
@@ -180,7 +183,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           if (fault === '503+error-body') add(phase, fault, [{ kind: 'status', status: 503, when: 'after', ...STDIN }], 'result');
           // Resent are network errors, 429, 502 and 503 (ADR-0027); a 500 is an uncertain write.
           if (fault === '500-bare') add(phase, fault, [{ kind: 'status', status: 500, body: 'text', when: 'after', ...STDIN }], 'TransportError');
-          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'status', status: 429, retryAfter: 1, ...STDIN }], 'result', 1_000);
+          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'status', status: 429, ...RATE_LIMITED, ...STDIN }], 'result', 1_000);
           if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay-headers', ms: 500, ...STDIN }], 'result', 500);
           if (fault === 'slow-headers>bound') {
             add(phase, fault, { notApplicable: 'no bound applies to a stdin write: the service answers once the bytes are in the pipe, which a slow reader delays legitimately (see slow-headers<bound)' }, 'result');
@@ -447,4 +450,16 @@ describe('vercel: phase × wire fault', () => {
       expect(observed.verdict).toBe(cell.expect);
     }, 60_000);
   }
+});
+
+describe('regressions found by the matrix', () => {
+  it('Retry-After is read as delta-seconds or an HTTP date, so a stdin resend waits as long as a rate limiter asks (fault-matrix cell during-stdin-write×429+retry-after)', () => {
+    const now = Date.parse('2026-11-30T12:00:00Z');
+    expect(retryAfterMs('2', now)).toBe(2_000);
+    expect(retryAfterMs(' 0 ', now)).toBe(0);
+    expect(retryAfterMs('Mon, 30 Nov 2026 12:00:03 GMT', now)).toBe(3_000);
+    expect(retryAfterMs('Mon, 30 Nov 2026 11:59:00 GMT', now)).toBe(0);
+    expect(retryAfterMs('soon', now)).toBeUndefined();
+    expect(retryAfterMs(null, now)).toBeUndefined();
+  });
 });

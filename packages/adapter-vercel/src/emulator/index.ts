@@ -68,6 +68,12 @@ export interface FaultTarget {
   readonly times?: number;
   /** How many matching requests pass untouched before the fault applies (default 0): the second log request of a command, say. */
   readonly skip?: number;
+  /**
+   * Once the fault first applies, it applies to every matching request for
+   * this long (an outage, a rate limiter's window; `times` is then
+   * ignored). Default: `times` requests, however far apart.
+   */
+  readonly forMs?: number;
 }
 
 /**
@@ -339,7 +345,7 @@ export class VercelEmulator {
   private readonly sessions = new Map<string, SessionState>();
   /** Log streams being served, per command id. */
   private readonly liveLogs = new Map<string, Set<LogSink>>();
-  private readonly faults: Array<Fault & { remaining: number; skipLeft: number }> = [];
+  private readonly faults: Array<Fault & { remaining: number; skipLeft: number; until?: number }> = [];
   private readonly sockets = new Set<import('node:net').Socket>();
   private readonly ownsCwd: boolean;
   private closed: Promise<void> | undefined;
@@ -472,15 +478,26 @@ export class VercelEmulator {
         fault.skipLeft--;
         continue;
       }
+      const forMs = 'forMs' in fault ? fault.forMs : undefined;
+      if (forMs !== undefined) {
+        const now = Date.now();
+        fault.until ??= now + forMs;
+        if (now >= fault.until) {
+          // The window is over: this request passes, and so will the next ones.
+          this.faults.splice(index, 1);
+          return undefined;
+        }
+        return fault as unknown as Extract<Fault, { kind: K }>;
+      }
       if (--fault.remaining <= 0) this.faults.splice(index, 1);
       return fault as unknown as Extract<Fault, { kind: K }>;
     }
     return undefined;
   }
 
-  /** Faults added and not yet used up. */
+  /** Faults added that never applied (one with `forMs` applied once its window opened). */
   pendingFaults(): Fault[] {
-    return this.faults.map(({ remaining: _remaining, skipLeft: _skipLeft, ...fault }) => fault as Fault);
+    return this.faults.filter((fault) => fault.until === undefined).map(({ remaining: _remaining, skipLeft: _skipLeft, until: _until, ...fault }) => fault as Fault);
   }
 
   // ---- routing -----------------------------------------------------------
