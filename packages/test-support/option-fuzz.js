@@ -357,7 +357,7 @@ export function describeOptionFuzz(name, openSandbox, options = {}) {
 
   describe(`${name}: fuzzed argv, env, cwd and options`, () => {
     beforeAll(() => {
-      scratch = realpathSync(mkdtempSync(join(tmpdir(), 'sandstream-fuzz-')));
+      scratch = realpathSync(mkdtempSync(join(options.scratchParent ?? tmpdir(), '.sandstream-fuzz-')));
       file = join(scratch, 'a-file');
       writeFileSync(file, 'not a directory\n');
     });
@@ -400,14 +400,19 @@ export function describeOptionFuzz(name, openSandbox, options = {}) {
     const modes = fc.constantFrom('run', 'stream');
 
     it('argv and env: an exact round trip or InvalidArgument / SpawnFailed', { timeout: timeoutMs }, async () => {
-      await property('argv+env', fc.record({ mode: modes, program, args: fc.array(textMaybeNul, { maxLength: 6 }), env: fc.option(envOption, { freq: 4, nil: undefined }) }), async ({ mode, program: prog, args, env }) => {
+      const huge = fc.oneof({ weight: 20, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('arg', 'env') });
+      await property('argv+env', fc.record({ mode: modes, program, args: fc.array(textMaybeNul, { maxLength: 6 }), env: fc.option(envOption, { freq: 4, nil: undefined }), huge }), async ({ mode, program: prog, args, env: given, huge }) => {
+        // One string past Linux's limit on a single argument or variable (128 KiB): exec fails with E2BIG.
+        const oversize = huge === 'env' && given !== undefined && invalidEnvKeys(given) !== undefined ? undefined : huge;
+        if (oversize === 'arg') args = [...args, 'x'.repeat(140_000)];
+        const env = oversize === 'env' ? { ...given, SANDSTREAM_FUZZ_HUGE: 'x'.repeat(140_000) } : given;
         const argv = prog.kind === 'sh' ? ['sh', '-c', ECHO, 'sh', ...args] : [prog.kind === 'empty' ? '' : prog.name, ...args];
         const badArgv = argv.flatMap((item, index) => ((index === 0 && item === '') || item.includes('\0') ? [`argv[${index}]`] : []));
         const badEnv = env === undefined ? undefined : invalidEnvKeys(env);
         const expected =
           badArgv.length > 0 ? { invalid: new Set(badArgv) }
           : badEnv !== undefined ? { invalid: new Set(badEnv) }
-          : prog.kind === 'missing' ? { spawnFails: true }
+          : prog.kind === 'missing' || oversize !== undefined ? { spawnFails: true }
           : { args, env: env === undefined ? {} : validEnvEntries(env) };
         return runCase(mode, argv, env === undefined ? undefined : { env }, expected);
       });

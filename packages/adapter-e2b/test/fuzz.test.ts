@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeOptionFuzz } from '@sandstream/test-support/option-fuzz';
+import { SpawnFailed } from '@sandstream/types';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
 import { startEnvdEmulator, type EnvdEmulator } from '../src/emulator/index.js';
 import { createE2BSandbox } from '../src/index.js';
@@ -52,6 +53,16 @@ describe('regressions found by fuzzing', () => {
     try {
       const result = await sb.run(['/bin/sh', '-c', 'echo "$PATH"; /usr/bin/tr "\\0" "\\n" < /proc/$$/environ | /bin/grep "^a-b="'], { env: { PATH: '/nonexistent', 'a-b': 'x' } });
       expect(result.stdoutText).toBe('/nonexistent\na-b=x\n');
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('an argument past the kernel\'s 128 KiB limit is SpawnFailed, not a start of unknown outcome (found by seed 41, argv+env, path 24)', async () => {
+    const sb = await createE2BSandbox({ sandbox: native, graceMs: 300 });
+    try {
+      await expect(sb.run(['sh', '-c', 'echo ran', 'sh', 'x'.repeat(140_000)])).rejects.toBeInstanceOf(SpawnFailed);
+      await expect(sb.run(['true'], { env: { BIG: 'x'.repeat(140_000) } })).rejects.toBeInstanceOf(SpawnFailed);
     } finally {
       await sb.close();
     }

@@ -849,17 +849,26 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
         };
         // envd keeps a stdin pipe unless the request says `stdin: false`.
         const keepStdin = request.stdin ?? true;
-        const child = spawn(config.cmd, config.args, {
-          cwd,
-          env,
-          stdio: [keepStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-          ...(switching ? { uid: account.uid, gid: account.gid } : {}),
-        });
+        const refused = (error: Error): ConnectError =>
+          new ConnectError(`error starting process '${[config.cmd, ...config.args].join(' ')}': ${error.message}`, Code.InvalidArgument);
+        let child: ChildProcess;
+        try {
+          child = spawn(config.cmd, config.args, {
+            cwd,
+            env,
+            stdio: [keepStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+            ...(switching ? { uid: account.uid, gid: account.gid } : {}),
+          });
+        } catch (error) {
+          // Node throws some exec failures (E2BIG: an argument or the
+          // environment too long) instead of emitting them: the same answer.
+          throw refused(error as Error);
+        }
         await new Promise<void>((resolveSpawn, rejectSpawn) => {
           child.once('spawn', resolveSpawn);
           child.once('error', (error) => {
             if (child.pid === undefined) {
-              rejectSpawn(new ConnectError(`error starting process '${[config.cmd, ...config.args].join(' ')}': ${error.message}`, Code.InvalidArgument));
+              rejectSpawn(refused(error));
             }
           });
         });
