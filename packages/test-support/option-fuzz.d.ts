@@ -13,6 +13,8 @@ export interface OptionFuzzOptions {
   readonly marker?: { readonly name: string; readonly value: string };
   /** The start requests the backend has received so far: a refused call must not add one. */
   readonly startCount?: () => number;
+  /** Where the suite makes its working directories, visible inside the sandbox (default: the system's temporary directory). */
+  readonly scratchParent?: string;
   /** Bound on one call (default 30 s). */
   readonly commandBoundMs?: number;
   /** Vitest timeout of each property (default 120 s). */
