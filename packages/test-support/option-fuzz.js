@@ -9,7 +9,7 @@
 // form, and reaches the command as its UTF-8 encoding in the WHATWG sense
 // (each lone surrogate becomes U+FFFD), as a string given as `input` or to
 // `write()` does. The expected echo is computed that way.
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -162,9 +162,11 @@ const dirName = text
 
 const cwdOption = fc.oneof(
   { weight: 2, arbitrary: fc.constant({ kind: 'absent' }) },
-  { weight: 6, arbitrary: dirName.map((name) => ({ kind: 'dir', name })) },
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('dir'), name: dirName, spelling: fc.constantFrom('', '', '/', '/.', '//', '/../' ) }) },
+  { weight: 2, arbitrary: dirName.map((name) => ({ kind: 'link', name })) },
   { weight: 2, arbitrary: dirName.map((name) => ({ kind: 'missing', name })) },
-  { weight: 2, arbitrary: fc.constant({ kind: 'file' }) },
+  { weight: 1, arbitrary: dirName.map((name) => ({ kind: 'dangling', name })) },
+  { weight: 2, arbitrary: fc.constantFrom({ kind: 'file' }, { kind: 'below-file' }) },
   { weight: 1, arbitrary: fc.constantFrom('', 'a\0b', 1, null, {}, ['/'], true).map((value) => ({ kind: 'invalid', value })) },
 );
 
@@ -418,20 +420,36 @@ export function describeOptionFuzz(name, openSandbox, options = {}) {
       });
     });
 
-    it('cwd: the directory given, or SpawnFailed when it is missing or a file, or InvalidArgument', { timeout: timeoutMs }, async () => {
+    it('cwd: the directory given (however spelled, or through a symlink), or SpawnFailed when it is missing, a file or a dangling link, or InvalidArgument', { timeout: timeoutMs }, async () => {
       await property('cwd', fc.record({ mode: modes, cwd: cwdOption, args: fc.array(text, { maxLength: 2 }) }), async ({ mode, cwd, args }) => {
         let value;
         let expected = { args, env: {} };
         if (cwd.kind === 'dir') {
-          value = mkdtempSync(join(scratch, 'd-'));
-          value = join(value, cwd.name);
-          mkdirSync(value);
-          expected = { ...expected, cwdHex: utf8Hex(`${realpathSync(value)}\n`) };
+          const parent = mkdtempSync(join(scratch, 'd-'));
+          const dir = join(parent, cwd.name);
+          mkdirSync(dir);
+          // The same directory spelled with a trailing slash, `.`, `//` or `x/../x`.
+          value = cwd.spelling === '/../' ? `${dir}/../${cwd.name}` : `${dir}${cwd.spelling}`;
+          expected = { ...expected, cwdHex: utf8Hex(`${realpathSync(dir)}\n`) };
+        } else if (cwd.kind === 'link') {
+          const parent = mkdtempSync(join(scratch, 'l-'));
+          const dir = join(parent, 'target');
+          mkdirSync(dir);
+          value = join(parent, cwd.name === 'target' ? 'link' : cwd.name);
+          symlinkSync(dir, value);
+          expected = { ...expected, cwdHex: utf8Hex(`${realpathSync(dir)}\n`) };
         } else if (cwd.kind === 'missing') {
           value = join(scratch, 'no-such-dir', cwd.name);
           expected = { spawnFails: true };
+        } else if (cwd.kind === 'dangling') {
+          value = join(mkdtempSync(join(scratch, 'g-')), cwd.name);
+          symlinkSync(join(scratch, 'no-such-dir'), value);
+          expected = { spawnFails: true };
         } else if (cwd.kind === 'file') {
           value = file;
+          expected = { spawnFails: true };
+        } else if (cwd.kind === 'below-file') {
+          value = join(file, 'x');
           expected = { spawnFails: true };
         } else if (cwd.kind === 'invalid') {
           value = cwd.value;
