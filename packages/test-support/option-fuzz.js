@@ -178,13 +178,20 @@ const OTHER_VALUE = fc.constantFrom(undefined, null, 0, 1, '', 'x', true, {}, []
  * `aborted` signal, output `cap`, `pipe`, `needs-stdin`). Valid options
  * come four times as often as invalid ones, so that most cases run.
  */
-function optionFields(mode, stdinCapable) {
+function optionFields(mode, capabilities) {
+  const stdinCapable = hasCapability(capabilities, 'stdin');
   const valid = [
     fc.constantFrom(60_000, 600_000, 2 ** 31, 2 ** 40, 1e300, Number.MAX_VALUE, undefined).map((v) => ['timeout', v, 'ok']),
     fc.oneof(fc.double({ min: 0.001, max: 50, noNaN: true }), fc.constantFrom(Number.MIN_VALUE, 1, 5)).map((v) => ['timeout', v, 'short']),
     fc.constant(null).map(() => ['signal', new AbortController().signal, 'ok']),
     fc.constant(null).map(() => ['signal', AbortSignal.abort(new Error('fuzz')), 'aborted']),
     fc.oneof(text, fc.uint8Array({ maxLength: 64 })).map((v) => ['input', v, stdinCapable ? 'ok' : 'needs-stdin']),
+    // Limits generous enough for the echo: it runs where the capability is, is refused where it is not.
+    fc
+      .record({ cpuSeconds: fc.constantFrom(60, 3600), addressSpaceBytes: fc.constantFrom(2 ** 34, 2 ** 40), fileSizeBytes: fc.constantFrom(2 ** 30, 2 ** 40), openFiles: fc.constantFrom(256, 4096) }, { requiredKeys: [] })
+      .map((v) => ['limits', v, hasCapability(capabilities, 'resource-limits') ? 'ok' : 'needs-resource-limits']),
+    // An account no system has: refused before the start (InvalidArgument) or at it (SpawnFailed), never run as someone else.
+    fc.constant(['user', 'sandstream-no-such-user', hasCapability(capabilities, 'user') ? 'unknown-user' : 'needs-user']),
   ];
   const invalid = [
     fc.constantFrom(0, -0, -1, -1e-9, NaN, Infinity, -Infinity, '100', null, true, {}, [], 10n).map((v) => ['timeout', v, 'invalid']),
@@ -269,7 +276,7 @@ function describeError(error) {
 
 /**
  * Checks an outcome against the expectation; returns the outcome's class for the tally.
- * `expected`: { invalid: Set<string> } | { capability } | { aborted } | { spawnFails } | { ok, short, cap, env, args, cwdHex }.
+ * `expected`: { invalid: Set<string> } | { capability: string[] } | { aborted } | { unknownUser } | { spawnFails } | { ok, short, cap, env, args, cwdHex }.
  */
 function judge(outcome, expected, mode) {
   const { error, result } = outcome;
@@ -286,9 +293,19 @@ function judge(outcome, expected, mode) {
     return 'invalid';
   }
   if (expected.capability !== undefined) {
-    expect(error, `expected CapabilityNotSupported(${expected.capability})`).toBeInstanceOf(CapabilityNotSupported);
-    expect(error.capability).toBe(expected.capability);
+    expect(error, `expected CapabilityNotSupported(${expected.capability.join(' or ')})`).toBeInstanceOf(CapabilityNotSupported);
+    expect(expected.capability).toContain(error.capability);
     return 'capability';
+  }
+  if (expected.unknownUser) {
+    if (error instanceof InvalidArgument) {
+      expect(error.key).toBe('options.user');
+      if (mode === 'stream') expect(outcome.synchronous, 'stream() throws InvalidArgument synchronously').toBe(true);
+      return 'unknown user refused';
+    }
+    if (expected.short && error === undefined && result?.timedOut) return 'timed out';
+    expect(error, `an unknown account: InvalidArgument or SpawnFailed, got ${error === undefined ? 'a result' : describeError(error)}`).toBeInstanceOf(SpawnFailed);
+    return 'unknown user failed';
   }
   if (expected.aborted) {
     expect(error, 'an already aborted signal: AbortError').toBeInstanceOf(AbortError);
@@ -372,7 +389,7 @@ export function describeOptionFuzz(name, openSandbox, options = {}) {
       const before = options.startCount?.();
       const outcome = await call(sandbox, mode, argv, callOptions, boundMs);
       const kind = judge(outcome, expected, mode);
-      if (before !== undefined && ['invalid', 'capability', 'aborted'].includes(kind)) {
+      if (before !== undefined && ['invalid', 'capability', 'aborted', 'unknown user refused'].includes(kind)) {
         expect(options.startCount(), 'a refused call sent no start request').toBe(before);
       }
       if (options.marker !== undefined) {
@@ -461,13 +478,13 @@ export function describeOptionFuzz(name, openSandbox, options = {}) {
 
     it('options: wrong types, odd numbers and unknown keys give InvalidArgument; valid ones run', { timeout: timeoutMs }, async () => {
       const probe = await openSandbox();
-      const stdinCapable = hasCapability(probe.capabilities, 'stdin');
+      const capabilities = probe.capabilities;
       await probe.close();
       const optionCase = modes.chain((mode) =>
         fc.record({
           mode: fc.constant(mode),
           args: fc.array(text, { maxLength: 3 }),
-          fields: fc.uniqueArray(optionFields(mode, stdinCapable), { maxLength: 4, selector: ([key]) => key }),
+          fields: fc.uniqueArray(optionFields(mode, capabilities), { maxLength: 4, selector: ([key]) => key }),
           shape: fc.oneof({ weight: 5, arbitrary: fc.constant('plain') }, { weight: 2, arbitrary: fc.constant('null-prototype') }, { weight: 1, arbitrary: fc.constant('not-an-object') }),
           notAnObject: fc.constantFrom(null, 'x', 1, [], new Map(), new (class Options {})(), Object.create({ timeout: 1 })),
         }),
@@ -487,8 +504,11 @@ export function describeOptionFuzz(name, openSandbox, options = {}) {
         let expected;
         if (shape === 'not-an-object') expected = { invalid: new Set(['options']) };
         else if (invalid.length > 0) expected = { invalid: new Set(invalid) };
-        else if (verdictValues.includes('needs-stdin')) expected = { capability: 'stdin' };
+        else if (verdictValues.some((verdict) => verdict.startsWith('needs-'))) {
+          expected = { capability: verdictValues.filter((verdict) => verdict.startsWith('needs-')).map((verdict) => verdict.slice('needs-'.length)) };
+        }
         else if (verdictValues.includes('aborted')) expected = { aborted: true };
+        else if (verdictValues.includes('unknown-user')) expected = { unknownUser: true, short: verdictValues.includes('short') };
         else {
           const cap = fields.find(([, , verdict]) => verdict === 'cap')?.[1];
           expected = {
