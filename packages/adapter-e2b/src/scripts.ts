@@ -94,7 +94,9 @@ const ALIVE = [
 export const RELAY = [
   'D=$1 p=$2',
   ...ALIVE,
-  'cat "$D/o" & cat "$D/e" >&2',
+  // cat's own complaints go nowhere: the relay's stderr is the command's. (A command ended
+  // while starting has its FIFOs removed before the relay opens them.)
+  'cat "$D/o" 2>/dev/null & cat "$D/e" >&2 2>/dev/null',
   'wait',
   'rm -rf "$D"',
   'while alive; do sleep 0.02; done',
