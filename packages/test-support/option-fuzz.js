@@ -42,10 +42,11 @@ export function fuzzSettings(defaultRuns, defaultSeed = 0x5a_5d_02) {
 
 /**
  * `sh -c ECHO sh args...`: `$0` and its arguments NUL-terminated, its own initial
- * environment (as exec'd, before the shell touched anything) and its
- * physical working directory, each as `od` hex, separated by `@` lines.
+ * environment (as exec'd, before the shell touched anything), its
+ * physical working directory and what it reads on standard input, each as
+ * `od` hex, separated by `@` lines.
  */
-const ECHO = 'printf "%s\\0" "$0" "$@" | od -An -v -tx1; echo @; od -An -v -tx1 < /proc/$$/environ; echo @; pwd -P | od -An -v -tx1';
+const ECHO = 'printf "%s\\0" "$0" "$@" | od -An -v -tx1; echo @; od -An -v -tx1 < /proc/$$/environ; echo @; pwd -P | od -An -v -tx1; echo @; od -An -v -tx1';
 
 function hex(bytes) {
   return Buffer.from(bytes).toString('hex');
@@ -58,8 +59,8 @@ function utf8Hex(text) {
 
 function parseEcho(stdout) {
   const sections = stdout.split('@\n');
-  if (sections.length !== 3) return undefined;
-  const [argvHex, environHex, cwdHex] = sections.map((section) => section.replace(/\s+/g, ''));
+  if (sections.length !== 4) return undefined;
+  const [argvHex, environHex, cwdHex, stdinHex] = sections.map((section) => section.replace(/\s+/g, ''));
   // $0 comes first, so that no arguments and one empty argument differ.
   const args = argvHex.split(/(?<=^(?:..)*)00/).slice(1, -1);
   const environ = Buffer.from(environHex, 'hex');
@@ -77,7 +78,7 @@ function parseEcho(stdout) {
     }
     start = index + 1;
   }
-  return { args, env, cwd: cwdHex };
+  return { args, env, cwd: cwdHex, stdin: stdinHex };
 }
 
 // ---- generators --------------------------------------------------------------
@@ -185,7 +186,9 @@ function optionFields(mode, capabilities) {
     fc.oneof(fc.double({ min: 0.001, max: 50, noNaN: true }), fc.constantFrom(Number.MIN_VALUE, 1, 5)).map((v) => ['timeout', v, 'short']),
     fc.constant(null).map(() => ['signal', new AbortController().signal, 'ok']),
     fc.constant(null).map(() => ['signal', AbortSignal.abort(new Error('fuzz')), 'aborted']),
-    fc.oneof(text, fc.uint8Array({ maxLength: 64 })).map((v) => ['input', v, stdinCapable ? 'ok' : 'needs-stdin']),
+    fc
+      .oneof(text, fc.uint8Array({ maxLength: 64 }), fc.constant(Uint8Array.from({ length: 256 }, (_, i) => i)), fc.integer({ min: 1, max: 300_000 }).map((n) => new Uint8Array(n).fill(0xff)))
+      .map((v) => ['input', v, stdinCapable ? 'ok' : 'needs-stdin']),
     // Limits generous enough for the echo: it runs where the capability is, is refused where it is not.
     fc
       .record({ cpuSeconds: fc.constantFrom(60, 3600), addressSpaceBytes: fc.constantFrom(2 ** 34, 2 ** 40), fileSizeBytes: fc.constantFrom(2 ** 30, 2 ** 40), openFiles: fc.constantFrom(256, 4096) }, { requiredKeys: [] })
@@ -336,6 +339,8 @@ function judge(outcome, expected, mode) {
     expect(echo.env.get(utf8Hex(name)), `variable ${JSON.stringify(name)} as the command saw it (hex of the UTF-8)`).toEqual([utf8Hex(value)]);
   }
   if (expected.cwdHex !== undefined) expect(echo.cwd, 'working directory (hex of pwd -P)').toBe(expected.cwdHex);
+  // One-shot input, a string as UTF-8; without it, standard input is at end-of-file.
+  expect(echo.stdin, 'standard input as the command read it (hex)').toBe(expected.stdinHex ?? '');
   if (expected.collected !== undefined && !result.stdoutTruncated) {
     expect(hex(Buffer.concat(expected.collected)), 'onOutput saw what the result holds').toBe(hex(result.stdout));
   }
@@ -511,9 +516,11 @@ export function describeOptionFuzz(name, openSandbox, options = {}) {
         else if (verdictValues.includes('unknown-user')) expected = { unknownUser: true, short: verdictValues.includes('short') };
         else {
           const cap = fields.find(([, , verdict]) => verdict === 'cap')?.[1];
+          const input = fields.find(([key]) => key === 'input')?.[1];
           expected = {
             args,
             env: {},
+            ...(input === undefined ? {} : { stdinHex: typeof input === 'string' ? utf8Hex(input) : hex(input) }),
             short: verdictValues.includes('short'),
             ...(cap === undefined ? {} : { cap }),
             ...(verdicts.has('onOutput') ? { collected } : {}),
