@@ -1,0 +1,302 @@
+/**
+ * Runs one planned process through its ending and checks what the consumer
+ * saw. Everything here is what a careful caller of the contract would do;
+ * anything the contract does not promise is reported as a problem.
+ */
+import { AbortError, SandstreamError, type ExecResult, type Process, type Sandbox, type StdinWriter } from '@sandstream/types';
+import type { PlannedEnd } from './behaviours.js';
+import { OutputCheck } from './output-check.js';
+import type { ProcessPlan } from './plan.js';
+
+/** What one process gave. */
+export interface ProcessOutcome {
+  /** Problems found (each becomes a violation naming the process). */
+  readonly problems: string[];
+  /** The consumer read both streams to their end, and they were compared byte for byte. */
+  readonly verified: boolean;
+  /** Bytes the consumer received. */
+  readonly bytes: number;
+  /** From the consumer's ending action to the command being settled, in ms (undefined when it read to the end). */
+  readonly teardownMs: number | undefined;
+}
+
+/** Where a process runs. */
+export interface ConsumeContext {
+  /** The shared sandbox. */
+  readonly shared: Sandbox;
+  /** A fresh sandbox (for `close-sandbox` endings). */
+  openSandbox(): Promise<Sandbox>;
+  /** Bound on any single wait for the runtime (a wait past it is a problem, not a hang of the whole run). */
+  readonly waitBoundMs: number;
+  /** The adapter delivers decoded text (no `binary-output`). */
+  readonly textOnly: boolean;
+}
+
+/** The error a `throw` ending throws, to tell it from any error of the runtime. */
+class ConsumerThrow extends Error {}
+
+const WAIT_TIMEOUT = Symbol('wait-timeout');
+
+async function bounded<T>(promise: Promise<T>, ms: number): Promise<T | typeof WAIT_TIMEOUT> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<typeof WAIT_TIMEOUT>((resolve) => (timer = setTimeout(() => resolve(WAIT_TIMEOUT), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One line naming an error, its code, and for a failed disposal both errors. */
+export function describe(error: unknown): string {
+  // `await using` compiled for Node 20 throws an Error named SuppressedError carrying both errors.
+  if (error instanceof Error && error.name === 'SuppressedError' && 'error' in error && 'suppressed' in error) {
+    return `disposal failed with ${describe(error.error)} (while leaving with ${describe(error.suppressed)})`;
+  }
+  if (error instanceof Error) return `${error.constructor.name}${error instanceof SandstreamError ? ` ${error.code}` : ''}: ${error.message}`;
+  return String(error);
+}
+
+function checkEnd(result: ExecResult, end: PlannedEnd, problems: string[]): void {
+  if (result.exitCode !== end.exitCode || result.signal !== end.signal) {
+    problems.push(`ended with exitCode ${result.exitCode} signal ${result.signal}, the command ends with exitCode ${end.exitCode} signal ${end.signal}`);
+  }
+  if (result.timedOut) problems.push('result says timedOut, but no timeout was set');
+}
+
+/** Writes `data` in pieces of at most `piece` bytes, then ends standard input. */
+async function feed(writer: StdinWriter, data: Uint8Array, piece: number): Promise<void> {
+  for (let offset = 0; offset < data.byteLength; offset += piece) {
+    await writer.write(data.subarray(offset, offset + piece));
+  }
+  await writer.end();
+}
+
+/** How feeding standard input went: undefined when every write and the end succeeded. */
+type FeedFailure = { readonly typed: boolean; readonly description: string } | undefined;
+
+/** Starts the writer of a stdin-reading command. */
+function startFeeding(proc: Process, plan: ProcessPlan): Promise<FeedFailure> {
+  const data = plan.command.stdin;
+  if (data === undefined || proc.stdin === null) return Promise.resolve(undefined);
+  return feed(proc.stdin, data, plan.stdinPiece).then(
+    () => undefined,
+    (error: unknown) => ({ typed: error instanceof SandstreamError, description: describe(error) }),
+  );
+}
+
+/**
+ * A failed write is a problem when the command was meant to read it all; once
+ * the consumer ended the command, writes may fail, but with a typed error only.
+ */
+function judgeFeeding(failure: FeedFailure, mustSucceed: boolean, problems: string[]): void {
+  if (failure !== undefined && (mustSucceed || !failure.typed)) problems.push(`writing stdin failed: ${failure.description}`);
+}
+
+function streamOptions(plan: ProcessPlan, extra: { signal?: AbortSignal; timeout?: number } = {}) {
+  return { stdin: plan.command.stdin === undefined ? ('ignore' as const) : ('pipe' as const), ...extra };
+}
+
+/** Runs one planned process in `context`, ending it as planned. */
+export async function consume(plan: ProcessPlan, context: ConsumeContext): Promise<ProcessOutcome> {
+  const argv = ['sh', '-c', plan.command.script];
+  const check = new OutputCheck(plan.command.expected(), context.textOnly);
+  const problems: string[] = [];
+  const { ending } = plan;
+  const lingers = plan.command.lingers;
+  let teardownMs: number | undefined;
+  let verified = false;
+
+  /** After a natural end: the result and every byte. */
+  const verifyComplete = (result: ExecResult): void => {
+    checkEnd(result, plan.command.end, problems);
+    if (lingers) problems.push('a lingering command ended by itself');
+    problems.push(...check.completeProblems());
+    verified = true;
+  };
+
+  /** After the consumer's own ending: the command must be settled, and what arrived an exact prefix. */
+  const verifySettled = async (proc: Process): Promise<void> => {
+    if (!proc.exited) problems.push('not exited after its scope was left');
+    const waited = await bounded(
+      proc.wait().then(
+        () => undefined,
+        () => undefined,
+      ),
+      context.waitBoundMs,
+    );
+    if (waited === WAIT_TIMEOUT) problems.push(`wait() did not settle within ${context.waitBoundMs} ms after the scope was left`);
+  };
+
+  switch (ending.kind) {
+    case 'complete-stream': {
+      await using proc = context.shared.stream(argv, streamOptions(plan));
+      const writing = startFeeding(proc, plan);
+      for await (const chunk of proc) check.accept(chunk);
+      const result = await proc.wait();
+      judgeFeeding(await writing, true, problems);
+      if (!result.streamed) problems.push('a streamed result without streamed: true');
+      verifyComplete(result);
+      break;
+    }
+    case 'complete-run': {
+      const result = await context.shared.run(argv, plan.command.stdin === undefined ? {} : { input: plan.command.stdin });
+      check.acceptBytes('stdout', result.stdout);
+      check.acceptBytes('stderr', result.stderr);
+      if (result.stdoutTruncated || result.stderrTruncated) problems.push('truncated below the default cap');
+      verifyComplete(result);
+      break;
+    }
+    case 'break':
+    case 'throw': {
+      let acted: number | undefined;
+      let endedBy: 'self' | 'consumer' = 'self';
+      const proc = context.shared.stream(argv, streamOptions(plan));
+      let writing: Promise<FeedFailure> = Promise.resolve(undefined);
+      try {
+        await using scoped = proc;
+        writing = startFeeding(scoped, plan);
+        let n = 0;
+        const due = (): boolean => n >= ending.atChunk || (lingers && check.complete());
+        if (due()) {
+          endedBy = 'consumer';
+          acted = performance.now();
+          if (ending.kind === 'throw') throw new ConsumerThrow();
+        } else {
+          for await (const chunk of scoped) {
+            check.accept(chunk);
+            n++;
+            if (due()) {
+              endedBy = 'consumer';
+              acted = performance.now();
+              if (ending.kind === 'throw') throw new ConsumerThrow();
+              break;
+            }
+          }
+        }
+      } catch (error) {
+        if (!(error instanceof ConsumerThrow)) problems.push(`leaving the scope failed: ${describe(error)}`);
+      }
+      if (acted !== undefined) teardownMs = performance.now() - acted;
+      judgeFeeding(await writing, endedBy === 'self', problems);
+      if (endedBy === 'self') verifyComplete(await proc.wait());
+      else await verifySettled(proc);
+      break;
+    }
+    case 'abort': {
+      const controller = new AbortController();
+      if (ending.before) controller.abort(new Error('aborted before the start'));
+      let acted: number | undefined;
+      let endedBy: 'self' | 'consumer' | 'abort' = 'self';
+      const proc = context.shared.stream(argv, streamOptions(plan, { signal: controller.signal }));
+      let writing: Promise<FeedFailure> = Promise.resolve(undefined);
+      try {
+        await using scoped = proc;
+        writing = startFeeding(scoped, plan);
+        let n = 0;
+        const due = (): boolean => n >= ending.atChunk || (lingers && check.complete());
+        const act = (): void => {
+          if (acted !== undefined) return;
+          endedBy = 'consumer';
+          acted = performance.now();
+          controller.abort(new Error('the consumer aborted'));
+        };
+        if (!ending.before && due()) act();
+        for await (const chunk of scoped) {
+          check.accept(chunk);
+          n++;
+          if (due()) act();
+        }
+      } catch (error) {
+        if (error instanceof AbortError) endedBy = 'abort';
+        else problems.push(`the loop failed with ${describe(error)}, not AbortError`);
+      }
+      if (acted !== undefined) teardownMs = performance.now() - acted;
+      judgeFeeding(await writing, endedBy === 'self' && !ending.before, problems);
+      if (ending.before) {
+        if (endedBy !== 'abort') problems.push('a signal aborted before the start did not reject the loop with AbortError');
+        if (proc.pid !== undefined) problems.push(`a signal aborted before the start still started pid ${proc.pid}`);
+      } else if (endedBy === 'self') {
+        verifyComplete(await proc.wait());
+      } else {
+        // Aborted, or it ended by itself just as the consumer aborted: settled either way.
+        await verifySettled(proc);
+      }
+      break;
+    }
+    case 'timeout': {
+      const started = performance.now();
+      await using proc = context.shared.stream(argv, streamOptions(plan, { timeout: ending.ms }));
+      const writing = startFeeding(proc, plan);
+      for await (const chunk of proc) check.accept(chunk);
+      const result = await proc.wait();
+      judgeFeeding(await writing, !result.timedOut, problems);
+      if (result.timedOut) {
+        teardownMs = Math.max(0, performance.now() - started - ending.ms);
+      } else {
+        verifyComplete(result);
+      }
+      break;
+    }
+    case 'close-sandbox': {
+      const sandbox = await context.openSandbox();
+      let closed = false;
+      try {
+        const proc = sandbox.stream(argv, streamOptions(plan));
+        const companions = ending.companions.map((script) => sandbox.stream(['sh', '-c', script]));
+        const writing = startFeeding(proc, plan);
+        const iterator = proc[Symbol.asyncIterator]();
+        let n = 0;
+        let done = false;
+        const due = (): boolean => n >= ending.atChunk || (lingers && check.complete());
+        let failure: unknown;
+        while (!done && !due()) {
+          try {
+            const next = await iterator.next();
+            if (next.done) done = true;
+            else {
+              check.accept(next.value);
+              n++;
+            }
+          } catch (error) {
+            failure = error;
+            done = true;
+          }
+        }
+        if (failure !== undefined) problems.push(`reading before the close failed: ${describe(failure)}`);
+        const acted = performance.now();
+        closed = true;
+        const closing = sandbox.close();
+        // The loop in flight ends once the sandbox is closed (normally or with an error: the command was ended).
+        const drained = bounded(
+          (async () => {
+            for (;;) {
+              const next = await iterator.next().catch(() => ({ done: true as const, value: undefined }));
+              if (next.done) return;
+              check.accept(next.value);
+            }
+          })(),
+          context.waitBoundMs,
+        );
+        const closeResult = await bounded(closing.then(() => undefined, (error: unknown) => describe(error)), context.waitBoundMs);
+        teardownMs = performance.now() - acted;
+        if (closeResult === WAIT_TIMEOUT) problems.push(`close() did not resolve within ${context.waitBoundMs} ms`);
+        else if (closeResult !== undefined) problems.push(`close() rejected: ${closeResult}`);
+        if ((await drained) === WAIT_TIMEOUT) problems.push('the loop in flight did not end after close()');
+        for (const p of [proc, ...companions]) await verifySettled(p);
+        if (done && failure === undefined) {
+          // It ended before the close: a natural end, checked like any other.
+          judgeFeeding(await writing, true, problems);
+          verifyComplete(await proc.wait());
+        } else {
+          judgeFeeding(await writing, false, problems);
+        }
+      } finally {
+        if (!closed) await sandbox.close().catch(() => undefined);
+      }
+      break;
+    }
+  }
+  const prefix = check.prefixProblem();
+  if (prefix !== undefined && !verified) problems.push(`output differs from what the command wrote: ${prefix}`);
+  return { problems, verified, bytes: check.received(), teardownMs };
+}

@@ -1,0 +1,15 @@
+/**
+ * The soak and chaos runner: `runSoak(options)` runs planned processes
+ * through one adapter and returns a report whose `violations` list every
+ * broken promise; `formatReport` prints it.
+ *
+ * @packageDocumentation
+ */
+export { runSoak, type SoakOptions, type SoakReport, type Violation, type ResourceSnapshot } from './runner.js';
+export { formatReport } from './report.js';
+export { planProcess, planDigest, behavioursFor, type ProcessPlan, type PlanCapabilities } from './plan.js';
+export { BEHAVIOURS, type BehaviourName, type CommandPlan } from './behaviours.js';
+export { ENDINGS, type EndingName, type EndingPlan } from './endings.js';
+export { ADAPTERS, MARKER, type AdapterName } from './targets.js';
+export { Rng } from './random.js';
+export { percentiles, percentile, type Percentiles } from './stats.js';

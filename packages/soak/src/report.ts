@@ -1,0 +1,56 @@
+/** The printed form of a soak report. */
+import type { Percentiles } from './stats.js';
+import type { SoakReport } from './runner.js';
+
+function ms(p: Percentiles): string {
+  return `p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms, max ${p.max.toFixed(1)} ms (n=${p.count})`;
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(2)} MiB`;
+}
+
+function counts(record: Readonly<Record<string, number>>): string {
+  return Object.entries(record)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+}
+
+/** The report as lines of text: what ran, what was measured, and every violation. */
+export function formatReport(report: SoakReport): string {
+  const { resources, heap } = report;
+  const lines = [
+    `soak: adapter ${report.adapter}, seed ${report.seed}, ${report.count} processes, concurrency ${report.concurrency}, plan digest ${report.planDigest}`,
+    `  capabilities: binary output ${report.capabilities.binary ? 'yes' : 'no (text only)'}, stdin ${report.capabilities.stdin ? 'yes' : 'no'}`,
+    `  started ${report.started}, finished ${report.finished} in ${(report.durationMs / 1000).toFixed(1)} s`,
+    `  behaviours: ${counts(report.behaviours)}`,
+    `  endings: ${counts(report.endings)}`,
+    `  byte-exact: ${report.verified.processes} processes read to the end, ${mib(report.verified.bytes)} compared (sha-256 and length per stream); ${mib(report.bytes)} read in all`,
+    `  throughput: ${report.throughput.processesPerSecond.toFixed(1)} processes/s, ${report.throughput.mibPerSecond.toFixed(2)} MiB/s`,
+    `  teardown latency: ${ms(report.teardown)}`,
+    `  process duration: ${ms(report.processDuration)}`,
+    `  event loop (10 ms timer lateness): ${ms(report.loopDelay)}`,
+    `  surviving processes: host ${report.survivors.host.length}, emulator table ${report.survivors.backend.length}`,
+    `  file descriptors: ${resources.beforeTarget.fds} before the target, ${resources.baseline.fds} baseline, ${resources.afterRun.fds} after the run, ${resources.afterClose.fds} after closing the target`,
+    `  active resources: ${total(resources.beforeTarget.resources)} before the target, ${total(resources.baseline.resources)} baseline, ${total(resources.afterRun.resources)} after the run, ${total(resources.afterClose.resources)} after closing the target`,
+    heap === undefined
+      ? '  heap: not measured (run node with --expose-gc)'
+      : `  heap: ${mib(heap.baseline)} baseline, ${mib(heap.after)} after the run: growth ${mib(heap.growth)} (${mib((heap.growth / Math.max(1, report.finished)) * 1000)} per 1000 processes), bound ${mib(heap.bound)}`,
+    `  unhandled rejections ${report.unhandledRejections}, uncaught exceptions ${report.uncaughtExceptions}`,
+  ];
+  if (report.violations.length === 0) {
+    lines.push('  violations: none');
+  } else {
+    lines.push(`  violations: ${report.violations.length + report.violationsOmitted}`);
+    for (const violation of report.violations) lines.push(`    [${violation.kind}] ${violation.message}`);
+    if (report.violationsOmitted > 0) lines.push(`    ... and ${report.violationsOmitted} more`);
+  }
+  return lines.join('\n');
+}
+
+function total(resources: Readonly<Record<string, number>>): string {
+  const entries = Object.entries(resources).sort(([a], [b]) => a.localeCompare(b));
+  const sum = entries.reduce((n, [, c]) => n + c, 0);
+  return `${sum} (${entries.map(([k, c]) => `${k} ${c}`).join(', ') || 'none'})`;
+}

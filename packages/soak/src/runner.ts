@@ -1,0 +1,367 @@
+/**
+ * The soak run: `count` planned processes through one adapter, `concurrency`
+ * at a time, each ended as its plan says; then the checks of what the run
+ * left behind. The result is a report whose `violations` list is empty when
+ * every check held.
+ */
+import { randomUUID } from 'node:crypto';
+import { markedProcesses } from '@sandstream/test-support/processes';
+import { hasCapability, type Sandbox } from '@sandstream/types';
+import { TIMED_OUT, within } from '@sandstream/types/runtime';
+import { BEHAVIOURS, type BehaviourName } from './behaviours.js';
+import { consume, describe, type ProcessOutcome } from './consume.js';
+import { ENDINGS, type EndingName } from './endings.js';
+import { planDigest, planProcess, type PlanCapabilities } from './plan.js';
+import { activeResources, canCollect, fdCount, LoopDelayMonitor, settledHeap } from './probes.js';
+import { percentiles, type Percentiles } from './stats.js';
+import { createTarget, MARKER, type AdapterName, type Target } from './targets.js';
+
+/** Options of {@link runSoak}. */
+export interface SoakOptions {
+  readonly adapter: AdapterName;
+  /** Processes to run. */
+  readonly count: number;
+  /** Processes in flight at once. */
+  readonly concurrency: number;
+  /** The seed the whole plan derives from. */
+  readonly seed: number;
+  /** Bound on the whole run (processes stop being started once it passed), in ms. Default 30 min. */
+  readonly deadlineMs?: number;
+  /** Bound on one process, from its start to its checks, in ms; past it the process is reported as hung. Default 120 s. */
+  readonly processBoundMs?: number;
+  /** Grace period between SIGTERM and SIGKILL. Default 250 ms. */
+  readonly graceMs?: number;
+  /** Largest growth of the heap after the run over the warmed baseline, in bytes. Default 8 MiB. */
+  readonly heapBoundBytes?: number;
+  /** Bound on the waits for what the run left to go away (processes, descriptors, handles), in ms. Default 20 s. */
+  readonly settleBoundMs?: number;
+  /** Called after each finished process. */
+  readonly onProgress?: (finished: number, count: number) => void;
+  /**
+   * Wraps every sandbox the run uses, for tests of the runner itself (a
+   * sandbox that drops a chunk or leaves a process must fail the run).
+   */
+  readonly decorate?: (sandbox: Sandbox) => Sandbox;
+}
+
+/** One broken promise. */
+export interface Violation {
+  readonly kind:
+    | 'process'
+    | 'hang'
+    | 'deadline'
+    | 'survivors'
+    | 'descriptors'
+    | 'handles'
+    | 'heap'
+    | 'unhandled-rejection'
+    | 'uncaught-exception'
+    | 'leak-warning';
+  readonly message: string;
+}
+
+/** Descriptors and active resources at one moment. */
+export interface ResourceSnapshot {
+  readonly fds: number;
+  readonly resources: Readonly<Record<string, number>>;
+}
+
+/** What a soak run measured and found. */
+export interface SoakReport {
+  readonly adapter: AdapterName;
+  readonly seed: number;
+  readonly count: number;
+  readonly concurrency: number;
+  readonly runId: string;
+  /** sha-256 (first 16 hex digits) of the plan of all `count` processes. */
+  readonly planDigest: string;
+  readonly capabilities: PlanCapabilities;
+  /** Processes started and finished (with or without problems). */
+  readonly started: number;
+  readonly finished: number;
+  readonly behaviours: Readonly<Record<BehaviourName, number>>;
+  readonly endings: Readonly<Record<EndingName, number>>;
+  /** Processes read to their end and compared byte for byte, and the bytes they held. */
+  readonly verified: { readonly processes: number; readonly bytes: number };
+  /** Bytes received by consumers in all. */
+  readonly bytes: number;
+  readonly durationMs: number;
+  readonly throughput: { readonly processesPerSecond: number; readonly mibPerSecond: number };
+  /** From the consumer's ending action to the command settled (early endings only), ms. */
+  readonly teardown: Percentiles;
+  /** From the start of a process to the end of its checks, ms. */
+  readonly processDuration: Percentiles;
+  /** How late a 10 ms timer fired during the run, ms. */
+  readonly loopDelay: Percentiles;
+  /** Before the target existed; after its warm-up (the baseline); after the run; after the target was closed. */
+  readonly resources: {
+    readonly beforeTarget: ResourceSnapshot;
+    readonly baseline: ResourceSnapshot;
+    readonly afterRun: ResourceSnapshot;
+    readonly afterClose: ResourceSnapshot;
+  };
+  /** heapUsed after full collections, warmed baseline and after the run; undefined without --expose-gc. */
+  readonly heap: { readonly baseline: number; readonly after: number; readonly growth: number; readonly bound: number } | undefined;
+  readonly survivors: { readonly host: readonly string[]; readonly backend: readonly string[] };
+  readonly unhandledRejections: number;
+  readonly uncaughtExceptions: number;
+  readonly violations: readonly Violation[];
+  /** Violations left out of `violations` beyond the first 200. */
+  readonly violationsOmitted: number;
+}
+
+const MAX_VIOLATIONS = 200;
+
+function snapshot(): ResourceSnapshot {
+  return { fds: fdCount(), resources: activeResources() };
+}
+
+/** Polls `check` every 50 ms until it holds or `ms` passed; returns whether it held. */
+async function eventually(check: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    if (await check()) return true;
+    if (performance.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function hostSurvivors(runId: string): string[] {
+  return markedProcesses(MARKER, runId).map((p) => `${p.pid} ${p.cmdline.slice(0, 200)}`);
+}
+
+/**
+ * Resource types whose count is above the reference. Requests in flight
+ * (`FSReqCallback`, `CloseReq`, ...) are transient and not counted; handles
+ * and timers are.
+ */
+function excess(now: ResourceSnapshot, reference: ResourceSnapshot): string[] {
+  return Object.keys(now.resources)
+    .filter((type) => !/Req/.test(type) && (now.resources[type] ?? 0) > (reference.resources[type] ?? 0))
+    .map((type) => `${type} ${reference.resources[type] ?? 0} -> ${now.resources[type]}`);
+}
+
+function resourceDelta(now: ResourceSnapshot, base: ResourceSnapshot): string {
+  const types = new Set([...Object.keys(now.resources), ...Object.keys(base.resources)]);
+  const changes = [...types]
+    .map((t) => [t, (now.resources[t] ?? 0) - (base.resources[t] ?? 0)] as const)
+    .filter(([, d]) => d !== 0)
+    .map(([t, d]) => `${t} ${d > 0 ? '+' : ''}${d}`);
+  return changes.length === 0 ? 'none' : changes.join(', ');
+}
+
+/** Runs a soak and checks what it left; never throws for a broken promise of the adapter (that is a violation), only for a harness failure. */
+export async function runSoak(options: SoakOptions): Promise<SoakReport> {
+  const { adapter, count, concurrency, seed } = options;
+  const deadlineMs = options.deadlineMs ?? 30 * 60_000;
+  const processBoundMs = options.processBoundMs ?? 120_000;
+  const graceMs = options.graceMs ?? 250;
+  const heapBound = options.heapBoundBytes ?? 8 * 1024 * 1024;
+  const settleBoundMs = options.settleBoundMs ?? 20_000;
+  const runId = randomUUID();
+  const violations: Violation[] = [];
+  let omitted = 0;
+  const violate = (kind: Violation['kind'], message: string): void => {
+    if (violations.length < MAX_VIOLATIONS) violations.push({ kind, message });
+    else omitted++;
+  };
+
+  let unhandledRejections = 0;
+  let uncaughtExceptions = 0;
+  const onRejection = (reason: unknown): void => {
+    unhandledRejections++;
+    violate('unhandled-rejection', `unhandled rejection: ${String((reason as Error)?.stack ?? reason).slice(0, 500)}`);
+  };
+  const onException = (error: Error): void => {
+    uncaughtExceptions++;
+    violate('uncaught-exception', `uncaught exception: ${String(error?.stack ?? error).slice(0, 500)}`);
+  };
+  // The runtime's safety net firing means a Process was collected while running; listeners piling up on one emitter or signal are a leak in the making.
+  const onWarning = (warning: Error & { code?: string }): void => {
+    if (warning.code === 'SANDSTREAM_PROCESS_LEAKED') violate('leak-warning', `the runtime's safety net fired: ${warning.message}`);
+    else if (warning.name === 'MaxListenersExceededWarning') violate('leak-warning', warning.message);
+  };
+  process.on('unhandledRejection', onRejection);
+  process.on('uncaughtException', onException);
+  process.on('warning', onWarning);
+
+  // Sized before the baseline, so their memory is not counted as growth.
+  const teardown = new Float64Array(count);
+  let teardowns = 0;
+  const durations = new Float64Array(count);
+  const behaviours = Object.fromEntries(BEHAVIOURS.map((b) => [b, 0])) as Record<BehaviourName, number>;
+  const endings = Object.fromEntries(ENDINGS.map((e) => [e, 0])) as Record<EndingName, number>;
+
+  const beforeTarget = snapshot();
+  let target: Target | undefined;
+  try {
+    target = await createTarget(adapter, { runId, graceMs });
+    const decorate = options.decorate ?? ((sandbox: Sandbox) => sandbox);
+    const shared = decorate(target.shared);
+    const capabilities: PlanCapabilities = {
+      binary: hasCapability(shared.capabilities, 'binary-output'),
+      stdin: hasCapability(shared.capabilities, 'stdin'),
+    };
+    const digest = planDigest(seed, count, capabilities);
+    const openSandbox = async (): Promise<Sandbox> => decorate(await target!.openSandbox());
+    const context = { shared, openSandbox, waitBoundMs: Math.max(10_000, graceMs * 4 + 10_000), textOnly: !capabilities.binary };
+
+    // Warm-up: the first command, stream and sandbox open what stays open for good (libuv's, the SDKs' agents).
+    await shared.run(['true']);
+    {
+      const own = await openSandbox();
+      await using proc = own.stream(['sh', '-c', 'echo warm']);
+      for await (const _ of proc) void _;
+      await own.close();
+    }
+    await eventually(() => hostSurvivors(runId).length === 0, settleBoundMs);
+    const heapBaseline = await settledHeap();
+    const baseline = snapshot();
+
+    const monitor = new LoopDelayMonitor();
+    const started = performance.now();
+    const deadline = started + deadlineMs;
+    let next = 0;
+    let finished = 0;
+    let bytes = 0;
+    let verifiedProcesses = 0;
+    let verifiedBytes = 0;
+
+    const runOne = async (index: number): Promise<void> => {
+      const plan = planProcess(seed, index, capabilities);
+      behaviours[plan.command.behaviour]++;
+      endings[plan.ending.kind]++;
+      const t0 = performance.now();
+      let timer: NodeJS.Timeout | undefined;
+      const hung = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), processBoundMs)));
+      const outcome = await Promise.race([
+        consume(plan, context).catch(
+          (error: unknown): ProcessOutcome => ({
+            problems: [`failed: ${describe(error)}`],
+            verified: false,
+            bytes: 0,
+            teardownMs: undefined,
+          }),
+        ),
+        hung,
+      ]);
+      clearTimeout(timer);
+      const label = `process ${index} (seed ${seed}, ${plan.command.behaviour}${plan.command.lingers ? ', lingering' : ''}, ending ${JSON.stringify(plan.ending)})`;
+      if (outcome === 'hung') {
+        violate('hang', `${label} did not finish within ${processBoundMs} ms`);
+        return;
+      }
+      durations[index] = performance.now() - t0;
+      for (const problem of outcome.problems) violate('process', `${label}: ${problem}`);
+      bytes += outcome.bytes;
+      if (outcome.verified) {
+        verifiedProcesses++;
+        verifiedBytes += outcome.bytes;
+      }
+      if (outcome.teardownMs !== undefined) teardown[teardowns++] = outcome.teardownMs;
+    };
+
+    const worker = async (): Promise<void> => {
+      while (next < count) {
+        if (performance.now() > deadline) return;
+        const index = next++;
+        await runOne(index);
+        finished++;
+        options.onProgress?.(finished, count);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, count)) }, () => worker()));
+    const durationMs = performance.now() - started;
+    const loopDelay = monitor.stop();
+    if (next < count) violate('deadline', `the run passed its deadline of ${deadlineMs} ms after starting ${next} of ${count} processes (seed ${seed})`);
+
+    // Nothing may survive: the host's process table (every command carries the run's marker), and the backend's own.
+    await eventually(async () => hostSurvivors(runId).length === 0 && (await target!.backendSurvivors()).length === 0, settleBoundMs);
+    const survivors = { host: hostSurvivors(runId), backend: await target.backendSurvivors() };
+    if (survivors.host.length > 0) violate('survivors', `${survivors.host.length} marked process(es) alive after the run: ${survivors.host.slice(0, 10).join('; ')}`);
+    if (survivors.backend.length > 0) violate('survivors', `${survivors.backend.length} process(es) in the emulator's table after the run: ${survivors.backend.slice(0, 10).join('; ')}`);
+
+    // Descriptors and handles back to the warmed baseline, with the shared sandbox still open (idle keep-alive connections get the bound to close).
+    await eventually(() => {
+      const now = snapshot();
+      return now.fds <= baseline.fds && excess(now, baseline).length === 0;
+    }, settleBoundMs);
+    const afterRun = snapshot();
+    if (afterRun.fds > baseline.fds) violate('descriptors', `${afterRun.fds} open file descriptors after the run, ${baseline.fds} at the baseline`);
+    if (excess(afterRun, baseline).length > 0) {
+      violate('handles', `active resources after the run exceed the baseline: ${excess(afterRun, baseline).join(', ')} (all changes: ${resourceDelta(afterRun, baseline)})`);
+    }
+
+    const heapAfter = await settledHeap();
+    const heap =
+      heapBaseline === undefined || heapAfter === undefined
+        ? undefined
+        : { baseline: heapBaseline, after: heapAfter, growth: heapAfter - heapBaseline, bound: heapBound };
+    if (heap !== undefined && heap.growth > heap.bound) {
+      violate('heap', `the heap grew by ${(heap.growth / 2 ** 20).toFixed(2)} MiB over ${finished} processes, past the bound of ${(heap.bound / 2 ** 20).toFixed(2)} MiB`);
+    }
+
+    const closing = target;
+    target = undefined;
+    // A reader that never reads again holds its command's end back (spec 9.8), and close() waits for it: bounded here.
+    if ((await within(closing.close(), settleBoundMs)) === TIMED_OUT) {
+      violate('hang', `closing the target did not finish within ${settleBoundMs} ms (seed ${seed})`);
+    }
+    await eventually(() => {
+      const now = snapshot();
+      return now.fds <= beforeTarget.fds && excess(now, beforeTarget).length === 0;
+    }, settleBoundMs);
+    const afterClose = snapshot();
+    if (afterClose.fds > beforeTarget.fds) violate('descriptors', `${afterClose.fds} open file descriptors after closing the target, ${beforeTarget.fds} before it existed`);
+    if (excess(afterClose, beforeTarget).length > 0) {
+      violate('handles', `active resources after closing the target exceed those before it existed: ${excess(afterClose, beforeTarget).join(', ')} (all changes: ${resourceDelta(afterClose, beforeTarget)})`);
+    }
+    const hostAfterClose = hostSurvivors(runId);
+    if (hostAfterClose.length > 0 && survivors.host.length === 0) {
+      violate('survivors', `${hostAfterClose.length} marked process(es) alive after closing the target: ${hostAfterClose.slice(0, 10).join('; ')}`);
+    }
+
+    return {
+      adapter,
+      seed,
+      count,
+      concurrency,
+      runId,
+      planDigest: digest,
+      capabilities,
+      started: next,
+      finished,
+      behaviours,
+      endings,
+      verified: { processes: verifiedProcesses, bytes: verifiedBytes },
+      bytes,
+      durationMs,
+      throughput: { processesPerSecond: (finished / durationMs) * 1000, mibPerSecond: (bytes / 2 ** 20 / durationMs) * 1000 },
+      teardown: percentiles(teardown.subarray(0, teardowns)),
+      processDuration: percentiles(durations.subarray(0, next)),
+      loopDelay,
+      resources: { beforeTarget, baseline, afterRun, afterClose },
+      heap,
+      survivors,
+      unhandledRejections,
+      uncaughtExceptions,
+      violations,
+      violationsOmitted: omitted,
+    };
+  } finally {
+    if (target !== undefined) await within(target.close().catch(() => undefined), settleBoundMs);
+    // Whatever a failed run left is killed, so that one run cannot poison the next.
+    for (const { pid } of markedProcesses(MARKER, runId)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+    process.off('unhandledRejection', onRejection);
+    process.off('uncaughtException', onException);
+    process.off('warning', onWarning);
+  }
+}
+
+export { canCollect };

@@ -1,0 +1,190 @@
+/**
+ * The adapters a soak runs against, behind one face: a shared sandbox for
+ * most commands, fresh sandboxes for the commands whose ending closes the
+ * whole sandbox, and the backend's own view of what is still running.
+ *
+ * The remote adapters run against their emulators, hosted in a child process
+ * (see `emulator-host.ts`): their SDKs and the adapters live in this process,
+ * the emulated remote side does not.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Sandbox as E2BSdkSandbox } from 'e2b';
+import { createE2BSandbox } from '@sandstream/adapter-e2b';
+import { createLocalSandbox } from '@sandstream/adapter-local';
+import { createVercelSandbox } from '@sandstream/adapter-vercel';
+import type { Sandbox } from '@sandstream/types';
+import { inheritedEnv } from '@sandstream/types/runtime';
+
+export const ADAPTERS = ['local', 'e2b', 'vercel'] as const;
+export type AdapterName = (typeof ADAPTERS)[number];
+
+/** The marker variable every soak command carries; its value is the run's id. */
+export const MARKER = 'SANDSTREAM_SOAK';
+
+/** Settings of a target. */
+export interface TargetOptions {
+  /** The run's id, the value of {@link MARKER} in every command's environment. */
+  readonly runId: string;
+  /** Grace period between SIGTERM and SIGKILL. */
+  readonly graceMs: number;
+}
+
+/** An adapter ready for a soak. */
+export interface Target {
+  readonly adapter: AdapterName;
+  /** The sandbox most commands run in. */
+  readonly shared: Sandbox;
+  /** A fresh sandbox, for commands whose ending closes it. */
+  openSandbox(): Promise<Sandbox>;
+  /** What the backend's own process table lists as running (empty for local: the host's table is the backend's). */
+  backendSurvivors(): Promise<string[]>;
+  /** Closes the shared sandbox and stops the emulator, if any. */
+  close(): Promise<void>;
+}
+
+/** Creates the target of `adapter`. */
+export async function createTarget(adapter: AdapterName, options: TargetOptions): Promise<Target> {
+  switch (adapter) {
+    case 'local':
+      return localTarget(options);
+    case 'e2b':
+      return e2bTarget(options);
+    case 'vercel':
+      return vercelTarget(options);
+  }
+}
+
+function localTarget(options: TargetOptions): Target {
+  const open = (): Sandbox =>
+    createLocalSandbox({ graceMs: options.graceMs, env: { ...inheritedEnv(), [MARKER]: options.runId } });
+  const shared = open();
+  return {
+    adapter: 'local',
+    shared,
+    openSandbox: async () => open(),
+    backendSurvivors: async () => [],
+    close: () => shared.close(),
+  };
+}
+
+async function e2bTarget(options: TargetOptions): Promise<Target> {
+  const host = await EmulatorHost.start();
+  try {
+    const { url } = (await host.request({ op: 'start', kind: 'e2b' })) as { url: string };
+    const native = await E2BSdkSandbox.create({ debug: true, sandboxUrl: url });
+    // The emulator switches accounts only when it runs as root.
+    const accounts = process.getuid?.() === 0 ? {} : { capabilities: { user: false } };
+    const open = (): Promise<Sandbox> =>
+      createE2BSandbox({ sandbox: native, owned: false, graceMs: options.graceMs, env: { [MARKER]: options.runId }, ...accounts });
+    const shared = await open();
+    return {
+      adapter: 'e2b',
+      shared,
+      openSandbox: open,
+      backendSurvivors: async () => (await host.request({ op: 'survivors' })) as string[],
+      async close() {
+        await shared.close();
+        await host.close();
+      },
+    };
+  } catch (error) {
+    await host.close();
+    throw error;
+  }
+}
+
+async function vercelTarget(options: TargetOptions): Promise<Target> {
+  const host = await EmulatorHost.start();
+  try {
+    const { url, credentials } = (await host.request({ op: 'start', kind: 'vercel' })) as {
+      url: string;
+      credentials: { token: string; teamId: string; projectId: string };
+    };
+    const fetch = emulatorFetch(url);
+    const open = (): Promise<Sandbox> =>
+      createVercelSandbox({ ...credentials, fetch, graceMs: options.graceMs, env: { [MARKER]: options.runId } });
+    const shared = await open();
+    return {
+      adapter: 'vercel',
+      shared,
+      openSandbox: open,
+      backendSurvivors: async () => (await host.request({ op: 'survivors' })) as string[],
+      async close() {
+        await shared.close();
+        await host.close();
+      },
+    };
+  } catch (error) {
+    await host.close();
+    throw error;
+  }
+}
+
+/**
+ * The Vercel emulator's `fetch` (its `fetch` property), rebuilt on this side
+ * of the process boundary: the SDK's requests go to its hard-coded base URL,
+ * and are sent to the emulator instead, without the SDK's own dispatcher.
+ */
+function emulatorFetch(base: string): typeof globalThis.fetch {
+  return (input, init) => {
+    const original = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    const path = original.pathname.startsWith('/api/') ? original.pathname.slice(4) : original.pathname;
+    const { dispatcher: _dispatcher, ...rest } = (init ?? {}) as RequestInit & { dispatcher?: unknown };
+    return globalThis.fetch(`${base}${path}${original.search}`, rest);
+  };
+}
+
+/** The child process of `emulator-host.ts` and its request/answer protocol. */
+class EmulatorHost {
+  private next = 0;
+  private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  private readonly exited: Promise<void>;
+
+  private constructor(private readonly child: ChildProcess) {
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    child.on('message', (message: { id: number; ok: boolean; value?: unknown; error?: string }) => {
+      const waiter = this.pending.get(message.id);
+      this.pending.delete(message.id);
+      if (message.ok) waiter?.resolve(message.value);
+      else waiter?.reject(new Error(`emulator host: ${message.error}`));
+    });
+    child.once('exit', (code, signal) => {
+      for (const waiter of this.pending.values()) waiter.reject(new Error(`emulator host exited (${code ?? signal})`));
+      this.pending.clear();
+    });
+  }
+
+  static async start(): Promise<EmulatorHost> {
+    const child = fork(hostScript(), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', () => resolve());
+      child.once('error', reject);
+    });
+    return new EmulatorHost(child);
+  }
+
+  request(message: { op: 'start'; kind: 'e2b' | 'vercel' } | { op: 'survivors' } | { op: 'close' }): Promise<unknown> {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.child.send({ ...message, id });
+    });
+  }
+
+  /** Stops the emulator (killing what it still runs) and waits for the child to exit. */
+  async close(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null && this.child.connected) {
+      await this.request({ op: 'close' }).catch(() => undefined);
+      this.child.disconnect();
+    }
+    await this.exited;
+  }
+}
+
+/** The compiled host script: beside this module in `dist`, or in `dist` when this module runs from `src` (under Vitest). */
+function hostScript(): string {
+  const here = import.meta.url;
+  const url = here.endsWith('.ts') ? new URL('../dist/emulator-host.js', here) : new URL('./emulator-host.js', here);
+  return fileURLToPath(url);
+}

@@ -1,0 +1,112 @@
+/**
+ * The soak is not a test that cannot fail: against a sandbox that drops a
+ * chunk, leaves a process behind or never ends a stream, the run reports
+ * the violation, naming the process and the seed.
+ */
+import { describe, expect, it } from 'vitest';
+import { markedProcesses } from '@sandstream/test-support/processes';
+import type { OutputChunk, Process, Sandbox } from '@sandstream/types';
+import { MARKER, runSoak, type SoakReport } from '../src/index.js';
+
+/** A Process whose iterator yields what `next` makes of the real one's. */
+function withIterator(proc: Process, iterate: (inner: AsyncIterator<OutputChunk, undefined>) => AsyncIterator<OutputChunk, undefined>): Process {
+  return new Proxy(proc, {
+    get(target, property) {
+      if (property === Symbol.asyncIterator) return () => iterate(target[Symbol.asyncIterator]());
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/** A sandbox whose `stream()` goes through `wrap`. */
+function withStream(sandbox: Sandbox, wrap: (proc: Process, sandbox: Sandbox) => Process): Sandbox {
+  return new Proxy(sandbox, {
+    get(target, property) {
+      if (property === 'stream') return (argv: readonly string[], options?: object) => wrap(target.stream(argv, options), target);
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+function kinds(report: SoakReport): string[] {
+  return [...new Set(report.violations.map((v) => v.kind))].sort();
+}
+
+describe('the soak fails', () => {
+  it('when a chunk is lost: the stream read to its end is not byte-exact', async () => {
+    const report = await runSoak({
+      adapter: 'local',
+      count: 40,
+      concurrency: 5,
+      seed: 11,
+      decorate: (sandbox) =>
+        withStream(sandbox, (proc) =>
+          withIterator(proc, (inner) => {
+            let n = 0;
+            return {
+              async next() {
+                const result = await inner.next();
+                // The second chunk of every stream goes missing.
+                return !result.done && ++n === 2 ? inner.next() : result;
+              },
+              return: (value) => inner.return!(value),
+            };
+          }),
+        ),
+    });
+    expect(kinds(report)).toContain('process');
+    const lost = report.violations.filter((v) => /sha256 .* over \d+ bytes, the command wrote sha256/.test(v.message));
+    expect(lost.length).toBeGreaterThan(0);
+    expect(lost[0]!.message).toMatch(/^process \d+ \(seed 11, /);
+  }, 120_000);
+
+  it('when a process outlives the run: it is found in the process table', async () => {
+    let leaked = false;
+    const report = await runSoak({
+      adapter: 'local',
+      count: 10,
+      concurrency: 2,
+      seed: 12,
+      settleBoundMs: 2_000,
+      decorate: (sandbox) =>
+        withStream(sandbox, (proc, inner) => {
+          if (!leaked) {
+            leaked = true;
+            // Escapes the command's process group, carrying the run's marker.
+            void inner.run(['sh', '-c', 'setsid sleep 600 </dev/null >/dev/null 2>&1 &']);
+          }
+          return proc;
+        }),
+    });
+    expect(kinds(report)).toContain('survivors');
+    expect(report.survivors.host.some((p) => p.includes('sleep 600'))).toBe(true);
+    // The runner killed what it found, so that one run cannot poison the next.
+    expect(markedProcesses(MARKER, report.runId)).toEqual([]);
+  }, 120_000);
+
+  it('when a stream never ends: the process is reported as hung, with its index and the seed', async () => {
+    let streams = 0;
+    const report = await runSoak({
+      adapter: 'local',
+      count: 6,
+      concurrency: 3,
+      seed: 13,
+      processBoundMs: 3_000,
+      settleBoundMs: 2_000,
+      decorate: (sandbox) =>
+        withStream(sandbox, (proc) => {
+          // The first stream is the run's warm-up; the second is a process of the plan.
+          if (++streams !== 2) return proc;
+          return withIterator(proc, (inner) => ({
+            next: () => new Promise(() => undefined),
+            return: (value) => inner.return!(value),
+          }));
+        }),
+    });
+    const hung = report.violations.filter((v) => v.kind === 'hang');
+    expect(hung).toHaveLength(1);
+    expect(hung[0]!.message).toMatch(/^process \d+ \(seed 13, .*did not finish within 3000 ms/);
+  }, 120_000);
+});

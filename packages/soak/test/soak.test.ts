@@ -1,0 +1,30 @@
+/**
+ * The short form of the soak: a few hundred processes per adapter, each
+ * with a random behaviour and ending, and every check of the long form
+ * (survivors, descriptors and handles, the heap, unhandled rejections,
+ * byte-exact output). The long form is `npm run soak` (see the package README).
+ */
+import { describe, expect, it } from 'vitest';
+import { ADAPTERS, formatReport, runSoak } from '../src/index.js';
+
+const COUNT = Number(process.env['SANDSTREAM_SOAK_COUNT'] ?? 200);
+const SEED = Number(process.env['SANDSTREAM_SOAK_SEED'] ?? 7);
+
+describe('soak, short form', () => {
+  it('runs with global.gc exposed, so the heap is checked', () => {
+    expect(typeof (globalThis as { gc?: unknown }).gc).toBe('function');
+  });
+
+  for (const adapter of ADAPTERS) {
+    it(`${adapter}: ${COUNT} processes, seed ${SEED}, no violation`, async () => {
+      const report = await runSoak({ adapter, count: COUNT, concurrency: 10, seed: SEED, deadlineMs: 150_000, processBoundMs: 60_000 });
+      console.log(formatReport(report));
+      expect(report.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);
+      expect(report.finished).toBe(COUNT);
+      // The plan reads a good share of the processes to their end, and ends the rest early in every way.
+      expect(report.verified.processes).toBeGreaterThan(COUNT / 4);
+      expect(Object.values(report.endings).every((n) => n > 0)).toBe(true);
+      expect(report.heap).toBeDefined();
+    }, 180_000);
+  }
+});
