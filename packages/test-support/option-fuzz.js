@@ -360,8 +360,9 @@ function validEnvEntries(env) {
   return invalidEnvKeys(env) === undefined ? Object.fromEntries(Object.entries(env)) : {};
 }
 
-function tally(counts, kind) {
-  counts[kind] = (counts[kind] ?? 0) + 1;
+/** Counts a case's outcome, or each of several commands' outcomes. */
+function tally(counts, kinds) {
+  for (const kind of Array.isArray(kinds) ? kinds : [kinds]) counts[kind] = (counts[kind] ?? 0) + 1;
 }
 
 /**
@@ -397,17 +398,21 @@ export function describeOptionFuzz(name, openSandbox, options = {}) {
       if (before !== undefined && ['invalid', 'capability', 'aborted', 'unknown user refused'].includes(kind)) {
         expect(options.startCount(), 'a refused call sent no start request').toBe(before);
       }
-      if (options.marker !== undefined) {
-        const { name: variable, value } = options.marker;
-        const deadline = Date.now() + 10_000;
-        while (markedProcesses(variable, value).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-        expect(markedProcesses(variable, value).map((p) => `${p.pid} ${p.cmdline}`), 'processes outlived the call').toEqual([]);
-      }
+      await expectNoLeftovers();
       return kind;
     }
 
-    async function property(title, arbitrary, predicate) {
-      const settings = fuzzSettings(runs, options.seed);
+    /** Nothing carrying the marker is alive once the calls have settled (a process on its way out gets a bounded moment). */
+    async function expectNoLeftovers() {
+      if (options.marker === undefined) return;
+      const { name: variable, value } = options.marker;
+      const deadline = Date.now() + 10_000;
+      while (markedProcesses(variable, value).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(markedProcesses(variable, value).map((p) => `${p.pid} ${p.cmdline}`), 'processes outlived the call').toEqual([]);
+    }
+
+    async function property(title, arbitrary, predicate, propertyRuns = runs) {
+      const settings = fuzzSettings(propertyRuns, options.seed);
       const counts = {};
       const started = performance.now();
       // A sandbox per property, closed at its end: a test's helpers may close what a test left open.
@@ -423,23 +428,41 @@ export function describeOptionFuzz(name, openSandbox, options = {}) {
 
     const modes = fc.constantFrom('run', 'stream');
 
+    const huge = fc.oneof({ weight: 20, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('arg', 'env') });
+    const argvEnvInput = fc.record({ mode: modes, program, args: fc.array(textMaybeNul, { maxLength: 6 }), env: fc.option(envOption, { freq: 4, nil: undefined }), huge });
+
+    /** One argv+env case: the call to make and what it must give. */
+    function argvEnvCase({ mode, program: prog, args, env: given, huge: oversized }) {
+      // One string past Linux's limit on a single argument or variable (128 KiB): exec fails with E2BIG.
+      const oversize = oversized === 'env' && given !== undefined && invalidEnvKeys(given) !== undefined ? undefined : oversized;
+      const allArgs = oversize === 'arg' ? [...args, 'x'.repeat(140_000)] : args;
+      const env = oversize === 'env' ? { ...given, SANDSTREAM_FUZZ_HUGE: 'x'.repeat(140_000) } : given;
+      const argv = prog.kind === 'sh' ? ['sh', '-c', ECHO, 'sh', ...allArgs] : [prog.kind === 'empty' ? '' : prog.name, ...allArgs];
+      const badArgv = argv.flatMap((item, index) => ((index === 0 && item === '') || item.includes('\0') ? [`argv[${index}]`] : []));
+      const badEnv = env === undefined ? undefined : invalidEnvKeys(env);
+      const expected =
+        badArgv.length > 0 ? { invalid: new Set(badArgv) }
+        : badEnv !== undefined ? { invalid: new Set(badEnv) }
+        : prog.kind === 'missing' || oversize !== undefined ? { spawnFails: true }
+        : { args: allArgs, env: env === undefined ? {} : validEnvEntries(env) };
+      return { mode, argv, callOptions: env === undefined ? undefined : { env }, expected };
+    }
+
     it('argv and env: an exact round trip or InvalidArgument / SpawnFailed', { timeout: timeoutMs }, async () => {
-      const huge = fc.oneof({ weight: 20, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('arg', 'env') });
-      await property('argv+env', fc.record({ mode: modes, program, args: fc.array(textMaybeNul, { maxLength: 6 }), env: fc.option(envOption, { freq: 4, nil: undefined }), huge }), async ({ mode, program: prog, args, env: given, huge }) => {
-        // One string past Linux's limit on a single argument or variable (128 KiB): exec fails with E2BIG.
-        const oversize = huge === 'env' && given !== undefined && invalidEnvKeys(given) !== undefined ? undefined : huge;
-        if (oversize === 'arg') args = [...args, 'x'.repeat(140_000)];
-        const env = oversize === 'env' ? { ...given, SANDSTREAM_FUZZ_HUGE: 'x'.repeat(140_000) } : given;
-        const argv = prog.kind === 'sh' ? ['sh', '-c', ECHO, 'sh', ...args] : [prog.kind === 'empty' ? '' : prog.name, ...args];
-        const badArgv = argv.flatMap((item, index) => ((index === 0 && item === '') || item.includes('\0') ? [`argv[${index}]`] : []));
-        const badEnv = env === undefined ? undefined : invalidEnvKeys(env);
-        const expected =
-          badArgv.length > 0 ? { invalid: new Set(badArgv) }
-          : badEnv !== undefined ? { invalid: new Set(badEnv) }
-          : prog.kind === 'missing' || oversize !== undefined ? { spawnFails: true }
-          : { args, env: env === undefined ? {} : validEnvEntries(env) };
-        return runCase(mode, argv, env === undefined ? undefined : { env }, expected);
+      await property('argv+env', argvEnvInput, async (input) => {
+        const { mode, argv, callOptions, expected } = argvEnvCase(input);
+        return runCase(mode, argv, callOptions, expected);
       });
+    });
+
+    it('concurrent: up to six fuzzed commands at once on one sandbox each keep their own argv, env and outcome', { timeout: timeoutMs }, async () => {
+      await property('concurrent', fc.array(argvEnvInput, { minLength: 2, maxLength: 6 }), async (inputs) => {
+        const cases = inputs.map(argvEnvCase);
+        const outcomes = await Promise.all(cases.map(({ mode, argv, callOptions }) => call(sandbox, mode, argv, callOptions, boundMs)));
+        const kinds = outcomes.map((outcome, index) => judge(outcome, cases[index].expected, cases[index].mode));
+        await expectNoLeftovers();
+        return kinds;
+      }, Math.max(1, Math.round(runs / 3)));
     });
 
     it('cwd: the directory given (however spelled, or through a symlink), or SpawnFailed when it is missing, a file or a dangling link, or InvalidArgument', { timeout: timeoutMs }, async () => {
