@@ -359,7 +359,7 @@ export class E2BDriver implements ProcessDriver {
     }
     // The command may be running. Kill its group (best effort, bounded) so
     // that nothing is left behind, then report the broken link.
-    await this.signalGroup('SIGKILL').catch(() => undefined);
+    await this.killGroup().catch(() => undefined);
     const failure = new TransportError(`the ${which} stream of command ${this.pid} broke: ${describe(error)}`, { cause: error });
     if (!this.startSettled) {
       this.startFailed(failure);
@@ -397,12 +397,42 @@ export class E2BDriver implements ProcessDriver {
     }
   }
 
-  private async killByTag(): Promise<void> {
-    const { processes } = await this.settings.client.list({}, { timeoutMs: this.settings.requestTimeoutMs, headers: this.auth });
-    const found = processes.find((info) => info.tag === this.tag);
-    if (found === undefined) return;
-    this.pid = found.pid;
-    await this.signalGroup('SIGKILL');
+  /**
+   * Runs `attempt` until it succeeds or `requestTimeoutMs` has passed, with
+   * backoff. For the kills that follow a broken link: the link that just
+   * failed may fail once more, and nothing else will end the command.
+   */
+  private async persist(attempt: (timeoutMs: number) => Promise<void>): Promise<void> {
+    const deadline = performance.now() + this.settings.requestTimeoutMs;
+    for (let n = 0; ; n++) {
+      try {
+        await attempt(Math.max(1, Math.round(deadline - performance.now())));
+        return;
+      } catch (error) {
+        const left = deadline - performance.now();
+        if (left <= 0) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(left, 50 * 2 ** n)));
+      }
+    }
+  }
+
+  /** SIGKILL to the group, repeated while the request fails (see {@link persist}). */
+  private killGroup(): Promise<void> {
+    return this.persist(() => this.signalGroup('SIGKILL'));
+  }
+
+  /**
+   * Finds the command by its tag and SIGKILLs its group: after a start
+   * whose outcome is unknown nothing else can find it (see {@link persist}).
+   */
+  private killByTag(): Promise<void> {
+    return this.persist(async (timeoutMs) => {
+      const { processes } = await this.settings.client.list({}, { timeoutMs, headers: this.auth });
+      const found = processes.find((info) => info.tag === this.tag);
+      if (found === undefined) return;
+      this.pid = found.pid;
+      await this.signalGroup('SIGKILL');
+    });
   }
 
   private async signalGroup(signal: Signal): Promise<void> {
@@ -476,7 +506,7 @@ export class E2BDriver implements ProcessDriver {
     for (const controller of this.controllers) controller.abort();
     this.controllers.clear();
     if (abandoned) {
-      await (this.pid !== undefined ? this.signalGroup('SIGKILL') : this.killByTag()).catch(() => undefined);
+      await (this.pid !== undefined ? this.killGroup() : this.killByTag()).catch(() => undefined);
     }
   }
 }

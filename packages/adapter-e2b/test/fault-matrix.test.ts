@@ -53,6 +53,9 @@ interface Cell {
   readonly extraMs: number;
 }
 
+/** A cell without its fault: what the checks need. */
+type CellPlan = Omit<Cell, 'inject'>;
+
 const PHASES: readonly Phase[] = ['before-start-event', 'mid-stream', 'before-end-event', 'during-kill', 'during-stdin-write'];
 const FAULTS: readonly FaultName[] = [
   'reset',
@@ -173,10 +176,19 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
 const cellId = (phase: Phase, fault: FaultName): string => `${RUN_ID}:${phase}:${fault}`;
 const CELLS = cellsFor(cellId);
 
-/** Output in numbered lines, written in six bursts so the relay's stream carries several data events. */
 const BURSTS = 6;
 const PER_BURST = 50;
-const OUTPUT_ARGV = ['sh', '-c', `i=0; for b in $(seq ${BURSTS}); do seq $((i+1)) $((i+${PER_BURST})); i=$((i+${PER_BURST})); sleep 0.05; done`];
+/**
+ * Numbered lines in bursts, and a member that outlives them: the command
+ * never ends by itself, so a cell proves that the adapter ended its tree
+ * (after a correct result, the runtime's wind-down of what the leader left;
+ * after a broken link, the adapter's kill).
+ */
+const OUTPUT_ARGV = [
+  'sh',
+  '-c',
+  `sleep 60 & i=0; for b in $(seq ${BURSTS}); do seq $((i+1)) $((i+${PER_BURST})); i=$((i+${PER_BURST})); sleep 0.05; done`,
+];
 /** Numbered lines, then a member that outlives them until a signal ends the group. */
 const KILL_LINES = 50;
 const KILL_ARGV = ['sh', '-c', `seq 1 ${KILL_LINES}; sleep 60 & wait`];
@@ -251,7 +263,7 @@ async function adapterSandbox(): Promise<Sandbox<E2BSdkSandbox>> {
 }
 
 /** Generous: a loaded machine, the round trip measured, plus what the fault itself must take. */
-function boundFor(cell: Cell): number {
+function boundFor(cell: CellPlan): number {
   return 8 * baselineMs + cell.extraMs + GRACE_MS + KILL_WAIT_MS + 6_000;
 }
 
@@ -276,7 +288,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await envd?.close();
-  const names = CELLS.map((cell) => `${cell.phase} × ${cell.fault}`);
+  const names = [...CELLS.map((cell) => `${cell.phase} × ${cell.fault}`), ...COMPOUND.map((c) => c.name)];
   const width = Math.max(...names.map((name) => name.length));
   const text = [
     `e2b fault matrix (round trip without a fault: ${baselineMs.toFixed(0)} ms; ms = time to settle; starts = Starts of the cell's command)`,
@@ -297,8 +309,8 @@ interface Observed {
   verdict: 'result' | string;
 }
 
-async function runOutputCell(sb: Sandbox, cell: Cell, mark: string, fault: EnvdFault): Promise<Observed> {
-  envd.inject(fault);
+async function runOutputCell(sb: Sandbox, cell: CellPlan, mark: string, fault: EnvdFault | readonly EnvdFault[]): Promise<Observed> {
+  for (const one of Array.isArray(fault) ? fault : [fault]) envd.inject(one);
   const bound = boundFor(cell);
   const started = performance.now();
   const proc = sb.stream(OUTPUT_ARGV, { env: { [CELL_VAR]: mark } });
@@ -323,7 +335,7 @@ async function runOutputCell(sb: Sandbox, cell: Cell, mark: string, fault: EnvdF
   }
 }
 
-async function runKillCell(sb: Sandbox, cell: Cell, mark: string, fault: EnvdFault): Promise<Observed> {
+async function runKillCell(sb: Sandbox, cell: CellPlan, mark: string, fault: EnvdFault): Promise<Observed> {
   const bound = boundFor(cell);
   const proc = sb.stream(KILL_ARGV, { env: { [CELL_VAR]: mark } });
   const out = { text: '' };
@@ -358,7 +370,7 @@ async function runKillCell(sb: Sandbox, cell: Cell, mark: string, fault: EnvdFau
   }
 }
 
-async function runStdinCell(sb: Sandbox, cell: Cell, mark: string, fault: EnvdFault): Promise<Observed> {
+async function runStdinCell(sb: Sandbox, cell: CellPlan, mark: string, fault: EnvdFault): Promise<Observed> {
   const bound = boundFor(cell);
   const proc = sb.stream(['cat'], { env: { [CELL_VAR]: mark }, stdin: 'pipe' });
   const out = { text: '' };
@@ -399,6 +411,64 @@ async function runStdinCell(sb: Sandbox, cell: Cell, mark: string, fault: EnvdFa
   }
 }
 
+/**
+ * One cell: the command under the fault, then the checks every cell shares
+ * (the fault struck, one start at most, nothing left alive), its row, and
+ * its verdict.
+ */
+async function checkCell(cell: CellPlan, name: string, mark: string, fault: EnvdFault | readonly EnvdFault[]): Promise<void> {
+  const sb = await adapterSandbox();
+  let observed: Observed;
+  try {
+    observed =
+      cell.phase === 'during-kill'
+        ? await runKillCell(sb, cell, mark, fault as EnvdFault)
+        : cell.phase === 'during-stdin-write'
+          ? await runStdinCell(sb, cell, mark, fault as EnvdFault)
+          : await runOutputCell(sb, cell, mark, fault);
+  } finally {
+    await within(boundFor(cell), sb.close(), 'close()');
+  }
+  // The fault struck (a cell whose fault never fired proves nothing).
+  expect(envd.pendingFaults()).toEqual([]);
+  // Started at most once; whatever started is gone after teardown, in
+  // the emulator's table and on the host.
+  const starts = envd.processes().filter((p) => p.config.envs[CELL_VAR] === mark);
+  expect(starts.length).toBeLessThanOrEqual(1);
+  await waitFor(
+    () => starts.every((p) => envd.groupMembers(p.pid).length === 0) && markedProcesses(CELL_VAR, mark).length === 0,
+    boundFor(cell),
+    `processes of ${name} left: ${JSON.stringify(markedProcesses(CELL_VAR, mark))}`,
+  );
+  rows.set(name, { outcome: observed.outcome, ms: observed.settledMs.toFixed(0), starts: String(starts.length) });
+  expect(observed.settledMs).toBeLessThan(boundFor(cell));
+  expect(observed.verdict).toBe(cell.expect);
+}
+
+/**
+ * Two faults at once: a broken link, then the request that would end what
+ * the break left running refused once. The kill after a break is retried
+ * within the adapter's request bound, so nothing is left running.
+ */
+const COMPOUND: ReadonlyArray<{ name: string; cell: CellPlan; faults: (mark: string) => EnvdFault[] }> = [
+  {
+    name: 'compound: start cut × List refused (503)',
+    cell: { phase: 'before-start-event', fault: 'reset', expect: 'TransportError', extraMs: REQUEST_TIMEOUT_MS },
+    faults: (mark) => [
+      { kind: 'reset', at: 0, method: 'Start', match: launcher(mark) },
+      { kind: 'http-status', status: 503, method: 'List' },
+    ],
+  },
+  {
+    name: 'compound: output cut × kill refused (503)',
+    cell: { phase: 'mid-stream', fault: 'reset', expect: 'TransportError', extraMs: REQUEST_TIMEOUT_MS },
+    faults: () => [
+      { kind: 'reset', at: 3, method: 'Start', match: relay },
+      { kind: 'http-status', status: 503, method: 'Start', match: signalHelper },
+    ],
+  },
+];
+
 describe('e2b: phase × wire fault', () => {
   for (const cell of CELLS) {
     const name = `${cell.phase} × ${cell.fault}`;
@@ -409,34 +479,15 @@ describe('e2b: phase × wire fault', () => {
       continue;
     }
     const fault = cell.inject;
-    it(name, async () => {
-      const mark = cellId(cell.phase, cell.fault);
-      const sb = await adapterSandbox();
-      let observed: Observed;
-      try {
-        observed =
-          cell.phase === 'during-kill'
-            ? await runKillCell(sb, cell, mark, fault)
-            : cell.phase === 'during-stdin-write'
-              ? await runStdinCell(sb, cell, mark, fault)
-              : await runOutputCell(sb, cell, mark, fault);
-      } finally {
-        await within(boundFor(cell), sb.close(), 'close()');
-      }
-      // The fault struck (a cell whose fault never fired proves nothing).
-      expect(envd.pendingFaults()).toEqual([]);
-      // Started at most once; whatever started is gone after teardown, in
-      // the emulator's table and on the host.
-      const starts = envd.processes().filter((p) => p.config.envs[CELL_VAR] === mark);
-      expect(starts.length).toBeLessThanOrEqual(1);
-      await waitFor(
-        () => starts.every((p) => envd.groupMembers(p.pid).length === 0) && markedProcesses(CELL_VAR, mark).length === 0,
-        boundFor(cell),
-        `processes of ${name} left: ${JSON.stringify(markedProcesses(CELL_VAR, mark))}`,
-      );
-      rows.set(name, { outcome: observed.outcome, ms: observed.settledMs.toFixed(0), starts: String(starts.length) });
-      expect(observed.settledMs).toBeLessThan(boundFor(cell));
-      expect(observed.verdict).toBe(cell.expect);
+    it(name, () => checkCell(cell, name, cellId(cell.phase, cell.fault), fault), 60_000);
+  }
+});
+
+describe('e2b: compound faults', () => {
+  for (const [index, compound] of COMPOUND.entries()) {
+    it(compound.name, () => {
+      const mark = `${RUN_ID}:compound-${index}`;
+      return checkCell(compound.cell, compound.name, mark, compound.faults(mark));
     }, 60_000);
   }
 });
