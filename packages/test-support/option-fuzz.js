@@ -375,7 +375,8 @@ function tally(counts, kinds) {
 export function describeOptionFuzz(name, openSandbox, options = {}) {
   const runs = options.runs ?? 20;
   const boundMs = options.commandBoundMs ?? 30_000;
-  const timeoutMs = options.testTimeoutMs ?? 120_000;
+  // A longer run (SANDSTREAM_FUZZ_RUNS) gets a bound that grows with it: 5 s a run.
+  const timeoutMs = Math.max(options.testTimeoutMs ?? 120_000, fuzzSettings(runs).numRuns * 5_000);
   let sandbox;
   let scratch;
   let file;

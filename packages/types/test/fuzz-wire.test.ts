@@ -27,8 +27,8 @@ import {
 
 const SEED = process.env['SANDSTREAM_FUZZ_SEED'] === undefined ? 0x5a_5d_01 : Number(process.env['SANDSTREAM_FUZZ_SEED']);
 const RUNS = process.env['SANDSTREAM_FUZZ_RUNS'] === undefined ? undefined : Number(process.env['SANDSTREAM_FUZZ_RUNS']);
-/** Generous: the larger inputs (MiB strings, 10 000 levels) take a while on a loaded machine. */
-const PROPERTY_TIMEOUT_MS = 120_000;
+/** Generous: the larger inputs (MiB strings, 10 000 levels) take a while on a loaded machine; a longer run gets 100 ms a run more. */
+const PROPERTY_TIMEOUT_MS = Math.max(120_000, (RUNS ?? 0) * 100);
 
 /**
  * Runs a property with this file's seed and `runs` (unless overridden) and
@@ -197,7 +197,7 @@ describe('fuzz: wire forms on arbitrary JSON', () => {
     );
   });
 
-  it('decodeExecResult: valid results round-trip', () => {
+  it('decodeExecResult: valid results round-trip', { timeout: PROPERTY_TIMEOUT_MS }, () => {
     check(
       'decodeExecResult(valid)',
       fc.property(validResult, (json) => {
@@ -334,7 +334,7 @@ describe('fuzz: option validation on arbitrary values', () => {
     );
   });
 
-  it('timeouts: only a finite number > 0 is accepted', () => {
+  it('timeouts: only a finite number > 0 is accepted', { timeout: PROPERTY_TIMEOUT_MS }, () => {
     check(
       'options.timeout',
       fc.property(anyValue, (timeout) => {
@@ -347,7 +347,7 @@ describe('fuzz: option validation on arbitrary values', () => {
     );
   });
 
-  it('validateArgv and validateEnv accept exactly what the spec allows', () => {
+  it('validateArgv and validateEnv accept exactly what the spec allows', { timeout: PROPERTY_TIMEOUT_MS }, () => {
     check(
       'validateArgv/validateEnv',
       fc.property(anyArgv, fc.dictionary(anyKey(['PATH', 'A=B', '']), fc.oneof(fc.string({ unit: 'binary', maxLength: 6 }), anyValue), { maxKeys: 4 }), (argv, env) => {
