@@ -187,7 +187,7 @@ const PER_BURST = 50;
 const OUTPUT_ARGV = [
   'sh',
   '-c',
-  `sleep 60 & i=0; for b in $(seq ${BURSTS}); do seq $((i+1)) $((i+${PER_BURST})); i=$((i+${PER_BURST})); sleep 0.05; done`,
+  `sleep 60 & i=0; for b in $(seq ${BURSTS}); do seq $((i+1)) $((i+${PER_BURST})); i=$((i+${PER_BURST})); sleep 0.02; done`,
 ];
 /** Numbered lines, then a member that outlives them until a signal ends the group. */
 const KILL_LINES = 50;
