@@ -301,13 +301,14 @@ function judge(outcome, expected, mode) {
     return 'capability';
   }
   if (expected.unknownUser) {
+    if (expected.aborted && error instanceof AbortError) return 'aborted';
     if (error instanceof InvalidArgument) {
       expect(error.key).toBe('options.user');
       if (mode === 'stream') expect(outcome.synchronous, 'stream() throws InvalidArgument synchronously').toBe(true);
       return 'unknown user refused';
     }
     if (expected.short && error === undefined && result?.timedOut) return 'timed out';
-    expect(error, `an unknown account: InvalidArgument or SpawnFailed, got ${error === undefined ? 'a result' : describeError(error)}`).toBeInstanceOf(SpawnFailed);
+    expect(error, `an unknown account: InvalidArgument or SpawnFailed${expected.aborted ? ' (or AbortError)' : ''}, got ${error === undefined ? 'a result' : describeError(error)}`).toBeInstanceOf(SpawnFailed);
     return 'unknown user failed';
   }
   if (expected.aborted) {
@@ -536,8 +537,10 @@ export function describeOptionFuzz(name, openSandbox, options = {}) {
         else if (verdictValues.some((verdict) => verdict.startsWith('needs-'))) {
           expected = { capability: verdictValues.filter((verdict) => verdict.startsWith('needs-')).map((verdict) => verdict.slice('needs-'.length)) };
         }
-        else if (verdictValues.includes('aborted')) expected = { aborted: true };
-        else if (verdictValues.includes('unknown-user')) expected = { unknownUser: true, short: verdictValues.includes('short') };
+        // Which of an unknown account and an aborted signal is reported first is not specified.
+        else if (verdictValues.includes('aborted') || verdictValues.includes('unknown-user')) {
+          expected = { aborted: verdictValues.includes('aborted'), unknownUser: verdictValues.includes('unknown-user'), short: verdictValues.includes('short') };
+        }
         else {
           const cap = fields.find(([, , verdict]) => verdict === 'cap')?.[1];
           const input = fields.find(([key]) => key === 'input')?.[1];
