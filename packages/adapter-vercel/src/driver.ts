@@ -22,6 +22,12 @@ export interface DriverContext {
 /** First and last interval of the poll that waits for a tree to empty. */
 const POLL_FIRST_MS = 20;
 const POLL_MAX_MS = 500;
+/**
+ * How long a SIGKILL sweep that keeps failing is repeated (after a start
+ * whose outcome is unknown, or a release after a failure): the SDK's own
+ * retries of one helper give up within a couple of seconds.
+ */
+const SWEEP_PERSIST_MS = 10_000;
 /** Failed waits for the exit in a row before the link counts as broken. */
 const MAX_WAIT_FAILURES = 5;
 
@@ -281,13 +287,24 @@ export class VercelDriver implements ProcessDriver {
   /**
    * SIGKILL to whatever carries this command's tag: after a start whose
    * outcome is unknown, a copy that did start is found and ended, never left
-   * running unnoticed. Best effort, never throws.
+   * running unnoticed. Repeated while it fails, for up to
+   * {@link SWEEP_PERSIST_MS}; never throws.
    */
   private async sweep(): Promise<void> {
-    try {
-      await this.context.api.helper(treeHelper(this.tag, 'KILL'));
-    } catch {
-      // Best effort: the sandbox may be gone, which ends everything anyway.
+    // The link that just failed may fail again: nothing else will end a
+    // copy nobody knows of, so a failed sweep is repeated for a while.
+    const deadline = performance.now() + SWEEP_PERSIST_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.context.api.helper(treeHelper(this.tag, 'KILL'));
+        return;
+      } catch (error) {
+        // A stopped sandbox ended everything in it.
+        if (httpStatusOf(error) === 410) return;
+        const left = deadline - performance.now();
+        if (left <= 0) return;
+        await new Promise((r) => setTimeout(r, Math.min(left, 100 * 2 ** attempt, 1_000)));
+      }
     }
   }
 

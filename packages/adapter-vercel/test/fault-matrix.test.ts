@@ -83,15 +83,18 @@ const startOf = (mark: string): Pick<Fault & { kind: 'status' }, 'method' | 'pat
 });
 /** The waiting read that answers the command's exit (the only one a cell makes). */
 const WAIT_READ = { method: 'GET', path: /\/cmd\/[^/]+$/, match: (request: RecordedRequest) => request.query['wait'] === 'true' } as const;
+/** The helper command that sends `action` to the command's tree. */
+const TREE_HELPER = (action: string) =>
+  ({
+    method: 'POST',
+    path: /\/cmd$/,
+    match: (request: RecordedRequest) => {
+      const args = bodyOf(request).args ?? [];
+      return args.includes('sandstream-tree') && args.at(-1) === action;
+    },
+  }) as const;
 /** The helper command that delivers kill(): SIGTERM to the command's tree. */
-const TERM_HELPER = {
-  method: 'POST',
-  path: /\/cmd$/,
-  match: (request: RecordedRequest) => {
-    const args = bodyOf(request).args ?? [];
-    return args.includes('sandstream-tree') && args.at(-1) === 'TERM';
-  },
-} as const;
+const TERM_HELPER = TREE_HELPER('TERM');
 /** A rate limiter: every matching request is refused for two seconds, each told to come back in two. */
 const RATE_LIMITED = { retryAfter: 2, forMs: 2_000 } as const;
 /** The third of five stdin writes (the probe and two writes went before). */
@@ -305,7 +308,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const sandbox of sandboxes.values()) await (await sandbox).close().catch(() => undefined);
-  const names = CELLS.map((cell) => `${cell.phase} × ${cell.fault}`);
+  const names = [...CELLS.map((cell) => `${cell.phase} × ${cell.fault}`), ...COMPOUND.map((c) => c.name)];
   const width = Math.max(...names.map((name) => name.length));
   console.log(
     [
@@ -433,6 +436,66 @@ function leftovers(mark: string): string[] {
   return [...inTable, ...markedProcesses(CELL_VAR, mark).map((p) => `host ${p.pid} ${p.cmdline}`)];
 }
 
+/**
+ * One cell: the command under the faults, then the checks every cell
+ * shares (nothing of it alive with the sandbox still running, one start at
+ * most, the faults struck), its row, and its verdict.
+ */
+async function checkCell(cell: Cell, name: string, mark: string, faults: readonly Fault[]): Promise<void> {
+  const sb = await adapterSandbox(cell.killWaitMs);
+  let observed: Observed;
+  try {
+    if (cell.phase === 'during-kill') observed = await runKillCell(sb, cell, mark);
+    else if (cell.phase === 'during-stdin-write') observed = await runStdinCell(sb, cell, mark);
+    else {
+      for (const fault of faults) emulator().inject(fault);
+      observed = await runOutputCell(sb, cell, mark);
+    }
+    // Every start request of the cell is handled before the sandbox goes
+    // (one held by slow headers arrives after the caller gave up, and
+    // must then be swept by the adapter, not ended by the sandbox's stop).
+    await until(() => startRequests(mark).every((r) => r.status !== 0), boundFor(cell), 'the start requests were answered');
+    // Disposing the Process ended its tree (or the adapter swept a copy
+    // whose start it gave up on), with the sandbox still running.
+    await until(() => leftovers(mark).length === 0, boundFor(cell), `processes of ${name} left`).catch(() => {
+      expect(leftovers(mark)).toEqual([]);
+    });
+  } finally {
+    // A cell that failed half way leaves nothing running for the next.
+    if (leftovers(mark).length > 0) await within(boundFor(cell), sb.close(), 'close()').finally(() => sandboxes.delete(cell.killWaitMs ?? KILL_WAIT_MS));
+  }
+  const starts = emulator().commands().filter((c) => c.env[CELL_VAR] === mark);
+  expect(starts.length).toBeLessThanOrEqual(1);
+  // The faults struck (a cell whose fault never fired proves nothing).
+  expect(emulator().pendingFaults()).toEqual([]);
+  rows.set(name, { outcome: observed.outcome, ms: observed.settledMs.toFixed(0), starts: String(starts.length) });
+  expect(observed.settledMs).toBeLessThan(boundFor(cell));
+  expect(observed.verdict).toBe(cell.expect);
+}
+
+/**
+ * Two faults at once: the start's answer lost, then the sweep that must end
+ * the copy that did start refused for a while (an outage of the whole API).
+ */
+const COMPOUND: ReadonlyArray<{ name: string; cell: Cell; faults: (mark: string) => Fault[] }> = [
+  {
+    name: 'compound: start answer lost × sweep refused (503, 3 s)',
+    cell: { phase: 'before-start-event', fault: 'reset', inject: [], expect: 'TransportError', extraMs: 3_000 },
+    faults: (mark) => [
+      { kind: 'status', status: 503, when: 'after', ...startOf(mark) },
+      { kind: 'status', status: 503, forMs: 3_000, ...TREE_HELPER('KILL') },
+    ],
+  },
+  {
+    name: 'compound: log error record × sweep refused (503, 3 s)',
+    cell: { phase: 'mid-stream', fault: 'reset', inject: [], expect: 'TransportError', extraMs: 3_000 },
+    faults: () => [
+      { kind: 'error-line', code: 'internal', message: 'log storage failed', afterRecords: 2 },
+      { kind: 'status', status: 503, forMs: 3_000, ...TREE_HELPER('KILL') },
+    ],
+  },
+];
+
 describe('vercel: phase × wire fault', () => {
   for (const cell of CELLS) {
     const name = `${cell.phase} × ${cell.fault}`;
@@ -442,37 +505,15 @@ describe('vercel: phase × wire fault', () => {
       rows.set(name, { outcome: `n/a: ${reason}`, ms: '-', starts: '-' });
       continue;
     }
-    it(name, async () => {
-      const mark = cellId(cell.phase, cell.fault);
-      const sb = await adapterSandbox(cell.killWaitMs);
-      let observed: Observed;
-      try {
-        if (cell.phase === 'during-kill') observed = await runKillCell(sb, cell, mark);
-        else if (cell.phase === 'during-stdin-write') observed = await runStdinCell(sb, cell, mark);
-        else {
-          for (const fault of cell.inject as readonly Fault[]) emulator().inject(fault);
-          observed = await runOutputCell(sb, cell, mark);
-        }
-        // Every start request of the cell is handled before the sandbox goes
-        // (one held by slow headers arrives after the caller gave up, and
-        // must then be swept by the adapter, not ended by the sandbox's stop).
-        await until(() => startRequests(mark).every((r) => r.status !== 0), boundFor(cell), 'the start requests were answered');
-        // Disposing the Process ended its tree (or the adapter swept a copy
-        // whose start it gave up on), with the sandbox still running.
-        await until(() => leftovers(mark).length === 0, boundFor(cell), `processes of ${name} left`).catch(() => {
-          expect(leftovers(mark)).toEqual([]);
-        });
-      } finally {
-        // A cell that failed half way leaves nothing running for the next.
-        if (leftovers(mark).length > 0) await within(boundFor(cell), sb.close(), 'close()').finally(() => sandboxes.delete(cell.killWaitMs ?? KILL_WAIT_MS));
-      }
-      const starts = emulator().commands().filter((c) => c.env[CELL_VAR] === mark);
-      expect(starts.length).toBeLessThanOrEqual(1);
-      // The faults struck (a cell whose fault never fired proves nothing).
-      expect(emulator().pendingFaults()).toEqual([]);
-      rows.set(name, { outcome: observed.outcome, ms: observed.settledMs.toFixed(0), starts: String(starts.length) });
-      expect(observed.settledMs).toBeLessThan(boundFor(cell));
-      expect(observed.verdict).toBe(cell.expect);
+    it(name, () => checkCell(cell, name, cellId(cell.phase, cell.fault), cell.inject as readonly Fault[]), 60_000);
+  }
+});
+
+describe('vercel: compound faults', () => {
+  for (const [index, compound] of COMPOUND.entries()) {
+    it(compound.name, () => {
+      const mark = `${RUN_ID}:compound-${index}`;
+      return checkCell(compound.cell, compound.name, mark, compound.faults(mark));
     }, 60_000);
   }
 });
