@@ -10,7 +10,8 @@ import { canCollect, runSoak, type SoakOptions } from './runner.js';
 import { ADAPTERS, type AdapterName } from './targets.js';
 
 const USAGE = `usage: sandstream-soak --adapter ${ADAPTERS.join('|')} [--count 2000] [--concurrency 50] [--seed N]
-                       [--deadline-s 1800] [--process-bound-s 120] [--grace-ms 250] [--heap-bound-mib 8] [--json]
+                       [--deadline-s 1800] [--process-bound-s 120] [--grace-ms 250] [--kill-wait-ms 20000]
+                       [--heap-bound-mib 8] [--json]
 Run with node --expose-gc to measure the heap.`;
 
 class UsageError extends Error {}
@@ -38,6 +39,7 @@ function parse(argv: string[]): { options: SoakOptions; json: boolean } {
         'deadline-s': { type: 'string' },
         'process-bound-s': { type: 'string' },
         'grace-ms': { type: 'string' },
+        'kill-wait-ms': { type: 'string' },
         'heap-bound-mib': { type: 'string' },
         json: { type: 'boolean' },
         help: { type: 'boolean' },
@@ -61,6 +63,7 @@ function parse(argv: string[]): { options: SoakOptions; json: boolean } {
     deadlineMs: integer('deadline-s', values['deadline-s'], 1800, 1) * 1000,
     processBoundMs: integer('process-bound-s', values['process-bound-s'], 120, 1) * 1000,
     graceMs: integer('grace-ms', values['grace-ms'], 250, 0),
+    killWaitMs: integer('kill-wait-ms', values['kill-wait-ms'], 20_000, 0),
     heapBoundBytes: integer('heap-bound-mib', values['heap-bound-mib'], 8, 0) * 2 ** 20,
   };
   return { options, json: values.json ?? false };

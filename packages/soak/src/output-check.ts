@@ -54,7 +54,7 @@ export class OutputCheck {
   acceptBytes(stream: StreamName, data: Uint8Array): void {
     const state = this.streams[stream];
     state.hash.update(data);
-    if (state.mismatch === undefined) {
+    if (state.mismatch === undefined && !this.matches(state, data)) {
       const { expected, offset } = state;
       for (let i = 0; i < data.byteLength; i++) {
         if (offset + i >= expected.byteLength) {
@@ -72,6 +72,14 @@ export class OutputCheck {
     state.offset += data.byteLength;
     const last = data.subarray(Math.max(0, data.byteLength - 3));
     state.tail = [...state.tail, ...last].slice(-3);
+  }
+
+  /** The fast path: the chunk equals the expected bytes at its offset (memcmp). */
+  private matches(state: StreamState, data: Uint8Array): boolean {
+    const end = state.offset + data.byteLength;
+    if (end > state.expected.byteLength) return false;
+    const want = state.expected.subarray(state.offset, end);
+    return Buffer.from(data.buffer, data.byteOffset, data.byteLength).equals(want);
   }
 
   /** True once every expected byte of both streams has arrived. */

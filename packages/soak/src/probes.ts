@@ -3,12 +3,25 @@
  * libuv resources, the heap after full collections, and how late a 10 ms
  * timer fires (the event loop's responsiveness).
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { Histogram, type Percentiles } from './stats.js';
 
 /** Open file descriptors of this process (the entries of /proc/self/fd). */
 export function fdCount(): number {
   return readdirSync('/proc/self/fd').length;
+}
+
+/** What each open descriptor points at (`socket:[...]`, `pipe:[...]`, a path), for naming a leak. */
+export function fdTargets(): string[] {
+  const targets: string[] = [];
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      targets.push(readlinkSync(`/proc/self/fd/${fd}`).replace(/\[\d+\]$/, ''));
+    } catch {
+      // the directory's own descriptor, closed by now
+    }
+  }
+  return targets;
 }
 
 /**

@@ -4,6 +4,7 @@
  * left behind. The result is a report whose `violations` list is empty when
  * every check held.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { markedProcesses } from '@sandstream/test-support/processes';
 import { hasCapability, type Sandbox } from '@sandstream/types';
@@ -12,7 +13,7 @@ import { BEHAVIOURS, type BehaviourName } from './behaviours.js';
 import { consume, describe, type ProcessOutcome } from './consume.js';
 import { ENDINGS, type EndingName } from './endings.js';
 import { planDigest, planProcess, type PlanCapabilities } from './plan.js';
-import { activeResources, canCollect, fdCount, LoopDelayMonitor, settledHeap } from './probes.js';
+import { activeResources, canCollect, fdCount, fdTargets, LoopDelayMonitor, settledHeap } from './probes.js';
 import { percentiles, type Percentiles } from './stats.js';
 import { createTarget, MARKER, type AdapterName, type Target } from './targets.js';
 
@@ -31,6 +32,13 @@ export interface SoakOptions {
   readonly processBoundMs?: number;
   /** Grace period between SIGTERM and SIGKILL. Default 250 ms. */
   readonly graceMs?: number;
+  /**
+   * The remote adapters' kill wait, in ms. Default 20 s: the adapters' own
+   * default (5 s) is for a machine with CPU to spare; a soak at concurrency 50
+   * on two busy cores starves the emulator past it (a TransportError, with
+   * nothing left running), which says more about the machine than the adapter.
+   */
+  readonly killWaitMs?: number;
   /** Largest growth of the heap after the run over the warmed baseline, in bytes. Default 8 MiB. */
   readonly heapBoundBytes?: number;
   /** Bound on the waits for what the run left to go away (processes, descriptors, handles), in ms. Default 20 s. */
@@ -63,6 +71,8 @@ export interface Violation {
 /** Descriptors and active resources at one moment. */
 export interface ResourceSnapshot {
   readonly fds: number;
+  /** What the descriptors point at, their numbers left out (`socket:`, `pipe:`, `anon_inode:[eventpoll]`, paths). */
+  readonly fdKinds: Readonly<Record<string, number>>;
   readonly resources: Readonly<Record<string, number>>;
 }
 
@@ -73,6 +83,9 @@ export interface SoakReport {
   readonly count: number;
   readonly concurrency: number;
   readonly runId: string;
+  readonly graceMs: number;
+  /** The remote adapters' kill wait. */
+  readonly killWaitMs: number;
   /** sha-256 (first 16 hex digits) of the plan of all `count` processes. */
   readonly planDigest: string;
   readonly capabilities: PlanCapabilities;
@@ -113,7 +126,17 @@ export interface SoakReport {
 const MAX_VIOLATIONS = 200;
 
 function snapshot(): ResourceSnapshot {
-  return { fds: fdCount(), resources: activeResources() };
+  const fdKinds: Record<string, number> = {};
+  for (const target of fdTargets()) fdKinds[target] = (fdKinds[target] ?? 0) + 1;
+  return { fds: fdCount(), fdKinds, resources: activeResources() };
+}
+
+/** The descriptor kinds more numerous now than in `reference`. */
+function extraFds(now: ResourceSnapshot, reference: ResourceSnapshot): string {
+  return Object.keys(now.fdKinds)
+    .filter((kind) => (now.fdKinds[kind] ?? 0) > (reference.fdKinds[kind] ?? 0))
+    .map((kind) => `${kind} ${reference.fdKinds[kind] ?? 0} -> ${now.fdKinds[kind]}`)
+    .join(', ');
 }
 
 /** Polls `check` every 50 ms until it holds or `ms` passed; returns whether it held. */
@@ -156,6 +179,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const deadlineMs = options.deadlineMs ?? 30 * 60_000;
   const processBoundMs = options.processBoundMs ?? 120_000;
   const graceMs = options.graceMs ?? 250;
+  const killWaitMs = options.killWaitMs ?? 20_000;
   const heapBound = options.heapBoundBytes ?? 8 * 1024 * 1024;
   const settleBoundMs = options.settleBoundMs ?? 20_000;
   const runId = randomUUID();
@@ -192,10 +216,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const behaviours = Object.fromEntries(BEHAVIOURS.map((b) => [b, 0])) as Record<BehaviourName, number>;
   const endings = Object.fromEntries(ENDINGS.map((e) => [e, 0])) as Record<EndingName, number>;
 
+  // The first spawn of this process opens a descriptor libuv keeps for good (/dev/null): not the target's.
+  await new Promise<void>((resolve) => spawn('true', [], { stdio: 'ignore' }).once('close', () => resolve()).once('error', () => resolve()));
   const beforeTarget = snapshot();
   let target: Target | undefined;
   try {
-    target = await createTarget(adapter, { runId, graceMs });
+    target = await createTarget(adapter, { runId, graceMs, killWaitMs });
     const decorate = options.decorate ?? ((sandbox: Sandbox) => sandbox);
     const shared = decorate(target.shared);
     const capabilities: PlanCapabilities = {
@@ -204,7 +230,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     };
     const digest = planDigest(seed, count, capabilities);
     const openSandbox = async (): Promise<Sandbox> => decorate(await target!.openSandbox());
-    const context = { shared, openSandbox, waitBoundMs: Math.max(10_000, graceMs * 4 + 10_000), textOnly: !capabilities.binary };
+    const context = { shared, openSandbox, waitBoundMs: graceMs + killWaitMs + 10_000, textOnly: !capabilities.binary };
 
     // Warm-up: the first command, stream and sandbox open what stays open for good (libuv's, the SDKs' agents).
     await shared.run(['true']);
@@ -287,7 +313,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       return now.fds <= baseline.fds && excess(now, baseline).length === 0;
     }, settleBoundMs);
     const afterRun = snapshot();
-    if (afterRun.fds > baseline.fds) violate('descriptors', `${afterRun.fds} open file descriptors after the run, ${baseline.fds} at the baseline`);
+    if (afterRun.fds > baseline.fds) violate('descriptors', `${afterRun.fds} open file descriptors after the run, ${baseline.fds} at the baseline: ${extraFds(afterRun, baseline)}`);
     if (excess(afterRun, baseline).length > 0) {
       violate('handles', `active resources after the run exceed the baseline: ${excess(afterRun, baseline).join(', ')} (all changes: ${resourceDelta(afterRun, baseline)})`);
     }
@@ -312,7 +338,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       return now.fds <= beforeTarget.fds && excess(now, beforeTarget).length === 0;
     }, settleBoundMs);
     const afterClose = snapshot();
-    if (afterClose.fds > beforeTarget.fds) violate('descriptors', `${afterClose.fds} open file descriptors after closing the target, ${beforeTarget.fds} before it existed`);
+    if (afterClose.fds > beforeTarget.fds) violate('descriptors', `${afterClose.fds} open file descriptors after closing the target, ${beforeTarget.fds} before it existed: ${extraFds(afterClose, beforeTarget)}`);
     if (excess(afterClose, beforeTarget).length > 0) {
       violate('handles', `active resources after closing the target exceed those before it existed: ${excess(afterClose, beforeTarget).join(', ')} (all changes: ${resourceDelta(afterClose, beforeTarget)})`);
     }
@@ -327,6 +353,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       count,
       concurrency,
       runId,
+      graceMs,
+      killWaitMs,
       planDigest: digest,
       capabilities,
       started: next,

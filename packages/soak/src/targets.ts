@@ -28,6 +28,12 @@ export interface TargetOptions {
   readonly runId: string;
   /** Grace period between SIGTERM and SIGKILL. */
   readonly graceMs: number;
+  /**
+   * The remote adapters' kill wait (how long the end may take to be reported
+   * after SIGKILL before the command fails with TransportError). The local
+   * adapter derives its own from the grace period.
+   */
+  readonly killWaitMs: number;
 }
 
 /** An adapter ready for a soak. */
@@ -76,7 +82,7 @@ async function e2bTarget(options: TargetOptions): Promise<Target> {
     // The emulator switches accounts only when it runs as root.
     const accounts = process.getuid?.() === 0 ? {} : { capabilities: { user: false } };
     const open = (): Promise<Sandbox> =>
-      createE2BSandbox({ sandbox: native, owned: false, graceMs: options.graceMs, env: { [MARKER]: options.runId }, ...accounts });
+      createE2BSandbox({ sandbox: native, owned: false, graceMs: options.graceMs, killWaitMs: options.killWaitMs, env: { [MARKER]: options.runId }, ...accounts });
     const shared = await open();
     return {
       adapter: 'e2b',
@@ -103,7 +109,7 @@ async function vercelTarget(options: TargetOptions): Promise<Target> {
     };
     const fetch = emulatorFetch(url);
     const open = (): Promise<Sandbox> =>
-      createVercelSandbox({ ...credentials, fetch, graceMs: options.graceMs, env: { [MARKER]: options.runId } });
+      createVercelSandbox({ ...credentials, fetch, graceMs: options.graceMs, killWaitMs: options.killWaitMs, env: { [MARKER]: options.runId } });
     const shared = await open();
     return {
       adapter: 'vercel',
