@@ -32,14 +32,25 @@ export const flowCases = [
     async run(ctx) {
       const dir = await scratch(ctx);
       await using proc = ctx.sandbox.stream(['sh', '-c', FLOW_SCRIPT, 'sh', dir]);
-      // Nothing is read until the command has written all of it or is held back (its progress stands still).
+      // Nothing is read until the command has written all of it or is held back: its progress stands
+      // still for several times the longest it ever took to advance. A fixed pause would break off
+      // early on a loaded machine, where awk is merely slow, and the case would read before any
+      // pause happened, proving nothing.
       const step = await bound(ctx, 200);
-      const deadline = performance.now() + (await bound(ctx, 15_000));
+      const deadline = performance.now() + (await bound(ctx, 30_000));
       let previous = -1;
+      let changedAt = performance.now();
+      let slowestAdvance = 0;
       for (;;) {
         const progress = Number((await readMarker(ctx, `${dir}/progress`))?.trim() ?? '0');
-        if (progress >= FLOW_LINES || (progress === previous && progress > 0) || performance.now() > deadline) break;
-        previous = progress;
+        const now = performance.now();
+        if (progress !== previous) {
+          if (previous >= 0) slowestAdvance = Math.max(slowestAdvance, now - changedAt);
+          changedAt = now;
+          previous = progress;
+        }
+        const stillFor = now - changedAt;
+        if (progress >= FLOW_LINES || (progress > 0 && stillFor >= Math.max(step, 4 * slowestAdvance)) || now > deadline) break;
         await ctx.sleep(step);
       }
       const got = await collect(proc);
