@@ -216,8 +216,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const behaviours = Object.fromEntries(BEHAVIOURS.map((b) => [b, 0])) as Record<BehaviourName, number>;
   const endings = Object.fromEntries(ENDINGS.map((e) => [e, 0])) as Record<EndingName, number>;
 
-  // The first spawn of this process opens a descriptor libuv keeps for good (/dev/null): not the target's.
-  await new Promise<void>((resolve) => spawn('true', [], { stdio: 'ignore' }).once('close', () => resolve()).once('error', () => resolve()));
+  // The first spawn with pipes opens a descriptor the process keeps for good (/dev/null): not the target's.
+  await new Promise<void>((resolve) => {
+    const child = spawn('true', [], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.once('close', () => setImmediate(resolve)).once('error', () => resolve());
+  });
   const beforeTarget = snapshot();
   let target: Target | undefined;
   try {
