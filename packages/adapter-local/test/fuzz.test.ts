@@ -12,12 +12,12 @@ import { MARKER, RUN_ID, testSandbox } from './helpers.js';
 
 const marker = { name: MARKER, value: RUN_ID };
 
-describeOptionFuzz('adapter-local', () => testSandbox(), { runs: 100, marker });
+describeOptionFuzz('adapter-local', () => testSandbox(), { runs: 50, marker });
 
 // The isolated mode's /tmp is its own: the working directories are made in
 // this package's directory, which the sandbox sees read-only.
 describeOptionFuzz("adapter-local isolation: 'namespaces'", () => testSandbox({ isolation: 'namespaces' }), {
-  runs: 30,
+  runs: 15,
   marker,
   scratchParent: fileURLToPath(new URL('..', import.meta.url)),
 });

@@ -15,7 +15,7 @@ const RUN_ID = randomUUID();
 const emulator = useEmulator({ env: { ...(process.env as Record<string, string>), [MARKER]: RUN_ID } });
 
 describeOptionFuzz('adapter-vercel', () => testSandbox(), {
-  runs: 60,
+  runs: 30,
   marker: { name: MARKER, value: RUN_ID },
   startCount: () => emulator().requests.filter((request) => request.method === 'POST' && request.path.endsWith('/cmd')).length,
 });
