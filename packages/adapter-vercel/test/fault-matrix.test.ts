@@ -25,15 +25,15 @@ const RUN_ID = `${process.pid}-${Date.now()}`;
 /** Every command of a cell carries `CELL_VAR=<run>:<cell>`: the request log and a host scan find it by that. */
 const CELL_VAR = 'SANDSTREAM_FAULT_CELL';
 const GRACE_MS = 300;
-const KILL_WAIT_MS = 3_000;
+const KILL_WAIT_MS = 2_000;
 /**
  * The cell whose start is answered too late: the caller's timeout is the
  * only bound on a start, and the runtime then waits grace + kill wait for
  * the start to be confirmed before it gives the command up.
  */
-const CALLER_TIMEOUT_MS = 1_500;
-const LATE_KILL_WAIT_MS = 1_000;
-const LATE_START_MS = CALLER_TIMEOUT_MS + GRACE_MS + LATE_KILL_WAIT_MS + 1_200;
+const CALLER_TIMEOUT_MS = 800;
+const LATE_KILL_WAIT_MS = 700;
+const LATE_START_MS = CALLER_TIMEOUT_MS + GRACE_MS + LATE_KILL_WAIT_MS + 1_000;
 
 type Phase = 'before-start-event' | 'mid-stream' | 'before-end-event' | 'during-kill' | 'during-stdin-write';
 type FaultName =
@@ -95,8 +95,14 @@ const TREE_HELPER = (action: string) =>
   }) as const;
 /** The helper command that delivers kill(): SIGTERM to the command's tree. */
 const TERM_HELPER = TREE_HELPER('TERM');
-/** A rate limiter: every matching request is refused for two seconds, each told to come back in two. */
-const RATE_LIMITED = { retryAfter: 2, forMs: 2_000 } as const;
+/** A rate limiter: every matching request is refused for a second, each told to come back in one. */
+const RATE_LIMITED = { retryAfter: 1, forMs: 1_000 } as const;
+/**
+ * The same for two seconds: longer than the whole fixed backoff of the
+ * stdin writer's resends (about 1.1 s), so only a writer that honours
+ * Retry-After gets through.
+ */
+const RATE_LIMITED_LONG = { retryAfter: 2, forMs: 2_000 } as const;
 /** The third of five stdin writes (the probe and two writes went before). */
 const STDIN = { method: 'POST', path: /\/stdin$/ } as const;
 /** Cuts the live log stream part way, in the middle of a record. */
@@ -187,7 +193,7 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           if (fault === '503+error-body') add(phase, fault, [{ kind: 'status', status: 503, when: 'after', ...STDIN }], 'result');
           // Resent are network errors, 429, 502 and 503 (ADR-0027); a 500 is an uncertain write.
           if (fault === '500-bare') add(phase, fault, [{ kind: 'status', status: 500, body: 'text', when: 'after', ...STDIN }], 'TransportError');
-          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'status', status: 429, ...RATE_LIMITED, ...STDIN }], 'result', 1_000);
+          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'status', status: 429, ...RATE_LIMITED_LONG, ...STDIN }], 'result', 2_000);
           if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay-headers', ms: 500, ...STDIN }], 'result', 500);
           if (fault === 'slow-headers>bound') {
             add(phase, fault, { notApplicable: 'no bound applies to a stdin write: the service answers once the bytes are in the pipe, which a slow reader delays legitimately (see slow-headers<bound)' }, 'result');
