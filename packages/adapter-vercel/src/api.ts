@@ -1,5 +1,23 @@
 import type { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
 
+/**
+ * A signal of one request that follows `signal`, and stops following it once
+ * released. fetch (undici) keeps its abort listener on the signal it is given
+ * until the request is garbage-collected, so requests given a command's
+ * long-lived signal directly (a write to its standard input each) would pile
+ * listeners on it; this way it holds one per request in flight.
+ */
+function linkedSignal(signal: AbortSignal): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  if (signal.aborted) {
+    controller.abort(signal.reason);
+    return { signal: controller.signal, release: () => undefined };
+  }
+  const onAbort = (): void => controller.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  return { signal: controller.signal, release: () => signal.removeEventListener('abort', onAbort) };
+}
+
 /** A log record as the SDK yields it. */
 export interface LogLine {
   readonly stream: 'stdout' | 'stderr';
@@ -95,13 +113,20 @@ export class VercelApi {
 
   /** One request, never retried: the caller sees the first answer or the network error. */
   async once(suffix: string, body: unknown, signal?: AbortSignal): Promise<Answer> {
-    const response = await this.client.request(this.path(suffix), {
-      method: 'POST',
-      body: JSON.stringify(body),
-      retry: { retries: 0 },
-      ...(signal === undefined ? {} : { signal }),
-    });
-    const text = await response.text();
+    const request = signal === undefined ? undefined : linkedSignal(signal);
+    let text: string;
+    let response: Response;
+    try {
+      response = await this.client.request(this.path(suffix), {
+        method: 'POST',
+        body: JSON.stringify(body),
+        retry: { retries: 0 },
+        ...(request === undefined ? {} : { signal: request.signal }),
+      });
+      text = await response.text();
+    } finally {
+      request?.release();
+    }
     let json: unknown;
     try {
       json = text === '' ? undefined : (JSON.parse(text) as unknown);
