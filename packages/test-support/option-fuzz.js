@@ -20,6 +20,7 @@ import {
   hasCapability,
   InvalidArgument,
   SpawnFailed,
+  StdinClosed,
 } from '@sandstream/types';
 import { markedProcesses } from './processes.js';
 import { within } from './timing.js';
@@ -218,7 +219,12 @@ function optionFields(mode, capabilities) {
       fc.constantFrom('x', {}, 1, null).map((v) => ['onOutput', v, 'invalid']),
     );
   } else {
-    valid.push(fc.constant(['stdin', 'ignore', 'ok']), fc.constant(['stdin', 'pipe', stdinCapable ? 'pipe' : 'needs-stdin']));
+    // With a writer: up to five writes (text, bytes, all 256 byte values, 200 kB), all in flight at once, then end().
+    const write = fc.oneof(text, fc.uint8Array({ maxLength: 100 }), fc.constant(Uint8Array.from({ length: 256 }, (_, i) => i)), fc.constant(new Uint8Array(200_000).fill(0x5a)));
+    valid.push(
+      fc.constant(['stdin', 'ignore', 'ok']),
+      fc.array(write, { maxLength: 5 }).map((writes) => ['stdin', 'pipe', stdinCapable ? 'pipe' : 'needs-stdin', writes]),
+    );
     invalid.push(fc.constantFrom('inherit', 'PIPE', 1, null, true).map((v) => ['stdin', v, 'invalid']));
   }
   return fc.oneof({ weight: 4, arbitrary: fc.oneof(...valid) }, { weight: 1, arbitrary: fc.oneof(...invalid) });
@@ -233,7 +239,7 @@ const KNOWN = {
 // ---- running one case ---------------------------------------------------------
 
 /** Settles the call the way the spec says its errors arrive: a Process's synchronously, a run's as a rejection. */
-async function call(sandbox, mode, argv, options, boundMs) {
+async function call(sandbox, mode, argv, options, boundMs, writes = []) {
   if (mode === 'run') {
     let promise;
     try {
@@ -254,8 +260,16 @@ async function call(sandbox, mode, argv, options, boundMs) {
   } catch (error) {
     return { error, synchronous: true };
   }
+  // A write to a command that never started, or has ended, rejects with StdinClosed; what the
+  // call gives is then decided by iteration and wait(), as the spec puts it.
+  let writeErrors = [];
   try {
-    if (options?.stdin === 'pipe') await within(boundMs, proc.stdin.end(), 'stdin.end()');
+    if (options?.stdin === 'pipe') {
+      // Not awaited one by one: the writes reach the command in call order however many are in flight.
+      const pending = [...writes.map((data) => proc.stdin.write(data)), proc.stdin.end()];
+      const settled = await within(boundMs, Promise.allSettled(pending), 'stdin writes');
+      writeErrors = settled.filter((entry) => entry.status === 'rejected').map((entry) => entry.reason);
+    }
     const parts = [];
     await within(
       boundMs,
@@ -265,9 +279,9 @@ async function call(sandbox, mode, argv, options, boundMs) {
       'iteration',
     );
     const result = await within(boundMs, proc.wait(), 'wait()');
-    return { result, stdout: Buffer.concat(parts) };
+    return { result, stdout: Buffer.concat(parts), writeErrors };
   } catch (error) {
-    return { error };
+    return { error, writeErrors };
   } finally {
     await within(boundMs, proc[Symbol.asyncDispose](), 'disposal').catch(() => undefined);
   }
@@ -283,6 +297,9 @@ function describeError(error) {
  */
 function judge(outcome, expected, mode) {
   const { error, result } = outcome;
+  for (const failed of outcome.writeErrors ?? []) {
+    expect(failed, `a write rejected with ${describeError(failed)}`).toBeInstanceOf(StdinClosed);
+  }
   if (mode === 'run' && outcome.thrownSynchronously) {
     throw new Error(`run() threw synchronously instead of rejecting: ${describeError(error)}`);
   }
@@ -326,6 +343,7 @@ function judge(outcome, expected, mode) {
   }
   if (error !== undefined) throw new Error(`expected the command to run, got ${describeError(error)}`, { cause: error });
   expect(result.timedOut).toBe(false);
+  expect(outcome.writeErrors ?? [], 'writes to a command that ran and read them all').toEqual([]);
   const stdoutText = Buffer.from(outcome.stdout).toString('latin1');
   if (expected.cap !== undefined && result.stdoutTruncated) {
     expect(result.stdout.byteLength).toBe(expected.cap);
@@ -393,9 +411,9 @@ export function describeOptionFuzz(name, openSandbox, options = {}) {
     });
 
     /** Runs one case: the call, the verdict, then nothing of it left alive and, when it was refused, nothing started. */
-    async function runCase(mode, argv, callOptions, expected) {
+    async function runCase(mode, argv, callOptions, expected, writes) {
       const before = options.startCount?.();
-      const outcome = await call(sandbox, mode, argv, callOptions, boundMs);
+      const outcome = await call(sandbox, mode, argv, callOptions, boundMs, writes);
       const kind = judge(outcome, expected, mode);
       if (before !== undefined && ['invalid', 'capability', 'aborted', 'unknown user refused'].includes(kind)) {
         expect(options.startCount(), 'a refused call sent no start request').toBe(before);
@@ -543,7 +561,8 @@ export function describeOptionFuzz(name, openSandbox, options = {}) {
         }
         else {
           const cap = fields.find(([, , verdict]) => verdict === 'cap')?.[1];
-          const input = fields.find(([key]) => key === 'input')?.[1];
+          const writes = fields.find(([key]) => key === 'stdin')?.[3];
+          const input = writes === undefined ? fields.find(([key]) => key === 'input')?.[1] : Buffer.concat(writes.map((data) => (typeof data === 'string' ? encoder.encode(data) : data)));
           expected = {
             args,
             env: {},
@@ -553,7 +572,7 @@ export function describeOptionFuzz(name, openSandbox, options = {}) {
             ...(verdicts.has('onOutput') ? { collected } : {}),
           };
         }
-        return runCase(mode, ['sh', '-c', ECHO, 'sh', ...args], callOptions, expected);
+        return runCase(mode, ['sh', '-c', ECHO, 'sh', ...args], callOptions, expected, fields.find(([key]) => key === 'stdin')?.[3]);
       });
     });
   });
