@@ -1,9 +1,10 @@
-// Property-based fuzzing of what a caller hands a sandbox: argv, env, cwd
-// and the options bag, with fast-check, one suite every adapter runs. Each
-// input either runs with an exact round trip (the command echoes its argv,
-// its environment and its working directory back, hex-encoded so that a
-// text-only backend carries them exactly too) or fails with the spec's
-// typed error, within a bound, and leaves no process of its own behind.
+// Property-based fuzzing of what a caller hands a sandbox: argv, env, cwd,
+// standard input and the options bag, with fast-check, one suite every
+// adapter runs. Each input either runs with an exact round trip (the
+// command echoes its argv, its environment, its working directory and its
+// standard input back, hex-encoded so that a text-only backend carries them
+// exactly too) or fails with the spec's typed error, within a bound, and
+// leaves no process of its own behind.
 //
 // Strings are JavaScript strings: one with a lone surrogate has no UTF-8
 // form, and reaches the command as its UTF-8 encoding in the WHATWG sense
@@ -263,6 +264,7 @@ async function call(sandbox, mode, argv, options, boundMs, writes = []) {
   // A write to a command that never started, or has ended, rejects with StdinClosed; what the
   // call gives is then decided by iteration and wait(), as the spec puts it.
   let writeErrors = [];
+  let outcome;
   try {
     if (options?.stdin === 'pipe') {
       // Not awaited one by one: the writes reach the command in call order however many are in flight.
@@ -279,12 +281,17 @@ async function call(sandbox, mode, argv, options, boundMs, writes = []) {
       'iteration',
     );
     const result = await within(boundMs, proc.wait(), 'wait()');
-    return { result, stdout: Buffer.concat(parts), writeErrors };
+    outcome = { result, stdout: Buffer.concat(parts), writeErrors };
   } catch (error) {
-    return { error, writeErrors };
-  } finally {
-    await within(boundMs, proc[Symbol.asyncDispose](), 'disposal').catch(() => undefined);
+    outcome = { error, writeErrors };
   }
+  // Disposing a settled Process resolves, whatever the command did.
+  try {
+    await within(boundMs, proc[Symbol.asyncDispose](), 'disposal');
+  } catch (error) {
+    outcome.disposeError = error;
+  }
+  return outcome;
 }
 
 function describeError(error) {
@@ -297,6 +304,7 @@ function describeError(error) {
  */
 function judge(outcome, expected, mode) {
   const { error, result } = outcome;
+  if (outcome.disposeError !== undefined) throw new Error(`disposing the settled Process failed: ${describeError(outcome.disposeError)}`, { cause: outcome.disposeError });
   for (const failed of outcome.writeErrors ?? []) {
     expect(failed, `a write rejected with ${describeError(failed)}`).toBeInstanceOf(StdinClosed);
   }
@@ -416,7 +424,9 @@ export function describeOptionFuzz(name, openSandbox, options = {}) {
       const outcome = await call(sandbox, mode, argv, callOptions, boundMs, writes);
       const kind = judge(outcome, expected, mode);
       if (before !== undefined && ['invalid', 'capability', 'aborted', 'unknown user refused'].includes(kind)) {
+        // Nothing was asked to start, so there is nothing to look for.
         expect(options.startCount(), 'a refused call sent no start request').toBe(before);
+        return kind;
       }
       await expectNoLeftovers();
       return kind;
