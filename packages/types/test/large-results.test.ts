@@ -52,7 +52,11 @@ function inThreeValidators(): Array<[name: string, check: (value: unknown) => Pr
   ];
 }
 
-describe('a 64 MiB ExecResult', () => {
+// Each test here is CPU-bound work over 64 to 128 MiB: a few seconds on a quiet machine, several times
+// that beside another test run on two cores. The bound only catches a hang, so it is wide.
+const LARGE_WORK_MS = 180_000;
+
+describe('a 64 MiB ExecResult', { timeout: LARGE_WORK_MS }, () => {
   beforeAll(() => registerSchema(document as never));
   afterAll(() => unregisterSchema(SCHEMA_ID));
 
