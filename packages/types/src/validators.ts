@@ -97,12 +97,14 @@ function toIssue(error: ErrorObject): SchemaIssue {
   return { instancePath: error.instancePath, keyword: error.keyword, message: error.message ?? error.keyword };
 }
 
+/** Problems a decoder's message names; the rest are counted, so a hostile input cannot make it unbounded. */
+const MESSAGE_ISSUES = 10;
+
 function invalid(what: string, issues: readonly SchemaIssue[]): InvalidArgument {
   const first = issues[0];
-  return new InvalidArgument(
-    `${what}${first?.instancePath ?? ''}`,
-    issues.map((issue) => `${issue.instancePath || '/'} ${issue.message} (${issue.keyword})`).join('; '),
-  );
+  const named = issues.slice(0, MESSAGE_ISSUES).map((issue) => `${issue.instancePath.slice(0, 200) || '/'} ${issue.message} (${issue.keyword})`);
+  if (issues.length > MESSAGE_ISSUES) named.push(`and ${issues.length - MESSAGE_ISSUES} more`);
+  return new InvalidArgument(`${what}${first?.instancePath ?? ''}`, named.join('; '));
 }
 
 /** Encodes a chunk into its JSON wire form (`data` as base64). */

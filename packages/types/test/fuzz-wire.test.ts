@@ -243,6 +243,20 @@ describe('fuzz: wire forms on arbitrary JSON', () => {
     );
   });
 
+  it('decoders: a refusal names at most a bounded number of problems, however many the input has', { timeout: PROPERTY_TIMEOUT_MS }, () => {
+    check(
+      'decoder messages (many unknown keys)',
+      fc.property(fc.integer({ min: 1, max: 60_000 }), fc.constantFrom('result', 'chunk'), (count, what) => {
+        const base: Record<string, unknown> = what === 'result' ? { exitCode: 0, signal: null, stdout: '', stderr: '', streamed: false, timedOut: false, stdoutTruncated: false, stderrTruncated: false, durationMs: 1 } : { stream: 'stdout', data: '' };
+        for (let index = 0; index < count; index++) base[`k${index}`] = index;
+        const result = outcome(() => (what === 'result' ? decodeExecResult(base) : decodeOutputChunk(base)));
+        expect(result.ok).toBe(false);
+        if (!result.ok) expect(result.error.message.length, 'message length').toBeLessThan(4_096);
+      }),
+      25,
+    );
+  });
+
   it('validatorFor: every definition answers a boolean with issues, never throws', { timeout: PROPERTY_TIMEOUT_MS }, () => {
     const names = Object.keys(DEFINITIONS) as DefinitionName[];
     check(
@@ -367,5 +381,19 @@ describe('fuzz: option validation on arbitrary values', () => {
       }),
       300,
     );
+  });
+});
+
+describe('regressions found by fuzzing', () => {
+  it('a result with 2 938 unknown keys is refused with a message naming ten problems and counting the rest (found by seed 5922049, decoder messages, path 0)', () => {
+    const json: Record<string, unknown> = { exitCode: 0, signal: null, stdout: '', stderr: '', streamed: false, timedOut: false, stdoutTruncated: false, stderrTruncated: false, durationMs: 1 };
+    for (let index = 0; index < 2_938; index++) json[`k${index}`] = index;
+    const result = outcome(() => decodeExecResult(json));
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error.key).toBe('result');
+    expect(result.error.reason.split('; ')).toHaveLength(11);
+    expect(result.error.reason).toMatch(/; and 2928 more$/);
+    expect(result.error.message.length).toBeLessThan(1_000);
   });
 });
