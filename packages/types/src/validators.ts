@@ -2,6 +2,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import addFormatsModule from 'ajv-formats';
 import { Value } from '@sinclair/typebox/value';
 import { InvalidArgument } from './errors.js';
+import { isPlainObject } from './runtime/plain-object.js';
 import { ExecResult, OutputChunk, type DefinitionName } from './schema/index.js';
 import type { ExecResult as ExecResultType, ExecResultJson } from './schema/exec-result.js';
 import type { OutputChunk as OutputChunkType, OutputChunkJson } from './schema/output-chunk.js';
@@ -71,10 +72,11 @@ export interface ValidatorOptions {
  * ```
  */
 export function validatorFor<T = unknown>(name: DefinitionName, options: ValidatorOptions = {}): SpecValidator<T> {
+  if (!isPlainObject(options)) throw new InvalidArgument('options', 'must be an object');
   const kind = options.document ?? 'exact';
   if (kind !== 'exact' && kind !== 'reader') throw new InvalidArgument('options.document', 'must be "exact" or "reader"');
   const validate = compile(kind).get(name);
-  if (validate === undefined) throw new InvalidArgument('name', `no definition named ${name}`);
+  if (validate === undefined) throw new InvalidArgument('name', `no definition named ${String(name)}`);
   let issues: readonly SchemaIssue[] = [];
   const check = ((value: unknown) => {
     let ok: boolean;

@@ -14,7 +14,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgument } from '../src/errors.js';
-import { DEFINITIONS, type DefinitionName } from '../src/schema/index.js';
+import { CAPABILITIES, DEFINITIONS, hasCapability, type DefinitionName } from '../src/schema/index.js';
 import { planRun, planStream, validateArgv } from '../src/runtime/execution-plan.js';
 import { validateEnv } from '../src/runtime/environment.js';
 import {
@@ -384,7 +384,57 @@ describe('fuzz: option validation on arbitrary values', () => {
   });
 });
 
+describe('fuzz: the helpers a reader of wire objects calls', () => {
+  const names = Object.keys(DEFINITIONS);
+  it('validatorFor(any name, any options) gives a validator or InvalidArgument', { timeout: PROPERTY_TIMEOUT_MS }, () => {
+    check(
+      'validatorFor(arbitrary)',
+      fc.property(fc.oneof(fc.constantFrom(...names), anyKey(names), anyValue), fc.oneof(fc.constant(undefined), fc.record({ document: fc.oneof(fc.constantFrom('exact', 'reader', '__proto__', 'toString'), anyValue) }, { requiredKeys: [] }), anyValue), (name, options) => {
+        const result = outcome(() => validatorFor(name as DefinitionName, options as never));
+        if (result.ok) expect(typeof result.value({})).toBe('boolean');
+        expectUnpolluted();
+      }),
+      300,
+    );
+  });
+
+  it('hasCapability(any manifest, any name) answers a boolean', { timeout: PROPERTY_TIMEOUT_MS }, () => {
+    check(
+      'hasCapability(arbitrary)',
+      fc.property(fc.jsonValue().map((text) => JSON.parse(JSON.stringify({ manifest: text })) as { manifest: unknown }), fc.dictionary(anyKey([...CAPABILITIES]), fc.oneof(fc.boolean(), anyValue), { maxKeys: 6 }), fc.oneof(fc.constantFrom(...CAPABILITIES), anyKey([...CAPABILITIES])), (wrapped, manifest, name) => {
+        for (const candidate of [manifest, typeof wrapped.manifest === 'object' && wrapped.manifest !== null ? wrapped.manifest : {}]) {
+          const answer = hasCapability(candidate as never, name as never);
+          expect(typeof answer).toBe('boolean');
+          const own = Object.hasOwn(candidate, name) ? (candidate as Record<string, unknown>)[name] : undefined;
+          if (typeof own === 'boolean') expect(answer).toBe(own);
+          else expect(answer).toBe(name === 'binary-output');
+        }
+      }),
+      300,
+    );
+  });
+});
+
 describe('regressions found by fuzzing', () => {
+  it('hasCapability answers false, not what Object.prototype holds, for toString, constructor and __proto__', () => {
+    for (const name of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+      expect(hasCapability({ streaming: true, stdin: true, 'resource-limits': false, user: false }, name as never), name).toBe(false);
+    }
+    expect(hasCapability(JSON.parse('{"toString": true}') as never, 'toString' as never)).toBe(true);
+  });
+
+  it('validatorFor with a Symbol as the name is InvalidArgument, not a TypeError (found by seed 5922049, validatorFor(arbitrary), path 98)', () => {
+    const result = outcome(() => validatorFor(Symbol('s') as never));
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error.key).toBe('name');
+  });
+
+  it('validatorFor with options null is InvalidArgument, not a TypeError', () => {
+    const result = outcome(() => validatorFor('ExecResult', null as never));
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error.key).toBe('options');
+  });
+
   it('a result with 2 938 unknown keys is refused with a message naming ten problems and counting the rest (found by seed 5922049, decoder messages, path 0)', () => {
     const json: Record<string, unknown> = { exitCode: 0, signal: null, stdout: '', stderr: '', streamed: false, timedOut: false, stdoutTruncated: false, stderrTruncated: false, durationMs: 1 };
     for (let index = 0; index < 2_938; index++) json[`k${index}`] = index;

@@ -56,8 +56,11 @@ export const CAPABILITY_DEFAULTS: Readonly<Partial<Record<Capability, boolean>>>
  * ```
  */
 export function hasCapability(manifest: Readonly<Partial<Record<Capability, boolean>>>, capability: Capability): boolean {
-  const value = manifest[capability];
-  return typeof value === 'boolean' ? value : CAPABILITY_DEFAULTS[capability] ?? false;
+  // Own properties only: a name such as `toString` or `__proto__` (a manifest or
+  // a name read off a wire) must not find what Object.prototype holds.
+  const value: unknown = Object.hasOwn(manifest, capability) ? manifest[capability] : undefined;
+  if (typeof value === 'boolean') return value;
+  return Object.hasOwn(CAPABILITY_DEFAULTS, capability) ? CAPABILITY_DEFAULTS[capability] === true : false;
 }
 
 /**
