@@ -1,0 +1,40 @@
+/** The output check: exact prefixes, exact ends, and the one difference a text-only adapter may show. */
+import { describe, expect, it } from 'vitest';
+import { OutputCheck } from '../src/output-check.js';
+
+const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
+const empty = new Uint8Array(0);
+
+describe('OutputCheck', () => {
+  it('accepts an exact prefix, and at the end only the whole', () => {
+    const check = new OutputCheck({ stdout: bytes('hello world'), stderr: empty });
+    check.accept({ stream: 'stdout', data: bytes('hello') });
+    expect(check.prefixProblem()).toBeUndefined();
+    expect(check.complete()).toBe(false);
+    expect(check.completeProblems()).toEqual([expect.stringMatching(/^stdout: sha256 \w+ over 5 bytes, the command wrote sha256 \w+ over 11 bytes$/)]);
+  });
+
+  it('names the first differing byte, and bytes beyond what was written', () => {
+    const check = new OutputCheck({ stdout: bytes('abc'), stderr: bytes('x') });
+    check.accept({ stream: 'stdout', data: bytes('abd') });
+    expect(check.prefixProblem()).toMatch(/^stdout: byte 2 is 0x64, the command wrote 0x63/);
+    const extra = new OutputCheck({ stdout: empty, stderr: bytes('x') });
+    extra.accept({ stream: 'stderr', data: bytes('xy') });
+    expect(extra.prefixProblem()).toMatch(/^stderr: 1 byte\(s\) more than the 1 written, from offset 1/);
+  });
+
+  it('lets a text-only stream cut inside a character end with one U+FFFD, and nothing else', () => {
+    const written = bytes('ab€cd'); // € is e2 82 ac
+    const cut = new Uint8Array([...bytes('ab'), 0xef, 0xbf, 0xbd]);
+    const text = new OutputCheck({ stdout: written, stderr: empty }, true);
+    text.accept({ stream: 'stdout', data: cut });
+    expect(text.prefixProblem()).toBeUndefined();
+    const binary = new OutputCheck({ stdout: written, stderr: empty }, false);
+    binary.accept({ stream: 'stdout', data: cut });
+    expect(binary.prefixProblem()).toMatch(/byte 2/);
+    // Not at the very end: a real difference.
+    const middle = new OutputCheck({ stdout: written, stderr: empty }, true);
+    middle.accept({ stream: 'stdout', data: new Uint8Array([...cut, 0x63]) });
+    expect(middle.prefixProblem()).toMatch(/byte 2/);
+  });
+});
