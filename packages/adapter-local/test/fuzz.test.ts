@@ -5,8 +5,10 @@
  * typed error, and nothing left running. The helpers' leak checks run after
  * each property as after any test.
  */
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { describeOptionFuzz } from '@sandstream/test-support/option-fuzz';
 import { MARKER, RUN_ID, testSandbox } from './helpers.js';
 
@@ -14,12 +16,17 @@ const marker = { name: MARKER, value: RUN_ID };
 
 describeOptionFuzz('adapter-local', () => testSandbox(), { runs: 50, marker });
 
-// The isolated mode's /tmp is its own: the working directories are made in
-// this package's directory, which the sandbox sees read-only.
-describeOptionFuzz("adapter-local isolation: 'namespaces'", () => testSandbox({ isolation: 'namespaces' }), {
+// The isolated mode's /tmp is its own: the working directories are made in a
+// host directory bound into each isolated sandbox at the same path (read-only:
+// the suite makes them on the host, the command only enters them). Not this
+// package's directory: a checkout under /tmp would be hidden by the private /tmp.
+const isolatedScratch = realpathSync(mkdtempSync(join(tmpdir(), 'sandstream-fuzz-isolated-')));
+afterAll(() => rmSync(isolatedScratch, { recursive: true, force: true }));
+
+describeOptionFuzz("adapter-local isolation: 'namespaces'", () => testSandbox({ isolation: 'namespaces', mounts: [{ source: isolatedScratch }] }), {
   runs: 15,
   marker,
-  scratchParent: fileURLToPath(new URL('..', import.meta.url)),
+  scratchParent: isolatedScratch,
 });
 
 describe("regressions found by fuzzing: isolation: 'namespaces'", () => {
