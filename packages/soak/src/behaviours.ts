@@ -35,6 +35,12 @@ export interface CommandPlan {
   readonly end: PlannedEnd;
   /** After its output it sleeps for minutes: only the consumer's ending stops it. */
   readonly lingers: boolean;
+  /**
+   * What arrives of its output when it is ended early is a prefix of
+   * {@link expected}. Not so for a command whose output depends on how much of
+   * its input arrived (`wc -c`).
+   */
+  readonly prefixWhenEnded: boolean;
   /** Sizes and counts that describe it, for the plan digest and for reports. */
   readonly parameters: Readonly<Record<string, number | string>>;
   /** The exact bytes it writes to each stream before it ends or lingers. */
@@ -103,6 +109,7 @@ function muchOutput(rng: Rng, context: BehaviourContext): CommandPlan {
     stdin: undefined,
     end,
     lingers: context.lingers,
+    prefixWhenEnded: true,
     parameters: { lines, lineBytes, every },
     expected() {
       const out: string[] = [];
@@ -134,6 +141,7 @@ function slowOutput(rng: Rng, context: BehaviourContext): CommandPlan {
     stdin: undefined,
     end,
     lingers: context.lingers,
+    prefixWhenEnded: true,
     parameters: { count, pauseMs },
     expected() {
       let stdout = '';
@@ -163,6 +171,7 @@ function binaryOutput(rng: Rng, context: BehaviourContext): CommandPlan {
     stdin: undefined,
     end,
     lingers: context.lingers,
+    prefixWhenEnded: true,
     parameters: { block: block.byteLength, repeats },
     expected() {
       const stdout = new Uint8Array(block.byteLength * repeats);
@@ -186,6 +195,7 @@ function ignoresSigterm(rng: Rng, context: BehaviourContext): CommandPlan {
     stdin: undefined,
     end,
     lingers: context.lingers,
+    prefixWhenEnded: true,
     parameters: { pauseMs },
     expected: () => ({ stdout: encoder.encode(`ignoring TERM ${word}\n`), stderr: encoder.encode('still here\n') }),
   };
@@ -214,6 +224,7 @@ function forksChildren(rng: Rng, context: BehaviourContext): CommandPlan {
     stdin: undefined,
     end,
     lingers: context.lingers,
+    prefixWhenEnded: true,
     parameters: { children: chosen.length },
     expected: () => ({ stdout: encoder.encode(`forked ${word}\n`), stderr: EMPTY }),
   };
@@ -234,6 +245,7 @@ function readsStdin(rng: Rng, context: BehaviourContext): CommandPlan {
     stdin: input,
     end,
     lingers: context.lingers,
+    prefixWhenEnded: echo,
     parameters: { size: input.byteLength, echo: echo ? 'cat' : 'wc' },
     expected: () => ({ stdout: echo ? input : encoder.encode(`${input.byteLength}\n`), stderr: EMPTY }),
   };
@@ -263,6 +275,7 @@ function exitCode(rng: Rng, context: BehaviourContext): CommandPlan {
     stdin: undefined,
     end,
     lingers: context.lingers,
+    prefixWhenEnded: true,
     parameters: { exitCode: end.exitCode ?? end.signal },
     expected: () => ({ stdout: encoder.encode(`ending ${word}\n`), stderr: encoder.encode('bye\n') }),
   };

@@ -18,6 +18,8 @@ interface StreamState {
   mismatchAt: number;
   /** The last (up to) three bytes received. */
   tail: number[];
+  /** What arrived from the first difference on (its first 65 bytes). */
+  after: number[];
 }
 
 /** The output check of one command. */
@@ -41,6 +43,7 @@ export class OutputCheck {
       mismatch: undefined,
       mismatchAt: -1,
       tail: [],
+      after: [],
     });
     this.streams = { stdout: state(expected.stdout), stderr: state(expected.stderr) };
   }
@@ -54,17 +57,20 @@ export class OutputCheck {
   acceptBytes(stream: StreamName, data: Uint8Array): void {
     const state = this.streams[stream];
     state.hash.update(data);
+    if (state.mismatch !== undefined && state.after.length <= 64) state.after.push(...data.subarray(0, 65 - state.after.length));
     if (state.mismatch === undefined && !this.matches(state, data)) {
       const { expected, offset } = state;
       for (let i = 0; i < data.byteLength; i++) {
         if (offset + i >= expected.byteLength) {
           state.mismatch = `${stream}: ${data.byteLength - i} byte(s) more than the ${expected.byteLength} written, from offset ${offset + i}: ${snippet(data, i)}`;
           state.mismatchAt = offset + i;
+          state.after.push(...data.subarray(i, i + 65));
           break;
         }
         if (data[i] !== expected[offset + i]) {
           state.mismatch = `${stream}: byte ${offset + i} is 0x${hex(data[i]!)}, the command wrote 0x${hex(expected[offset + i]!)}; received from there: ${snippet(data, i)}`;
           state.mismatchAt = offset + i;
+          state.after.push(...data.subarray(i, i + 65));
           break;
         }
       }
@@ -96,9 +102,20 @@ export class OutputCheck {
   prefixProblem(): string | undefined {
     for (const name of ['stdout', 'stderr'] as const) {
       const state = this.streams[name];
-      if (state.mismatch !== undefined && !this.replacedTail(state)) return state.mismatch;
+      if (state.mismatch !== undefined && !this.replacedTail(state) && !(name === 'stderr' && this.shellNotice(state))) return state.mismatch;
     }
     return undefined;
+  }
+
+  /**
+   * Everything from the first difference on is the shell's own notice that a
+   * child of it died by a signal ("Terminated", "Killed"): written by the
+   * command's shell while it is being ended, when a backend signals the
+   * processes of a tree one by one and the child goes first.
+   */
+  private shellNotice(state: StreamState): boolean {
+    if (state.after.length > 64 || state.offset - state.mismatchAt !== state.after.length) return false;
+    return /^((Terminated|Killed|Hangup)\n)+$/.test(Buffer.from(state.after).toString('latin1'));
   }
 
   /** The only difference is a U+FFFD as the last three bytes, where the command wrote the start of a multi-byte character. */

@@ -40,8 +40,8 @@ export function planProcess(seed: number, index: number, capabilities: PlanCapab
   const lingers = !readsToEnd(ending) && rng.chance(0.6);
   const piece = rng.logInt(1, 64 * 1024);
   const command = planCommand(behaviour, rng, { binary: capabilities.binary, lingers });
-  // At most 256 writes a command: each awaited write is a round trip to a remote backend.
-  const stdinPiece = Math.max(piece, Math.ceil((command.stdin?.byteLength ?? 0) / 256));
+  // At most 64 writes a command: each awaited write is a round trip to a remote backend.
+  const stdinPiece = Math.max(piece, Math.ceil((command.stdin?.byteLength ?? 0) / 64));
   return { index, command, ending, stdinPiece };
 }
 

@@ -38,3 +38,17 @@ describe('OutputCheck', () => {
     expect(middle.prefixProblem()).toMatch(/byte 2/);
   });
 });
+
+describe('OutputCheck, commands ended early', () => {
+  it("lets stderr end with the shell's notice of a child killed by a signal, and nothing else", () => {
+    const notice = new OutputCheck({ stdout: empty, stderr: bytes('partial line\n') });
+    notice.accept({ stream: 'stderr', data: bytes('partial Terminated\nKilled\n') });
+    expect(notice.prefixProblem()).toBeUndefined();
+    const other = new OutputCheck({ stdout: empty, stderr: bytes('partial line\n') });
+    other.accept({ stream: 'stderr', data: bytes('partial Terminated\nsomething else\n') });
+    expect(other.prefixProblem()).toMatch(/^stderr: byte 8/);
+    const onStdout = new OutputCheck({ stdout: bytes('abc'), stderr: empty });
+    onStdout.accept({ stream: 'stdout', data: bytes('Terminated\n') });
+    expect(onStdout.prefixProblem()).toMatch(/^stdout: byte 0/);
+  });
+});
