@@ -18,7 +18,6 @@ import { isAbsolute, resolve } from 'node:path';
 import { create, toBinary, toJson, toJsonString } from '@bufbuild/protobuf';
 import { Code, ConnectError, createContextKey, createContextValues, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import { parseProcStat } from '@sandstream/types/runtime';
 import {
   Process as ProcessService,
   ProcessEvent_EndEventSchema,
@@ -29,6 +28,7 @@ import {
   type ProcessEvent,
   type ProcessSelector,
 } from '../gen/envd-process_pb.js';
+import { livePids, ownGroupMembers, processState } from './process-table.js';
 import { endFields, type EndFields } from './status.js';
 
 export { endFields, signalFromStatus, type EndFields } from './status.js';
@@ -274,35 +274,6 @@ function atPoint(point: StreamPoint, sent: number, next: ProcessEvent): boolean 
 
 const rawKey = createContextKey<RawRequest | undefined>(undefined, { description: 'node request' });
 
-/** True when `pid` is alive and not a zombie. */
-function processState(pid: number): { state: string; ppid: number; pgrp: number } | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return undefined;
-  }
-  return { ...parseProcStat(stat) };
-}
-
-function livePids(): Array<{ pid: number; ppid: number; pgrp: number }> {
-  const result: Array<{ pid: number; ppid: number; pgrp: number }> = [];
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return result;
-  }
-  for (const entry of entries) {
-    const first = entry.charCodeAt(0);
-    if (first < 48 || first > 57) continue;
-    const state = processState(Number(entry));
-    if (state === undefined || state.state === 'Z' || state.state === 'X') continue;
-    result.push({ pid: Number(entry), ppid: state.ppid, pgrp: state.pgrp });
-  }
-  return result;
-}
-
 /** An account of this machine, from /etc/passwd. */
 interface Account {
   readonly name: string;
@@ -402,6 +373,8 @@ class Command implements EmulatedProcess {
   readonly signals: string[] = [];
   sandboxId: string | undefined;
   user: string | undefined;
+  /** The leader's start time in clock ticks since boot, when it could be read. */
+  leaderStartTicks: number | undefined;
   readonly subscribers = new Set<Subscription>();
   stdinOpen: boolean;
   private paused = false;
@@ -864,6 +837,9 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
           // environment too long) instead of emitting them: the same answer.
           throw refused(error as Error);
         }
+        // Read before the event loop can reap it: the start time tells this
+        // command's group from a later one that reuses its number.
+        const leaderStartTicks = child.pid === undefined ? undefined : processState(child.pid)?.startTicks;
         await new Promise<void>((resolveSpawn, rejectSpawn) => {
           child.once('spawn', resolveSpawn);
           child.once('error', (error) => {
@@ -878,6 +854,7 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
         const sandboxHeader = raw.req.headers['e2b-sandbox-id'];
         command.sandboxId = typeof sandboxHeader === 'string' ? sandboxHeader : undefined;
         command.user = account?.name;
+        command.leaderStartTicks = leaderStartTicks;
         table.push(command);
         running.set(command.pid, command);
         const timeout = Number(raw.req.headers['connect-timeout-ms']);
@@ -1027,7 +1004,7 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
       for (const command of table) {
         if (command.sandboxId !== sandbox.sandboxId) continue;
         const alive = running.has(command.pid) ? [command.pid, ...emulator.descendants(command.pid)] : [];
-        for (const pid of [...alive, ...emulator.groupMembers(command.pid)]) {
+        for (const pid of [...alive, ...ownGroupMembers(command.pid, command.leaderStartTicks, running.has(command.pid))]) {
           try {
             process.kill(pid, 'SIGKILL');
           } catch {
@@ -1104,8 +1081,12 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
           targets.add(command.pid);
           for (const pid of emulator.descendants(command.pid)) targets.add(pid);
         }
-        const leaders = new Set(table.map((command) => command.pid));
-        for (const entry of livePids()) if (leaders.has(entry.pgrp)) targets.add(entry.pid);
+        const live = livePids();
+        const grouped = new Set(live.map((entry) => entry.pgrp));
+        for (const command of table) {
+          if (!grouped.has(command.pid)) continue;
+          for (const pid of ownGroupMembers(command.pid, command.leaderStartTicks, running.has(command.pid), live)) targets.add(pid);
+        }
         for (const pid of targets) {
           try {
             process.kill(pid, 'SIGKILL');
