@@ -52,7 +52,7 @@ export function planDigest(seed: number, count: number, capabilities: PlanCapabi
     const plan = planProcess(seed, index, capabilities);
     const script = createHash('sha256').update(plan.command.script).digest('hex').slice(0, 16);
     digest.update(
-      `${index} ${plan.command.behaviour} ${JSON.stringify(plan.ending)} ${plan.command.lingers} ${script} ${JSON.stringify(plan.command.parameters)}\n`,
+      `${index} ${plan.command.behaviour} ${JSON.stringify(plan.ending)} ${plan.command.lingers} ${plan.stdinPiece} ${script} ${JSON.stringify(plan.command.parameters)}\n`,
     );
   }
   return digest.digest('hex').slice(0, 16);
