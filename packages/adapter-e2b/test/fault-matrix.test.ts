@@ -10,11 +10,17 @@
  * started at most once, that no output is repeated, and that after
  * teardown nothing carrying the cell's marker is alive. The matrix is
  * printed at the end.
+ *
+ * The workload of a cell, the checks every cell shares and the table are
+ * @sandstream/test-support/fault-matrix; this file holds envd's faults for each cell,
+ * which cells apply, the bounds and the setup.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
-import { SandstreamError, type ExecResult, type Process, type Sandbox } from '@sandstream/types';
+import type { Sandbox } from '@sandstream/types';
+import { CELL_VAR, FAULTS, PHASES, cellMark, createMatrixReport, describeMatrix, measureBaseline, runCell } from '@sandstream/test-support/fault-matrix';
+import type { CellPlan, Expected, FaultName, Observed, Phase } from '@sandstream/test-support/fault-matrix';
 import { markedProcesses } from '@sandstream/test-support/processes';
 import { startEnvdEmulator, type EnvdEmulator, type EnvdFault, type RecordedRequest } from '../src/emulator/index.js';
 import { isDaemonAnswer } from '../src/connection.js';
@@ -22,8 +28,6 @@ import { createE2BSandbox } from '../src/index.js';
 import { newRunId, waitFor, within } from './helpers.js';
 
 const RUN_ID = newRunId();
-/** Every command of a cell carries `CELL_VAR=<run>:<cell>`: the emulator's table and a host scan find it by that. */
-const CELL_VAR = 'SANDSTREAM_FAULT_CELL';
 /** A stream silent this long is broken (the adapter's bound on a start event and on a quiet stream). */
 const STALL_MS = 1_500;
 /** The adapter's bound on a signal delivery (a helper command in the sandbox). */
@@ -31,42 +35,10 @@ const REQUEST_TIMEOUT_MS = 2_000;
 const GRACE_MS = 300;
 const KILL_WAIT_MS = 3_000;
 
-type Phase = 'before-start-event' | 'mid-stream' | 'before-end-event' | 'during-kill' | 'during-stdin-write';
-type FaultName =
-  | 'reset'
-  | '503+error-body'
-  | '500-bare'
-  | '429+retry-after'
-  | 'slow-headers<bound'
-  | 'slow-headers>bound'
-  | 'truncated-frame'
-  | 'cut-at-boundary';
-type Expected = 'result' | 'TransportError';
-
-interface Cell {
-  readonly phase: Phase;
-  readonly fault: FaultName;
+interface Cell extends CellPlan {
   /** The fault, or why the cell does not apply to envd. */
   readonly inject: EnvdFault | { readonly notApplicable: string };
-  readonly expect: Expected;
-  /** Time the fault itself adds (an injected delay, a bound that must elapse). */
-  readonly extraMs: number;
 }
-
-/** A cell without its fault: what the checks need. */
-type CellPlan = Omit<Cell, 'inject'>;
-
-const PHASES: readonly Phase[] = ['before-start-event', 'mid-stream', 'before-end-event', 'during-kill', 'during-stdin-write'];
-const FAULTS: readonly FaultName[] = [
-  'reset',
-  '503+error-body',
-  '500-bare',
-  '429+retry-after',
-  'slow-headers<bound',
-  'slow-headers>bound',
-  'truncated-frame',
-  'cut-at-boundary',
-];
 
 const argsOf = (request: RecordedRequest): string[] => ((request.message as { process?: { args?: string[] } } | null)?.process?.args ?? []);
 /** The Start of the command itself (the launcher), by the cell marker in its environment. */
@@ -173,83 +145,13 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
   return cells;
 }
 
-const cellId = (phase: Phase, fault: FaultName): string => `${RUN_ID}:${phase}:${fault}`;
-const CELLS = cellsFor(cellId);
-
-const BURSTS = 6;
-const PER_BURST = 50;
-/**
- * Numbered lines in bursts, and a member that outlives them: the command
- * never ends by itself, so a cell proves that the adapter ended its tree
- * (after a correct result, the runtime's wind-down of what the leader left;
- * after a broken link, the adapter's kill).
- */
-const OUTPUT_ARGV = [
-  'sh',
-  '-c',
-  `sleep 60 & i=0; for b in $(seq ${BURSTS}); do seq $((i+1)) $((i+${PER_BURST})); i=$((i+${PER_BURST})); sleep 0.02; done`,
-];
-/** Numbered lines, then a member that outlives them until a signal ends the group. */
-const KILL_LINES = 50;
-const KILL_ARGV = ['sh', '-c', `seq 1 ${KILL_LINES}; sleep 60 & wait`];
-/** Five stdin writes of 20 numbered lines each, echoed by cat. */
-const WRITES = 5;
-const PER_WRITE = 20;
-
-function lines(from: number, to: number): string {
-  let text = '';
-  for (let i = from; i <= to; i++) text += `${i}\n`;
-  return text;
-}
-
-/** How many numbered lines `text` holds, if it is exactly 1..n (no repeat, no gap, nothing else). */
-function sequenceLength(text: string): number {
-  if (text === '') return 0;
-  expect(text.endsWith('\n'), `output ends mid-line: ${JSON.stringify(text.slice(-20))}`).toBe(true);
-  const numbers = text.slice(0, -1).split('\n');
-  numbers.forEach((line, index) => expect(line, `line ${index + 1} (a repeat or a gap)`).toBe(String(index + 1)));
-  return numbers.length;
-}
-
-interface Settled<T> {
-  readonly ok: boolean;
-  readonly value?: T;
-  readonly error?: unknown;
-  readonly ms: number;
-}
-
-async function settle<T>(promise: Promise<T>, bound: number, what: string): Promise<Settled<T>> {
-  const started = performance.now();
-  const outcome = await within(
-    bound,
-    promise.then(
-      (value) => ({ ok: true, value }),
-      (error: unknown) => ({ ok: false, error }),
-    ),
-    what,
-  );
-  return { ...outcome, ms: performance.now() - started };
-}
-
-const nameOf = (settled: Settled<unknown>): string => (settled.ok ? 'ok' : ((settled.error as Error)?.constructor?.name ?? String(settled.error)));
-
-/** Disposes within the bound; disposal rejects only with a typed error (the end could not be confirmed). */
-async function disposed(proc: Process, bound: number): Promise<void> {
-  const outcome = await settle(proc[Symbol.asyncDispose](), bound, 'dispose');
-  if (!outcome.ok) expect(outcome.error).toBeInstanceOf(SandstreamError);
-}
-
-/** Reads a Process to its end (or its error), decoding stdout. */
-async function drain(proc: Process, sink: { text: string }): Promise<void> {
-  const decoder = new TextDecoder();
-  for await (const chunk of proc) if (chunk.stream === 'stdout') sink.text += decoder.decode(chunk.data, { stream: true });
-}
+const CELLS = cellsFor((phase, fault) => cellMark(RUN_ID, phase, fault));
 
 let envd: EnvdEmulator;
 let native: E2BSdkSandbox;
 /** Median time of the output workload without a fault. */
 let baselineMs = 0;
-const rows = new Map<string, { outcome: string; ms: string; starts: string }>();
+const report = createMatrixReport();
 
 async function adapterSandbox(): Promise<Sandbox<E2BSdkSandbox>> {
   return createE2BSandbox({
@@ -271,145 +173,21 @@ beforeAll(async () => {
   envd = await startEnvdEmulator({});
   native = await E2BSdkSandbox.create({ debug: true, sandboxUrl: envd.url });
   const sb = await adapterSandbox();
-  const times: number[] = [];
   try {
-    for (let i = 0; i < 3; i++) {
-      const started = performance.now();
-      const result = await within(30_000, sb.run(OUTPUT_ARGV), 'a run without a fault');
-      times.push(performance.now() - started);
-      expect(result.stdoutText).toBe(lines(1, BURSTS * PER_BURST));
-    }
+    baselineMs = await measureBaseline(sb);
   } finally {
     await sb.close();
   }
-  times.sort((a, b) => a - b);
-  baselineMs = times[1]!;
 }, 60_000);
 
 afterAll(async () => {
   await envd?.close();
-  const names = [...CELLS.map((cell) => `${cell.phase} × ${cell.fault}`), ...COMPOUND.map((c) => c.name)];
-  const width = Math.max(...names.map((name) => name.length));
-  const text = [
-    `e2b fault matrix (round trip without a fault: ${baselineMs.toFixed(0)} ms; ms = time to settle; starts = Starts of the cell's command)`,
-    `${'cell'.padEnd(width)}  ${'ms'.padStart(6)}  starts  outcome`,
-    ...names.map((name) => {
-      const r = rows.get(name) ?? { outcome: 'failed or not run', ms: '-', starts: '-' };
-      return `${name.padEnd(width)}  ${r.ms.padStart(6)}  ${r.starts.padStart(6)}  ${r.outcome}`;
-    }),
-  ].join('\n');
-  console.log(text);
+  report.print({
+    backend: 'e2b',
+    baselineMs,
+    starts: "Starts of the cell's command",
+  });
 });
-
-/** What the cell did, for the table and the assertions. */
-interface Observed {
-  outcome: string;
-  settledMs: number;
-  /** `result` when the command's result was exact, else the typed error's class. */
-  verdict: 'result' | string;
-}
-
-async function runOutputCell(sb: Sandbox, cell: CellPlan, mark: string, fault: EnvdFault | readonly EnvdFault[]): Promise<Observed> {
-  for (const one of Array.isArray(fault) ? fault : [fault]) envd.inject(one);
-  const bound = boundFor(cell);
-  const started = performance.now();
-  const proc = sb.stream(OUTPUT_ARGV, { env: { [CELL_VAR]: mark } });
-  const out = { text: '' };
-  try {
-    const reading = await settle(drain(proc, out), bound, 'reading the output');
-    const waited = await settle(proc.wait(), bound, 'wait()');
-    const settledMs = performance.now() - started;
-    // Whatever arrived is a clean prefix: nothing repeated, nothing skipped.
-    const count = sequenceLength(out.text);
-    if (waited.ok) {
-      const result = waited.value as ExecResult;
-      expect(reading.ok).toBe(true);
-      expect(result.exitCode).toBe(0);
-      expect(count).toBe(BURSTS * PER_BURST);
-      return { outcome: `result (exit 0, ${count} lines exact)`, settledMs, verdict: 'result' };
-    }
-    expect(waited.error).toBeInstanceOf(SandstreamError);
-    return { outcome: `${nameOf(waited)} after ${count} lines`, settledMs, verdict: nameOf(waited) };
-  } finally {
-    await disposed(proc, bound);
-  }
-}
-
-async function runKillCell(sb: Sandbox, cell: CellPlan, mark: string, fault: EnvdFault): Promise<Observed> {
-  const bound = boundFor(cell);
-  const proc = sb.stream(KILL_ARGV, { env: { [CELL_VAR]: mark } });
-  const out = { text: '' };
-  const decoder = new TextDecoder();
-  const iterator = proc[Symbol.asyncIterator]();
-  try {
-    while (!out.text.endsWith(`${KILL_LINES}\n`)) {
-      const next = await within(bound, iterator.next(), 'the output before the kill');
-      if (next.done) throw new Error('ended before the kill');
-      if (next.value.stream === 'stdout') out.text += decoder.decode(next.value.data, { stream: true });
-    }
-    envd.inject(fault);
-    const started = performance.now();
-    const killed = await settle(proc.kill('SIGTERM'), bound, 'kill()');
-    const settledMs = performance.now() - started;
-    if (killed.ok) {
-      const waited = await settle(proc.wait(), bound, 'wait() after kill()');
-      expect(waited.ok).toBe(true);
-      expect((waited.value as ExecResult).signal).toBe('SIGTERM');
-      expect(sequenceLength(out.text + (waited.value as ExecResult).stdoutText)).toBe(KILL_LINES);
-      return { outcome: 'kill() ok, ended by SIGTERM', settledMs, verdict: 'result' };
-    }
-    expect(killed.error).toBeInstanceOf(SandstreamError);
-    // Whether or not the signal arrived, teardown ends the command.
-    const disposed = await settle(proc[Symbol.asyncDispose](), bound, 'dispose after a failed kill()');
-    const waited = await settle(proc.wait(), bound, 'wait() after dispose');
-    const end = waited.ok ? `ended by ${(waited.value as ExecResult).signal ?? `exit ${(waited.value as ExecResult).exitCode}`}` : nameOf(waited);
-    return { outcome: `kill() ${nameOf(killed)}; dispose ${nameOf(disposed)}, ${end}`, settledMs, verdict: nameOf(killed) };
-  } finally {
-    await iterator.return?.();
-    await disposed(proc, bound);
-  }
-}
-
-async function runStdinCell(sb: Sandbox, cell: CellPlan, mark: string, fault: EnvdFault): Promise<Observed> {
-  const bound = boundFor(cell);
-  const proc = sb.stream(['cat'], { env: { [CELL_VAR]: mark }, stdin: 'pipe' });
-  const out = { text: '' };
-  const reading = drain(proc, out).catch(() => undefined);
-  try {
-    await within(bound, proc.started(), 'start');
-    let failed: Settled<void> | undefined;
-    let settledMs = 0;
-    for (let w = 0; w < WRITES; w++) {
-      if (w === 2) envd.inject(fault);
-      const write = await settle(proc.stdin!.write(lines(w * PER_WRITE + 1, (w + 1) * PER_WRITE)), bound, `write ${w + 1}`);
-      if (w === 2) settledMs = write.ms;
-      if (!write.ok && failed === undefined) {
-        failed = write;
-        expect(write.error).toBeInstanceOf(SandstreamError);
-      } else if (!write.ok) {
-        // After an uncertain write, later writes are refused, never resent.
-        expect(write.error).toBeInstanceOf(SandstreamError);
-      } else {
-        expect(failed, 'a write succeeded after one failed').toBeUndefined();
-      }
-    }
-    await within(bound, proc.stdin!.end(), 'end()');
-    const waited = await settle(proc.wait(), bound, 'wait()');
-    await reading;
-    const count = sequenceLength(out.text);
-    expect(waited.ok).toBe(true);
-    expect((waited.value as ExecResult).exitCode).toBe(0);
-    if (failed === undefined) {
-      expect(count).toBe(WRITES * PER_WRITE);
-      return { outcome: `result (${count} lines exact)`, settledMs, verdict: 'result' };
-    }
-    // The faulted write arrived once or not at all; nothing after it.
-    expect([2 * PER_WRITE, 3 * PER_WRITE]).toContain(count);
-    return { outcome: `write 3 ${nameOf(failed)}; ${count} lines, each once`, settledMs, verdict: nameOf(failed) };
-  } finally {
-    await disposed(proc, bound);
-  }
-}
 
 /**
  * One cell: the command under the fault, then the checks every cell shares
@@ -420,12 +198,10 @@ async function checkCell(cell: CellPlan, name: string, mark: string, fault: Envd
   const sb = await adapterSandbox();
   let observed: Observed;
   try {
-    observed =
-      cell.phase === 'during-kill'
-        ? await runKillCell(sb, cell, mark, fault as EnvdFault)
-        : cell.phase === 'during-stdin-write'
-          ? await runStdinCell(sb, cell, mark, fault as EnvdFault)
-          : await runOutputCell(sb, cell, mark, fault);
+    const inject = (): void => {
+      for (const one of Array.isArray(fault) ? fault : [fault]) envd.inject(one);
+    };
+    observed = await runCell(sb, cell.phase, { mark, bound: boundFor(cell), inject });
   } finally {
     await within(boundFor(cell), sb.close(), 'close()');
   }
@@ -440,9 +216,7 @@ async function checkCell(cell: CellPlan, name: string, mark: string, fault: Envd
     boundFor(cell),
     `processes of ${name} left: ${JSON.stringify(markedProcesses(CELL_VAR, mark))}`,
   );
-  rows.set(name, { outcome: observed.outcome, ms: observed.settledMs.toFixed(0), starts: String(starts.length) });
-  expect(observed.settledMs).toBeLessThan(boundFor(cell));
-  expect(observed.verdict).toBe(cell.expect);
+  report.conclude(name, cell, observed, starts.length, boundFor(cell));
 }
 
 /**
@@ -469,28 +243,7 @@ const COMPOUND: ReadonlyArray<{ name: string; cell: CellPlan; faults: (mark: str
   },
 ];
 
-describe('e2b: phase × wire fault', () => {
-  for (const cell of CELLS) {
-    const name = `${cell.phase} × ${cell.fault}`;
-    if ('notApplicable' in cell.inject) {
-      const reason = cell.inject.notApplicable;
-      it.skip(`${name} — skipped: not applicable: ${reason}`, () => undefined);
-      rows.set(name, { outcome: `n/a: ${reason}`, ms: '-', starts: '-' });
-      continue;
-    }
-    const fault = cell.inject;
-    it(name, () => checkCell(cell, name, cellId(cell.phase, cell.fault), fault), 60_000);
-  }
-});
-
-describe('e2b: compound faults', () => {
-  for (const [index, compound] of COMPOUND.entries()) {
-    it(compound.name, () => {
-      const mark = `${RUN_ID}:compound-${index}`;
-      return checkCell(compound.cell, compound.name, mark, compound.faults(mark));
-    }, 60_000);
-  }
-});
+describeMatrix('e2b', { runId: RUN_ID, report, cells: CELLS, compound: COMPOUND, check: checkCell });
 
 describe('regressions found by the matrix', () => {
   it('a frame cut before the start event is not taken for envd refusing the start (fault-matrix cell before-start-event×truncated-frame)', () => {

@@ -10,9 +10,15 @@
  * error, that the command was started at most once, that no output is
  * repeated, and that after teardown nothing carrying the cell's marker is
  * alive. The matrix is printed at the end.
+ *
+ * The workload of a cell, the checks every cell shares and the table are
+ * @sandstream/test-support/fault-matrix; this file holds the service's faults for each cell,
+ * which cells apply, the bounds and the setup.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SandstreamError, type ExecResult, type Process, type Sandbox } from '@sandstream/types';
+import type { Sandbox } from '@sandstream/types';
+import { CELL_VAR, FAULTS, PHASES, cellMark, createMatrixReport, describeMatrix, measureBaseline, runCell } from '@sandstream/test-support/fault-matrix';
+import type { CellPlan, Expected, FaultName, Observed, Phase } from '@sandstream/test-support/fault-matrix';
 import { markedProcesses } from '@sandstream/test-support/processes';
 import type { Fault, RecordedRequest } from '../src/emulator/index.js';
 import { retryAfterMs } from '../src/api.js';
@@ -22,8 +28,6 @@ import { until, useEmulator, within } from './helpers.js';
 const emulator = useEmulator();
 
 const RUN_ID = `${process.pid}-${Date.now()}`;
-/** Every command of a cell carries `CELL_VAR=<run>:<cell>`: the request log and a host scan find it by that. */
-const CELL_VAR = 'SANDSTREAM_FAULT_CELL';
 const GRACE_MS = 300;
 const KILL_WAIT_MS = 2_000;
 /**
@@ -35,43 +39,14 @@ const CALLER_TIMEOUT_MS = 800;
 const LATE_KILL_WAIT_MS = 700;
 const LATE_START_MS = CALLER_TIMEOUT_MS + GRACE_MS + LATE_KILL_WAIT_MS + 1_000;
 
-type Phase = 'before-start-event' | 'mid-stream' | 'before-end-event' | 'during-kill' | 'during-stdin-write';
-type FaultName =
-  | 'reset'
-  | '503+error-body'
-  | '500-bare'
-  | '429+retry-after'
-  | 'slow-headers<bound'
-  | 'slow-headers>bound'
-  | 'truncated-frame'
-  | 'cut-at-boundary';
-type Expected = 'result' | 'TransportError';
-
-interface Cell {
-  readonly phase: Phase;
-  readonly fault: FaultName;
+interface Cell extends CellPlan {
   /** The faults, or why the cell does not apply to this backend. */
   readonly inject: readonly Fault[] | { readonly notApplicable: string };
-  readonly expect: Expected;
-  /** Time the fault itself adds (an injected delay, a bound that must elapse). */
-  readonly extraMs: number;
   /** The caller's `timeout` for the command, when the cell needs one. */
   readonly timeout?: number;
   /** The sandbox's kill wait, when the cell needs a shorter one. */
   readonly killWaitMs?: number;
 }
-
-const PHASES: readonly Phase[] = ['before-start-event', 'mid-stream', 'before-end-event', 'during-kill', 'during-stdin-write'];
-const FAULTS: readonly FaultName[] = [
-  'reset',
-  '503+error-body',
-  '500-bare',
-  '429+retry-after',
-  'slow-headers<bound',
-  'slow-headers>bound',
-  'truncated-frame',
-  'cut-at-boundary',
-];
 
 const bodyOf = (request: RecordedRequest): { env?: Record<string, string>; args?: string[] } =>
   (request.body ?? {}) as { env?: Record<string, string>; args?: string[] };
@@ -208,76 +183,10 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
   return cells;
 }
 
-const cellId = (phase: Phase, fault: FaultName): string => `${RUN_ID}:${phase}:${fault}`;
-const CELLS = cellsFor(cellId);
-
-const BURSTS = 6;
-const PER_BURST = 50;
-/**
- * Numbered lines in bursts, and a member that outlives them: the command
- * never ends by itself, so a cell proves that the adapter ended its tree
- * (after a correct result, the runtime's wind-down of what the leader left;
- * after a broken link, the adapter's kill).
- */
-const OUTPUT_ARGV = [
-  'sh',
-  '-c',
-  `sleep 60 & i=0; for b in $(seq ${BURSTS}); do seq $((i+1)) $((i+${PER_BURST})); i=$((i+${PER_BURST})); sleep 0.02; done`,
-];
-const KILL_LINES = 50;
-const KILL_ARGV = ['sh', '-c', `seq 1 ${KILL_LINES}; sleep 60 & wait`];
-const WRITES = 5;
-const PER_WRITE = 20;
-
-function lines(from: number, to: number): string {
-  let text = '';
-  for (let i = from; i <= to; i++) text += `${i}\n`;
-  return text;
-}
-
-/** How many numbered lines `text` holds, if it is exactly 1..n (no repeat, no gap, nothing else). */
-function sequenceLength(text: string): number {
-  if (text === '') return 0;
-  expect(text.endsWith('\n'), `output ends mid-line: ${JSON.stringify(text.slice(-20))}`).toBe(true);
-  const numbers = text.slice(0, -1).split('\n');
-  numbers.forEach((line, index) => expect(line, `line ${index + 1} (a repeat or a gap)`).toBe(String(index + 1)));
-  return numbers.length;
-}
-
-interface Settled<T> {
-  readonly ok: boolean;
-  readonly value?: T;
-  readonly error?: unknown;
-  readonly ms: number;
-}
-
-async function settle<T>(promise: Promise<T>, bound: number, what: string): Promise<Settled<T>> {
-  const started = performance.now();
-  const outcome = await within(
-    bound,
-    promise.then(
-      (value) => ({ ok: true, value }),
-      (error: unknown) => ({ ok: false, error }),
-    ),
-    what,
-  );
-  return { ...outcome, ms: performance.now() - started };
-}
-
-const nameOf = (settled: Settled<unknown>): string => (settled.ok ? 'ok' : ((settled.error as Error)?.constructor?.name ?? String(settled.error)));
-
-async function disposed(proc: Process, bound: number): Promise<void> {
-  const outcome = await settle(proc[Symbol.asyncDispose](), bound, 'dispose');
-  if (!outcome.ok) expect(outcome.error).toBeInstanceOf(SandstreamError);
-}
-
-async function drain(proc: Process, sink: { text: string }): Promise<void> {
-  const decoder = new TextDecoder();
-  for await (const chunk of proc) if (chunk.stream === 'stdout') sink.text += decoder.decode(chunk.data, { stream: true });
-}
+const CELLS = cellsFor((phase, fault) => cellMark(RUN_ID, phase, fault));
 
 let baselineMs = 0;
-const rows = new Map<string, { outcome: string; ms: string; starts: string }>();
+const report = createMatrixReport();
 
 /**
  * One adapter sandbox per kill wait, shared by the cells: each cell ends its
@@ -300,133 +209,17 @@ function boundFor(cell: Cell): number {
 }
 
 beforeAll(async () => {
-  const sb = await adapterSandbox();
-  const times: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const started = performance.now();
-    const result = await within(30_000, sb.run(OUTPUT_ARGV), 'a run without a fault');
-    times.push(performance.now() - started);
-    expect(result.stdoutText).toBe(lines(1, BURSTS * PER_BURST));
-  }
-  times.sort((a, b) => a - b);
-  baselineMs = times[1]!;
+  baselineMs = await measureBaseline(await adapterSandbox());
 }, 60_000);
 
 afterAll(async () => {
   for (const sandbox of sandboxes.values()) await (await sandbox).close().catch(() => undefined);
-  const names = [...CELLS.map((cell) => `${cell.phase} × ${cell.fault}`), ...COMPOUND.map((c) => c.name)];
-  const width = Math.max(...names.map((name) => name.length));
-  console.log(
-    [
-      `vercel fault matrix (round trip without a fault: ${baselineMs.toFixed(0)} ms; ms = time to settle; starts = commands the service started for the cell)`,
-      `${'cell'.padEnd(width)}  ${'ms'.padStart(6)}  starts  outcome`,
-      ...names.map((name) => {
-        const r = rows.get(name) ?? { outcome: 'failed or not run', ms: '-', starts: '-' };
-        return `${name.padEnd(width)}  ${r.ms.padStart(6)}  ${r.starts.padStart(6)}  ${r.outcome}`;
-      }),
-    ].join('\n'),
-  );
+  report.print({
+    backend: 'vercel',
+    baselineMs,
+    starts: 'commands the service started for the cell',
+  });
 });
-
-interface Observed {
-  outcome: string;
-  settledMs: number;
-  verdict: string;
-}
-
-async function runOutputCell(sb: Sandbox, cell: Cell, mark: string): Promise<Observed> {
-  const bound = boundFor(cell);
-  const started = performance.now();
-  const proc = sb.stream(OUTPUT_ARGV, { env: { [CELL_VAR]: mark }, ...(cell.timeout === undefined ? {} : { timeout: cell.timeout }) });
-  const out = { text: '' };
-  try {
-    const reading = await settle(drain(proc, out), bound, 'reading the output');
-    const waited = await settle(proc.wait(), bound, 'wait()');
-    const settledMs = performance.now() - started;
-    const count = sequenceLength(out.text);
-    if (waited.ok) {
-      expect(reading.ok).toBe(true);
-      expect((waited.value as ExecResult).exitCode).toBe(0);
-      expect(count).toBe(BURSTS * PER_BURST);
-      return { outcome: `result (exit 0, ${count} lines exact)`, settledMs, verdict: 'result' };
-    }
-    expect(waited.error).toBeInstanceOf(SandstreamError);
-    return { outcome: `${nameOf(waited)} after ${count} lines`, settledMs, verdict: nameOf(waited) };
-  } finally {
-    await disposed(proc, bound);
-  }
-}
-
-async function runKillCell(sb: Sandbox, cell: Cell, mark: string): Promise<Observed> {
-  const bound = boundFor(cell);
-  const proc = sb.stream(KILL_ARGV, { env: { [CELL_VAR]: mark } });
-  const out = { text: '' };
-  const decoder = new TextDecoder();
-  const iterator = proc[Symbol.asyncIterator]();
-  try {
-    while (!out.text.endsWith(`${KILL_LINES}\n`)) {
-      const next = await within(bound, iterator.next(), 'the output before the kill');
-      if (next.done) throw new Error('ended before the kill');
-      if (next.value.stream === 'stdout') out.text += decoder.decode(next.value.data, { stream: true });
-    }
-    for (const fault of cell.inject as readonly Fault[]) emulator().inject(fault);
-    const started = performance.now();
-    const killed = await settle(proc.kill('SIGTERM'), bound, 'kill()');
-    const settledMs = performance.now() - started;
-    if (killed.ok) {
-      const waited = await settle(proc.wait(), bound, 'wait() after kill()');
-      expect(waited.ok).toBe(true);
-      expect((waited.value as ExecResult).signal).toBe('SIGTERM');
-      expect(sequenceLength(out.text + (waited.value as ExecResult).stdoutText)).toBe(KILL_LINES);
-      return { outcome: 'kill() ok, ended by SIGTERM', settledMs, verdict: 'result' };
-    }
-    expect(killed.error).toBeInstanceOf(SandstreamError);
-    const disposal = await settle(proc[Symbol.asyncDispose](), bound, 'dispose after a failed kill()');
-    const waited = await settle(proc.wait(), bound, 'wait() after dispose');
-    const end = waited.ok ? `ended by ${(waited.value as ExecResult).signal ?? `exit ${(waited.value as ExecResult).exitCode}`}` : nameOf(waited);
-    return { outcome: `kill() ${nameOf(killed)}; dispose ${nameOf(disposal)}, ${end}`, settledMs, verdict: nameOf(killed) };
-  } finally {
-    await iterator.return?.();
-    await disposed(proc, bound);
-  }
-}
-
-async function runStdinCell(sb: Sandbox, cell: Cell, mark: string): Promise<Observed> {
-  const bound = boundFor(cell);
-  const proc = sb.stream(['cat'], { env: { [CELL_VAR]: mark }, stdin: 'pipe' });
-  const out = { text: '' };
-  const reading = drain(proc, out).catch(() => undefined);
-  try {
-    await within(bound, proc.started(), 'start');
-    let failed: Settled<void> | undefined;
-    let settledMs = 0;
-    for (let w = 0; w < WRITES; w++) {
-      if (w === 2) for (const fault of cell.inject as readonly Fault[]) emulator().inject(fault);
-      const write = await settle(proc.stdin!.write(lines(w * PER_WRITE + 1, (w + 1) * PER_WRITE)), bound, `write ${w + 1}`);
-      if (w === 2) settledMs = write.ms;
-      if (!write.ok) {
-        expect(write.error).toBeInstanceOf(SandstreamError);
-        failed ??= write;
-      } else {
-        expect(failed, 'a write succeeded after one failed').toBeUndefined();
-      }
-    }
-    await within(bound, proc.stdin!.end(), 'end()');
-    const waited = await settle(proc.wait(), bound, 'wait()');
-    await reading;
-    const count = sequenceLength(out.text);
-    expect(waited.ok).toBe(true);
-    expect((waited.value as ExecResult).exitCode).toBe(0);
-    if (failed === undefined) {
-      expect(count).toBe(WRITES * PER_WRITE);
-      return { outcome: `result (${count} lines exact)`, settledMs, verdict: 'result' };
-    }
-    expect([2 * PER_WRITE, 3 * PER_WRITE]).toContain(count);
-    return { outcome: `write 3 ${nameOf(failed)}; ${count} lines, each once`, settledMs, verdict: nameOf(failed) };
-  } finally {
-    await disposed(proc, bound);
-  }
-}
 
 /** The start requests of the cell's command. */
 function startRequests(mark: string): RecordedRequest[] {
@@ -451,12 +244,10 @@ async function checkCell(cell: Cell, name: string, mark: string, faults: readonl
   const sb = await adapterSandbox(cell.killWaitMs);
   let observed: Observed;
   try {
-    if (cell.phase === 'during-kill') observed = await runKillCell(sb, cell, mark);
-    else if (cell.phase === 'during-stdin-write') observed = await runStdinCell(sb, cell, mark);
-    else {
+    const inject = (): void => {
       for (const fault of faults) emulator().inject(fault);
-      observed = await runOutputCell(sb, cell, mark);
-    }
+    };
+    observed = await runCell(sb, cell.phase, { mark, bound: boundFor(cell), timeout: cell.timeout, inject });
     // Every start request of the cell is handled before the sandbox goes
     // (one held by slow headers arrives after the caller gave up, and
     // must then be swept by the adapter, not ended by the sandbox's stop).
@@ -474,9 +265,7 @@ async function checkCell(cell: Cell, name: string, mark: string, faults: readonl
   expect(starts.length).toBeLessThanOrEqual(1);
   // The faults struck (a cell whose fault never fired proves nothing).
   expect(emulator().pendingFaults()).toEqual([]);
-  rows.set(name, { outcome: observed.outcome, ms: observed.settledMs.toFixed(0), starts: String(starts.length) });
-  expect(observed.settledMs).toBeLessThan(boundFor(cell));
-  expect(observed.verdict).toBe(cell.expect);
+  report.conclude(name, cell, observed, starts.length, boundFor(cell));
 }
 
 /**
@@ -502,27 +291,7 @@ const COMPOUND: ReadonlyArray<{ name: string; cell: Cell; faults: (mark: string)
   },
 ];
 
-describe('vercel: phase × wire fault', () => {
-  for (const cell of CELLS) {
-    const name = `${cell.phase} × ${cell.fault}`;
-    if (!Array.isArray(cell.inject)) {
-      const reason = (cell.inject as { notApplicable: string }).notApplicable;
-      it.skip(`${name} — skipped: not applicable: ${reason}`, () => undefined);
-      rows.set(name, { outcome: `n/a: ${reason}`, ms: '-', starts: '-' });
-      continue;
-    }
-    it(name, () => checkCell(cell, name, cellId(cell.phase, cell.fault), cell.inject as readonly Fault[]), 60_000);
-  }
-});
-
-describe('vercel: compound faults', () => {
-  for (const [index, compound] of COMPOUND.entries()) {
-    it(compound.name, () => {
-      const mark = `${RUN_ID}:compound-${index}`;
-      return checkCell(compound.cell, compound.name, mark, compound.faults(mark));
-    }, 60_000);
-  }
-});
+describeMatrix('vercel', { runId: RUN_ID, report, cells: CELLS, compound: COMPOUND, check: checkCell });
 
 describe('regressions found by the matrix', () => {
   it('Retry-After is read as delta-seconds or an HTTP date, so a stdin resend waits as long as a rate limiter asks (fault-matrix cell during-stdin-write×429+retry-after)', () => {
