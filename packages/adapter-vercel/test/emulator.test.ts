@@ -3,6 +3,8 @@
  * is checked against the SDK's own expectations (its zod schemas, its
  * content-type checks, its retries).
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APIError, Sandbox } from '@vercel/sandbox';
 import { VercelEmulator } from '../src/emulator/index.js';
@@ -131,6 +133,31 @@ describe('the emulator under the real SDK', () => {
     const done = await sandbox.runCommand('true');
     expect(done.exitCode).toBe(0);
     expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+  });
+
+  it("keeps commands' output for replays outside its memory: served output does not accumulate in the process", async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const kept = (): number => {
+      gc();
+      gc();
+      return process.memoryUsage().arrayBuffers;
+    };
+    const size = 4 * 1024 * 1024;
+    const script = `head -c ${size} /dev/zero | tr '\\0' a`;
+    // Warm up, so that lazily allocated buffers are not counted.
+    await (await sandbox.runCommand({ cmd: 'sh', args: ['-c', 'echo warm'], detached: true })).wait();
+    const before = kept();
+    let last: Awaited<ReturnType<typeof sandbox.runCommand>> | undefined;
+    for (let i = 0; i < 16; i++) {
+      const command = await sandbox.runCommand({ cmd: 'sh', args: ['-c', script], detached: true });
+      expect((await command.wait()).exitCode).toBe(0);
+      last = command;
+    }
+    // 64 MiB of output served and kept for replays; held in memory, all of it stays.
+    expect(kept() - before).toBeLessThan(16 * 1024 * 1024);
+    // Still replayed whole, from the start.
+    expect(await last!.stdout()).toBe('a'.repeat(size));
   });
 
   it('stop() ends every process of the sandbox, and later calls get 410', async () => {

@@ -19,7 +19,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -218,11 +218,59 @@ function captureSink(captured: Captured): LogSink {
 
 interface LogRecord {
   readonly stream: 'stdout' | 'stderr';
-  /**
-   * The record's NDJSON line, serialised once for every replay, and kept
-   * outside the JS heap (a command's whole output is kept for replays).
-   */
-  readonly line: Buffer;
+  /** Where the record's NDJSON line (serialised once for every replay) is in the {@link OutputStore}. */
+  readonly offset: number;
+  readonly length: number;
+}
+
+/**
+ * Where every command's output is kept for replays, as the service keeps a
+ * command's logs while its sandbox lives: an append-only file, unlinked once
+ * opened (it goes with the process), not the emulator's memory. Kept in
+ * memory, the output of a long run (hundreds of MB) made every later spawn
+ * slower, since fork() copies the page tables of the whole process and
+ * blocks the event loop meanwhile (about 0.1 ms per MB resident here): each
+ * command and each tree helper then waited longer to start.
+ */
+class OutputStore {
+  private readonly fd: number;
+  private size = 0;
+  private closed = false;
+
+  constructor() {
+    const dir = mkdtempSync(join(tmpdir(), 'vercel-emulator-output-'));
+    try {
+      this.fd = openSync(join(dir, 'output'), 'w+', 0o600);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  append(stream: 'stdout' | 'stderr', line: Buffer): LogRecord {
+    const offset = this.size;
+    if (!this.closed) {
+      for (let done = 0; done < line.byteLength; ) done += writeSync(this.fd, line, done, line.byteLength - done, offset + done);
+      this.size += line.byteLength;
+    }
+    return { stream, offset, length: this.closed ? 0 : line.byteLength };
+  }
+
+  line(record: LogRecord): Buffer {
+    const buffer = Buffer.allocUnsafe(record.length);
+    if (this.closed) return buffer.subarray(0, 0);
+    for (let done = 0; done < record.length; ) {
+      const read = readSync(this.fd, buffer, done, record.length - done, record.offset + done);
+      if (read === 0) return buffer.subarray(0, done);
+      done += read;
+    }
+    return buffer;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    closeSync(this.fd);
+  }
 }
 
 interface CommandState {
@@ -274,8 +322,8 @@ const MAX_LINE = 64 * 1024;
  * long (control characters escape to six characters each), never splitting
  * a surrogate pair.
  */
-function pushRecords(records: LogRecord[], stream: 'stdout' | 'stderr', text: string): void {
-  const record = (data: string): LogRecord => ({ stream, line: Buffer.from(`${JSON.stringify({ stream, data })}\n`) });
+function pushRecords(store: OutputStore, records: LogRecord[], stream: 'stdout' | 'stderr', text: string): void {
+  const record = (data: string): LogRecord => store.append(stream, Buffer.from(`${JSON.stringify({ stream, data })}\n`));
   // The line's length without building it: control characters escape to
   // six characters, a quote or backslash to two (U+2028/9 are not escaped).
   let length = text.length + 32;
@@ -347,6 +395,8 @@ export class VercelEmulator {
   private readonly liveLogs = new Map<string, Set<LogSink>>();
   private readonly faults: Array<Fault & { remaining: number; skipLeft: number; until?: number }> = [];
   private readonly sockets = new Set<import('node:net').Socket>();
+  /** Every command's output, for replays. */
+  private readonly output = new OutputStore();
   private readonly ownsCwd: boolean;
   private closed: Promise<void> | undefined;
 
@@ -456,6 +506,7 @@ export class VercelEmulator {
         this.server.close(() => done());
         for (const socket of this.sockets) socket.destroy();
       });
+      this.output.close();
       if (this.ownsCwd) rmSync(this.cwd, { recursive: true, force: true });
     })();
     return this.closed;
@@ -889,12 +940,12 @@ export class VercelEmulator {
         if (flushed) return;
         flushed = true;
         const tail = decoder.decode();
-        if (tail !== '') pushRecords(command.records, stream, tail);
+        if (tail !== '') pushRecords(this.output, command.records, stream, tail);
       };
       flushes.push(flush);
       pipe.on('data', (data: Buffer) => {
         const text = decoder.decode(data, { stream: true });
-        if (text !== '') pushRecords(command.records, stream, text);
+        if (text !== '') pushRecords(this.output, command.records, stream, text);
         notify();
       });
       pipe.on('error', () => undefined);
@@ -975,7 +1026,7 @@ export class VercelEmulator {
             res.end(`${JSON.stringify({ stream: 'error', data: { code: errorLine.code, message: errorLine.message } })}\n`);
             return finish();
           }
-          const line = command.records[index++]!.line;
+          const line = this.output.line(command.records[index++]!);
           const bytes = line.byteLength;
           if (drop !== undefined && sentBytes + bytes > drop.afterBytes) {
             // Part of the line, then the connection breaks (or the response
