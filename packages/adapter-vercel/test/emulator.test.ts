@@ -148,7 +148,7 @@ describe('the emulator under the real SDK', () => {
     // Warm up, so that lazily allocated buffers are not counted.
     await (await sandbox.runCommand({ cmd: 'sh', args: ['-c', 'echo warm'], detached: true })).wait();
     const before = kept();
-    let last: Awaited<ReturnType<typeof sandbox.runCommand>> | undefined;
+    let last: { stdout(): Promise<string> } | undefined;
     for (let i = 0; i < 16; i++) {
       const command = await sandbox.runCommand({ cmd: 'sh', args: ['-c', script], detached: true });
       expect((await command.wait()).exitCode).toBe(0);
@@ -158,6 +158,28 @@ describe('the emulator under the real SDK', () => {
     expect(kept() - before).toBeLessThan(16 * 1024 * 1024);
     // Still replayed whole, from the start.
     expect(await last!.stdout()).toBe('a'.repeat(size));
+  });
+
+  it('recordRequests: false keeps no request, nor the standard input they carried', async () => {
+    const quiet = await VercelEmulator.start({ recordRequests: false });
+    try {
+      const box = await Sandbox.create({ ...quiet.credentials, fetch: quiet.fetch });
+      const command = await box.runCommand({ cmd: 'sh', args: ['-c', 'wc -c'], detached: true });
+      const chunk = Buffer.alloc(256 * 1024, 'x').toString('base64');
+      const token = `Bearer ${quiet.credentials.token}`;
+      const path = `${quiet.url}/v2/sandboxes/sessions/${box.currentSession().sessionId}/cmd/${command.cmdId}/stdin`;
+      let offset = 0;
+      for (let i = 0; i < 4; i++) {
+        const answer = await fetch(path, { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify({ offset, data: chunk, close: i === 3 }) });
+        expect(answer.status).toBe(200);
+        offset = ((await answer.json()) as { offset: number }).offset;
+      }
+      expect((await command.wait()).exitCode).toBe(0);
+      expect((await command.stdout()).trim()).toBe(String(1024 * 1024));
+      expect(quiet.requests).toEqual([]);
+    } finally {
+      await quiet.close();
+    }
   });
 
   it('stop() ends every process of the sandbox, and later calls get 410', async () => {

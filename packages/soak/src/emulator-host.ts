@@ -43,7 +43,8 @@ async function handle(request: Request): Promise<unknown> {
         envd = await startEnvdEmulator();
         return { url: envd.url };
       }
-      vercel = await VercelEmulator.start();
+      // Nothing reads its request log; kept, it would hold every byte of stdin written.
+      vercel = await VercelEmulator.start({ recordRequests: false });
       return { url: vercel.url, credentials: vercel.credentials };
     case 'survivors':
       return survivors();

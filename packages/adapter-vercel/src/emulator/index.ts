@@ -42,6 +42,13 @@ export interface EmulatorOptions {
   readonly cwd?: string;
   /** The base environment of commands (default: this process's). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Keep every request in {@link VercelEmulator.requests} (default true).
+   * A long run that never reads them passes false: their bodies (all the
+   * standard input written, in base64) would stay in memory for good, and
+   * every spawn of a larger process costs more.
+   */
+  readonly recordRequests?: boolean;
 }
 
 /** One request the emulator received. */
@@ -383,7 +390,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * every process it started and stops listening.
  */
 export class VercelEmulator {
-  /** Every request received, in arrival order. */
+  /** Every request received, in arrival order (none with `recordRequests: false`). */
   readonly requests: RecordedRequest[] = [];
   /** What `Sandbox.create()` needs besides `fetch`: token, team id and project id. */
   readonly credentials = { token: 'emulator-token', teamId: 'team_emulator', projectId: 'prj_emulator' } as const;
@@ -565,7 +572,7 @@ export class VercelEmulator {
       status: 0,
       at: Date.now(),
     };
-    this.requests.push(record);
+    if (this.options.recordRequests !== false) this.requests.push(record);
     const send = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
       record.status = status;
       if (res.headersSent || res.destroyed) return;
