@@ -63,7 +63,7 @@ describe('the soak fails', () => {
   }, 120_000);
 
   it('when a process outlives the run: it is found in the process table', async () => {
-    let leaked = false;
+    let leak: Promise<{ exitCode: number | null }> | undefined;
     const report = await runSoak({
       adapter: 'local',
       count: 10,
@@ -72,14 +72,23 @@ describe('the soak fails', () => {
       settleBoundMs: 2_000,
       decorate: (sandbox) =>
         withStream(sandbox, (proc, inner) => {
-          if (!leaked) {
-            leaked = true;
-            // Escapes the command's process group, carrying the run's marker.
-            void inner.run(['sh', '-c', 'setsid sleep 600 </dev/null >/dev/null 2>&1 &']);
-          }
-          return proc;
+          if (leak !== undefined) return proc;
+          // Escapes the command's process group, carrying the run's marker. The first stream
+          // delivers nothing until the shell that starts it has exited, so on a loaded machine the
+          // run cannot end (and close its sandboxes) before the escapee exists.
+          const started = inner.run(['sh', '-c', 'setsid sleep 600 </dev/null >/dev/null 2>&1 &']);
+          leak = started;
+          return withIterator(proc, (iterator) => ({
+            async next() {
+              await started.catch(() => undefined);
+              return iterator.next();
+            },
+            return: (value) => iterator.return!(value),
+          }));
         }),
     });
+    expect(leak, 'the decorated sandbox was never asked for a stream').toBeDefined();
+    expect((await leak!).exitCode, 'the shell that starts the escapee').toBe(0);
     expect(kinds(report)).toContain('survivors');
     expect(report.survivors.host.some((p) => p.includes('sleep 600'))).toBe(true);
     // The runner killed what it found, so that one run cannot poison the next.
