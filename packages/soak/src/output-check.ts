@@ -8,6 +8,14 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { OutputChunk, StreamName } from '@sandstream/types';
 
+/**
+ * How much of what follows a difference is kept: enough to tell a shell's
+ * notices among the rest of a slow command's output, bounded per process.
+ */
+const AFTER_CAP = 64 * 1024;
+/** The lines a shell writes when a child of it dies by a signal. */
+const NOTICES = ['Terminated\n', 'Killed\n', 'Hangup\n'].map((line) => Buffer.from(line, 'latin1'));
+
 interface StreamState {
   readonly expected: Uint8Array;
   readonly hash: Hash;
@@ -18,7 +26,7 @@ interface StreamState {
   mismatchAt: number;
   /** The last (up to) three bytes received. */
   tail: number[];
-  /** What arrived from the first difference on (its first 65 bytes). */
+  /** What arrived from the first difference on (up to {@link AFTER_CAP} bytes). */
   after: number[];
 }
 
@@ -57,20 +65,20 @@ export class OutputCheck {
   acceptBytes(stream: StreamName, data: Uint8Array): void {
     const state = this.streams[stream];
     state.hash.update(data);
-    if (state.mismatch !== undefined && state.after.length <= 64) state.after.push(...data.subarray(0, 65 - state.after.length));
+    if (state.mismatch !== undefined) keepAfter(state, data, 0);
     if (state.mismatch === undefined && !this.matches(state, data)) {
       const { expected, offset } = state;
       for (let i = 0; i < data.byteLength; i++) {
         if (offset + i >= expected.byteLength) {
           state.mismatch = `${stream}: ${data.byteLength - i} byte(s) more than the ${expected.byteLength} written, from offset ${offset + i}: ${snippet(data, i)}`;
           state.mismatchAt = offset + i;
-          state.after.push(...data.subarray(i, i + 65));
+          keepAfter(state, data, i);
           break;
         }
         if (data[i] !== expected[offset + i]) {
           state.mismatch = `${stream}: byte ${offset + i} is 0x${hex(data[i]!)}, the command wrote 0x${hex(expected[offset + i]!)}; received from there: ${snippet(data, i)}`;
           state.mismatchAt = offset + i;
-          state.after.push(...data.subarray(i, i + 65));
+          keepAfter(state, data, i);
           break;
         }
       }
@@ -108,14 +116,31 @@ export class OutputCheck {
   }
 
   /**
-   * Everything from the first difference on is the shell's own notice that a
-   * child of it died by a signal ("Terminated", "Killed"): written by the
-   * command's shell while it is being ended, when a backend signals the
-   * processes of a tree one by one and the child goes first.
+   * What arrived from the first difference on is the rest of the command's
+   * output with the shell's own notices that a child died by a signal
+   * ("Terminated", "Killed") among it: written by the command's shell while
+   * it is being ended, when a backend signals the processes of a tree one by
+   * one, so a child goes first and the shell may still write after it.
    */
   private shellNotice(state: StreamState): boolean {
-    if (state.after.length > 64 || state.offset - state.mismatchAt !== state.after.length) return false;
-    return /^((Terminated|Killed|Hangup)\n)+$/.test(Buffer.from(state.after).toString('latin1'));
+    if (state.offset - state.mismatchAt !== state.after.length) return false;
+    const received = Buffer.from(state.after);
+    const { expected } = state;
+    let at = 0;
+    let want = state.mismatchAt;
+    let notices = 0;
+    while (at < received.length) {
+      const notice = NOTICES.find((line) => received.subarray(at, at + line.length).equals(line));
+      if (notice !== undefined && (want >= expected.length || received[at] !== expected[want] || !matchesAt(received, at, expected, want, notice.length))) {
+        at += notice.length;
+        notices++;
+        continue;
+      }
+      if (want >= expected.length || received[at] !== expected[want]) return false;
+      at++;
+      want++;
+    }
+    return notices > 0;
   }
 
   /** The only difference is a U+FFFD as the last three bytes, where the command wrote the start of a multi-byte character. */
@@ -160,4 +185,16 @@ function snippet(data: Uint8Array, at: number): string {
 
 function hex(byte: number): string {
   return byte.toString(16).padStart(2, '0');
+}
+
+/** True when `length` bytes of `received` from `at` equal `expected` from `want`. */
+function matchesAt(received: Buffer, at: number, expected: Uint8Array, want: number, length: number): boolean {
+  if (want + length > expected.length) return false;
+  return received.subarray(at, at + length).equals(expected.subarray(want, want + length));
+}
+
+/** Keeps what follows a difference, up to {@link AFTER_CAP} bytes (a loop: a spread of 64 Ki arguments can overflow the stack). */
+function keepAfter(state: StreamState, data: Uint8Array, from: number): void {
+  const end = Math.min(data.byteLength, from + AFTER_CAP - state.after.length);
+  for (let i = from; i < end; i++) state.after.push(data[i]!);
 }

@@ -51,4 +51,18 @@ describe('OutputCheck, commands ended early', () => {
     onStdout.accept({ stream: 'stdout', data: bytes('Terminated\n') });
     expect(onStdout.prefixProblem()).toMatch(/^stdout: byte 0/);
   });
+
+  it("lets the shell's notice come in the middle of stderr, when the shell writes on after its child was signalled, and nothing else", () => {
+    const written = bytes('line 1\nline 2\nline 3\n');
+    const middle = new OutputCheck({ stdout: empty, stderr: written });
+    for (const piece of ['line 1\nli', 'ne 2\nTermin', 'ated\nline 3', '\n']) middle.accept({ stream: 'stderr', data: bytes(piece) });
+    expect(middle.prefixProblem()).toBeUndefined();
+    // The rest after the notice must still be what the command wrote.
+    const wrong = new OutputCheck({ stdout: empty, stderr: written });
+    wrong.accept({ stream: 'stderr', data: bytes('line 1\nTerminated\nline 9\n') });
+    expect(wrong.prefixProblem()).toMatch(/^stderr: byte 7/);
+    // A command read to its end is held to every byte: a notice is a difference there.
+    expect(middle.completeProblems()).not.toEqual([]);
+  });
 });
+
