@@ -483,12 +483,13 @@ export const teardownCases = [
 
 /** Starts a command whose Process nobody keeps, then collects garbage until the command is gone. */
 async function dropAndCollect(ctx: CaseContext, gc: () => void, script: string, dir: string): Promise<void> {
-  // Started in a separate frame so no local variable keeps the Process reachable.
-  ((): void => {
-    ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
-  })();
+  // Held until the probe has seen the command alive: a collection before that (V8's own, or a
+  // case beside this one calling gc()) would end it early and the probe could prove nothing.
+  // Then the one reference goes, and no local variable keeps the Process reachable.
+  const held: { proc?: unknown } = { proc: ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]) };
   const leader = await readPid(ctx, `${dir}/leader`, 'the dropped command');
   await expectAlive(ctx, [{ pid: leader, role: 'the dropped command' }], dir);
+  delete held.proc;
   const { graceMs } = termination(ctx);
   const deadline = performance.now() + graceMs + (await bound(ctx, 5_000));
   while (await ctx.isAlive(leader, dir)) {
