@@ -73,10 +73,13 @@ describe('the soak fails', () => {
       decorate: (sandbox) =>
         withStream(sandbox, (proc, inner) => {
           if (leak !== undefined) return proc;
-          // Escapes the command's process group, carrying the run's marker. The first stream
-          // delivers nothing until the shell that starts it has exited, so on a loaded machine the
-          // run cannot end (and close its sandboxes) before the escapee exists.
-          const started = inner.run(['sh', '-c', 'setsid sleep 600 </dev/null >/dev/null 2>&1 &']);
+          // Escapes the command's process group, carrying the run's marker. The shell waits until
+          // the escapee has its own session (it removes the file only after setsid), since once the
+          // shell exits the runtime ends what is left in its group, and a slow escapee would still
+          // be there. The first stream delivers nothing until that shell has exited, so the run
+          // cannot end (and close its sandboxes) before the escapee exists.
+          const script = 'f=$(mktemp); setsid sh -c \'rm -f "$0"; exec sleep 600\' "$f" </dev/null >/dev/null 2>&1 & while [ -e "$f" ]; do sleep 0.01; done';
+          const started = inner.run(['sh', '-c', script]);
           leak = started;
           return withIterator(proc, (iterator) => ({
             async next() {
