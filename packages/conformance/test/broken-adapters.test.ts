@@ -187,7 +187,7 @@ describe.concurrent('broken adapters', () => {
           concurrency: SERIAL,
           factory: () => lab.local({ capabilities: { streaming: false } }),
         });
-        expect(report.cases.filter((c) => c.status === 'fail').map((c) => c.id)).toEqual([]);
+        expect(report.cases.filter((c) => c.status === 'fail').map((c) => `${c.id}: ${c.message}`)).toEqual([]);
       } finally {
         await lab.cleanup();
       }

@@ -15,6 +15,7 @@ import {
   survivorsFailure,
   termination,
   touch,
+  watchHostLag,
   type Watched,
 } from './support/observe.js';
 import { expectTreeGone, startTree, untilReady, watchTree, type Tree } from './support/tree.js';
@@ -398,11 +399,13 @@ export const teardownCases = [
       const rtt = await roundTrip(ctx);
       // Measured from the command's own report of SIGTERM to the end: the report and the end each
       // travel the same way back, so load on either side of the link does not shift the spacing.
-      const checkTimely = (termAt: number, endedAt: number, how: string): void => {
+      // A stall of this process (hostLag) moves when it saw the report and the end, not when they happened.
+      const checkTimely = (termAt: number, endedAt: number, hostLag: number, how: string): void => {
         check(termAt > 0, `${how}: the command never reported SIGTERM; was it killed outright?`);
         const spacing = endedAt - termAt;
-        check(spacing >= graceMs * 0.8 - rtt, `${how}: the command was killed ${Math.round(spacing)} ms after SIGTERM reached it, before the grace period (${graceMs} ms, from ${source})`);
-        check(spacing <= graceMs + killWaitMs + slack, `${how}: the command was killed ${Math.round(spacing)} ms after SIGTERM reached it, beyond the grace period (${graceMs} ms, from ${source}) and the kill wait`);
+        const timing = `(${graceMs} ms, from ${source}; round trip ${Math.round(rtt)} ms, host stalled up to ${Math.round(hostLag)} ms)`;
+        check(spacing + rtt + hostLag >= graceMs * 0.8, `${how}: the command was killed ${Math.round(spacing)} ms after SIGTERM reached it, before the grace period ${timing}`);
+        check(spacing - hostLag <= graceMs + killWaitMs + slack, `${how}: the command was killed ${Math.round(spacing)} ms after SIGTERM reached it, beyond the grace period and the kill wait ${timing}`);
       };
       const checkGone = async (how: string): Promise<void> => {
         const processes: Watched[] = [
@@ -411,8 +414,8 @@ export const teardownCases = [
         ];
         await expectGoneNow(ctx, processes, dir, how);
       };
-      const { result: aborted, termAt } = await runThenAbortWhenReady(ctx, ['sh', '-c', script, 'sh', dir], { dir, names: ['leader', 'child'] });
-      checkTimely(termAt, performance.now(), 'after run() was aborted');
+      const { result: aborted, termAt, endedAt, hostLag } = await runThenAbortWhenReady(ctx, ['sh', '-c', script, 'sh', dir], { dir, names: ['leader', 'child'] });
+      checkTimely(termAt, endedAt, hostLag, 'after run() was aborted');
       check(aborted?.signal === 'SIGKILL', `a command that outlived SIGTERM should end by SIGKILL (got ${aborted?.exitCode}/${aborted?.signal})`);
       await checkGone('after SIGKILL at the abort of run()');
       if (!ctx.sandbox.capabilities.streaming) return;
@@ -510,26 +513,34 @@ async function runThenAbortWhenReady(
   ctx: CaseContext,
   argv: string[],
   watch?: { dir: string; names: readonly string[] },
-): Promise<{ result: ExecResult | undefined; abortedAt: number; termAt: number }> {
+): Promise<{ result: ExecResult | undefined; abortedAt: number; termAt: number; endedAt: number; hostLag: number }> {
   const controller = new AbortController();
   let seen = '';
   let abortedAt = 0;
   let termAt = 0;
-  const error = await rejectionOf(
-    ctx.sandbox.run(argv, {
-      signal: controller.signal,
-      timeout: 30_000,
-      onOutput: (chunk) => {
-        seen += decoder.decode(chunk.data);
-        if (termAt === 0 && seen.includes('term')) termAt = performance.now();
-        if (!controller.signal.aborted && seen.includes('ready')) {
-          abortedAt = performance.now();
-          controller.abort(new Error('the case ends the command'));
-        }
-      },
-    }),
-    'run() aborted once ready',
-  );
+  const lag = watchHostLag();
+  let hostLag = 0;
+  let error: unknown;
+  try {
+    error = await rejectionOf(
+      ctx.sandbox.run(argv, {
+        signal: controller.signal,
+        timeout: 30_000,
+        onOutput: (chunk) => {
+          seen += decoder.decode(chunk.data);
+          if (termAt === 0 && seen.includes('term')) termAt = performance.now();
+          if (!controller.signal.aborted && seen.includes('ready')) {
+            abortedAt = performance.now();
+            controller.abort(new Error('the case ends the command'));
+          }
+        },
+      }),
+      'run() aborted once ready',
+    );
+  } finally {
+    hostLag = lag.stop();
+  }
+  const endedAt = performance.now();
   if (codeOf(error) !== 'ABORTED' && watch !== undefined) {
     // Name what survived, not only that no exit came.
     const processes: Watched[] = [];
@@ -540,7 +551,7 @@ async function runThenAbortWhenReady(
     throw await survivorsFailure(ctx, processes, watch.dir, 'run() aborted once ready', error);
   }
   checkErrorCode(error, 'ABORTED', 'run() aborted once ready');
-  return { result: (error as { result?: ExecResult }).result, abortedAt, termAt };
+  return { result: (error as { result?: ExecResult }).result, abortedAt, termAt, endedAt, hostLag };
 }
 
 async function exposeGc(): Promise<() => void> {

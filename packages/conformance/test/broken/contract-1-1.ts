@@ -228,7 +228,7 @@ export const contractAdapters: readonly BrokenAdapter[] = [
     // Ten times what it does: the case allows a measured round trip of leeway, which a machine
     // running another test suite beside this one stretched past the 1200 ms a fivefold misstatement left.
     create: (lab) => wrapSandbox(lab.local(), { termination: () => ({ graceMs: 3_000, killWaitMs: 5_000 }) }),
-    caughtBy: { 'termination.settings': /SIGKILL came \d+ ms after SIGTERM reached the command, sooner than the grace period \(3000 ms, from the sandbox's `termination`\)/ },
+    caughtBy: { 'termination.settings': /SIGKILL came \d+ ms after SIGTERM reached the command, sooner than the grace period \(3000 ms, from the sandbox's `termination`;/ },
     stillPasses: ['stream.tagged-chunks'],
   },
   {
