@@ -3,7 +3,7 @@ import { SpawnFailed, StdinClosed, TransportError, type ResourceLimits, type Sig
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
 import { signalFromStatus } from './emulator/status.js';
 import { basicAuth, describe, isDaemonAnswer, type ProcessClient } from './connection.js';
-import type { ProcessEvent, StartResponse } from './gen/envd-process_pb.js';
+import { Signal as EnvdSignal, type ProcessEvent, type StartResponse } from './gen/envd-process_pb.js';
 import { randomUUID } from 'node:crypto';
 import { LAUNCH, LAUNCH_FAILED, LAUNCH_OK, LAUNCH_PREFIX, RELAY, SIGNAL, UNBLOCK } from './scripts.js';
 
@@ -131,6 +131,18 @@ export class E2BDriver implements ProcessDriver {
   private stderrHead: Uint8Array = new Uint8Array(0);
   private leaderStatus: ExitStatus | undefined;
   private relayDone = false;
+  /** The relay's pid in the sandbox, once its start event came. */
+  private relayPid: number | undefined;
+  private relayStarted = false;
+  /** The unblocking helper started when the relay was late, awaited before release returns. */
+  private unblocking: Promise<void> | undefined;
+  /**
+   * Whether the sandbox may hold something of this command's besides its
+   * tree: the FIFO directory (from the launcher's checks on) and the relay.
+   * Cleared when the relay removed the directory and ended, or when the
+   * launcher refused before creating it.
+   */
+  private leftovers = false;
   private settleTimer: NodeJS.Timeout | undefined;
   private terminal = false;
   private released = false;
@@ -159,6 +171,7 @@ export class E2BDriver implements ProcessDriver {
     const envs = { ...settings.env, ...command.env };
     // Set again as the command is exec'd: the launcher's shell drops or rewrites some (scripts.ts).
     const assignments = Object.entries(envs).map(([name, value]) => `${name}=${value}`);
+    this.leftovers = true;
     const stream = settings.client.start(
       {
         process: {
@@ -240,6 +253,8 @@ export class E2BDriver implements ProcessDriver {
     }
     const argv0 = JSON.stringify(this.command.argv[0] ?? '');
     const reason = line.startsWith(LAUNCH_FAILED) ? line.slice(LAUNCH_FAILED.length, -1) : line.trim();
+    // The launcher checks argv[0] and the wrapper before it creates the FIFOs.
+    if (reason === 'ENOENT' || reason === 'EACCES' || reason === 'NOWRAPPER') this.leftovers = false;
     this.startFailed(
       new SpawnFailed(
         this.command.argv,
@@ -264,8 +279,13 @@ export class E2BDriver implements ProcessDriver {
 
   private startRelay(): void {
     const abort = this.controller();
+    this.relayStarted = true;
     const stream = this.settings.client.start(
-      { process: { cmd: this.settings.shellPath, args: ['-c', RELAY, 'sandstream-relay', this.dir, String(this.pid)], envs: {}, cwd: '/' }, stdin: false },
+      {
+        process: { cmd: this.settings.shellPath, args: ['-c', RELAY, 'sandstream-relay', this.dir, String(this.pid)], envs: {}, cwd: '/' },
+        stdin: false,
+        tag: this.relayTag(),
+      },
       { signal: abort.signal, headers: this.keepaliveHeader() },
     );
     void this.pumpRelay(new EventReader(stream, abort, this.settings.stallMs));
@@ -280,7 +300,9 @@ export class E2BDriver implements ProcessDriver {
         const event = await reader.next();
         if (this.released) return;
         if (event === undefined) throw new Error('the output stream ended without an end event');
-        if (event.case === 'data') {
+        if (event.case === 'start') {
+          this.relayPid = event.value.pid;
+        } else if (event.case === 'data') {
           const output = event.value.output;
           if ((output.case === 'stdout' || output.case === 'stderr') && !this.terminal) {
             this.events!.output(output.case as StreamName, output.value);
@@ -290,6 +312,7 @@ export class E2BDriver implements ProcessDriver {
             throw new Error(`the output relay failed (${event.value.status})`);
           }
           this.relayDone = true;
+          this.leftovers = false;
           this.maybeFinish();
           return;
         }
@@ -325,7 +348,7 @@ export class E2BDriver implements ProcessDriver {
       this.events!.leaderExited(status);
       // A relay whose FIFOs were never opened by the command (it was
       // killed while starting) would wait for a writer forever.
-      void this.helper(['-c', UNBLOCK, 'sandstream-unblock', this.dir]).catch(() => undefined);
+      this.unblocking = this.helper(['-c', UNBLOCK, 'sandstream-unblock', this.dir]).catch(() => undefined);
     }, this.settings.settleMs);
   }
 
@@ -342,8 +365,10 @@ export class E2BDriver implements ProcessDriver {
       // No start event: envd either refused (a definite answer) or the
       // outcome is unknown. Never retried either way.
       if (isDaemonAnswer(error) && error.code === Code.InvalidArgument) {
+        this.leftovers = false;
         this.startFailed(new SpawnFailed(this.command.argv, error.rawMessage, { cause: error }));
       } else if (this.command.user !== undefined && isDaemonAnswer(error) && error.code === Code.Unauthenticated && /invalid username/.test(error.rawMessage)) {
+        this.leftovers = false;
         this.startFailed(new SpawnFailed(this.command.argv, `no such account ${JSON.stringify(this.command.user)} in the sandbox`, { cause: error }));
       } else {
         // It may be running: look for its tag and kill its group (best
@@ -508,5 +533,41 @@ export class E2BDriver implements ProcessDriver {
     if (abandoned) {
       await (this.pid !== undefined ? this.killGroup() : this.killByTag()).catch(() => undefined);
     }
+    await this.unblocking;
+    if (this.leftovers) await this.removeLeftovers().catch(() => undefined);
+  }
+
+  private relayTag(): string {
+    return `${this.tag}-relay`;
+  }
+
+  /**
+   * After an end that did not come through the relay (a broken link, a
+   * start refused or abandoned): ends the relay, which may wait for a
+   * writer or a group forever, and removes the FIFO directory. Best effort,
+   * bounded (see {@link persist}); the command's tree is already killed.
+   */
+  private async removeLeftovers(): Promise<void> {
+    if (this.relayStarted) {
+      await this.persist(async (timeoutMs) => {
+        let pid = this.relayPid;
+        if (pid === undefined) {
+          const { processes } = await this.settings.client.list({}, { timeoutMs, headers: this.auth });
+          pid = processes.find((info) => info.tag === this.relayTag())?.pid;
+          if (pid === undefined) return;
+        }
+        try {
+          await this.settings.client.sendSignal(
+            { process: { selector: { case: 'pid', value: pid } }, signal: EnvdSignal.SIGKILL },
+            { timeoutMs, headers: this.auth },
+          );
+        } catch (error) {
+          // Gone already: envd no longer knows the pid.
+          if (!(isDaemonAnswer(error) && error.code === Code.NotFound)) throw error;
+        }
+      });
+    }
+    await this.persist(() => this.helper(['-c', UNBLOCK, 'sandstream-unblock', this.dir]));
+    this.leftovers = false;
   }
 }

@@ -111,9 +111,11 @@ export const SIGNAL = 'kill -s "$1" -- "-$2" 2>/dev/null; exit 0';
 /**
  * `sh -c UNBLOCK sandstream-unblock DIR`: lets a relay that waits on FIFOs
  * nobody will write end (opening read-write never blocks, and closing
- * drops the last writer), then removes them.
+ * drops the last writer), then removes them. Nothing to do when DIR is
+ * already gone.
  */
 export const UNBLOCK = [
+  '[ -d "$1" ] || exit 0',
   'for i in 1 2 3; do',
   '  for f in "$1/o" "$1/e"; do [ -p "$f" ] && { exec 3<>"$f"; exec 3>&-; }; done',
   '  sleep 0.05',

@@ -15,6 +15,9 @@
  * @sandstream/test-support/fault-matrix; this file holds envd's faults for each cell,
  * which cells apply, the bounds and the setup.
  */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
@@ -153,9 +156,13 @@ let native: E2BSdkSandbox;
 let baselineMs = 0;
 const report = createMatrixReport();
 
-async function adapterSandbox(): Promise<Sandbox<E2BSdkSandbox>> {
+/** Where a cell's commands keep their output FIFOs, so what they leave there is the cell's. */
+let fifoRoot: string;
+
+async function adapterSandbox(tmpDir = fifoRoot): Promise<Sandbox<E2BSdkSandbox>> {
   return createE2BSandbox({
     sandbox: native,
+    tmpDir,
     keepaliveSeconds: 1,
     stallMs: STALL_MS,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
@@ -170,6 +177,7 @@ function boundFor(cell: CellPlan): number {
 }
 
 beforeAll(async () => {
+  fifoRoot = mkdtempSync(join(tmpdir(), 'sandstream-matrix-'));
   envd = await startEnvdEmulator({});
   native = await E2BSdkSandbox.create({ debug: true, sandboxUrl: envd.url });
   const sb = await adapterSandbox();
@@ -182,6 +190,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await envd?.close();
+  if (fifoRoot !== undefined) rmSync(fifoRoot, { recursive: true, force: true });
   report.print({
     backend: 'e2b',
     baselineMs,
@@ -195,7 +204,8 @@ afterAll(async () => {
  * its verdict.
  */
 async function checkCell(cell: CellPlan, name: string, mark: string, fault: EnvdFault | readonly EnvdFault[]): Promise<void> {
-  const sb = await adapterSandbox();
+  const cellDir = mkdtempSync(join(fifoRoot, 'cell-'));
+  const sb = await adapterSandbox(cellDir);
   let observed: Observed;
   try {
     const inject = (): void => {
@@ -216,6 +226,12 @@ async function checkCell(cell: CellPlan, name: string, mark: string, fault: Envd
     boundFor(cell),
     `processes of ${name} left: ${JSON.stringify(markedProcesses(CELL_VAR, mark))}`,
   );
+  // The command's helpers are gone too: its output relay (which would otherwise wait for a
+  // writer or a group forever) and the directory of its FIFOs. close() has returned, so
+  // nothing of the adapter's may still be on its way.
+  const relays = envd.processes().filter((p) => p.config.args.includes('sandstream-relay') && p.config.args.some((a) => a.startsWith(cellDir)));
+  expect(relays.filter((p) => p.end === undefined).map((p) => p.pid), `relays of ${name} still running`).toEqual([]);
+  expect(readdirSync(cellDir), `FIFO directories of ${name} left in the sandbox`).toEqual([]);
   report.conclude(name, cell, observed, starts.length, boundFor(cell));
 }
 
