@@ -32,6 +32,7 @@ export function formatReport(report: SoakReport): string {
     `  process duration: ${ms(report.processDuration)}`,
     `  event loop (10 ms timer lateness): ${ms(report.loopDelay)}`,
     `  surviving processes: host ${report.survivors.host.length}, emulator table ${report.survivors.backend.length}`,
+    `  files left in the sandbox: ${report.leftovers.length}`,
     `  file descriptors: ${resources.beforeTarget.fds} before the target, ${resources.baseline.fds} baseline, ${resources.afterRun.fds} after the run, ${resources.afterClose.fds} after closing the target`,
     `  active resources: ${total(resources.beforeTarget.resources)} before the target, ${total(resources.baseline.resources)} baseline, ${total(resources.afterRun.resources)} after the run, ${total(resources.afterClose.resources)} after closing the target`,
     heap === undefined

@@ -59,6 +59,7 @@ export interface Violation {
     | 'hang'
     | 'deadline'
     | 'survivors'
+    | 'leftovers'
     | 'descriptors'
     | 'handles'
     | 'heap'
@@ -116,6 +117,8 @@ export interface SoakReport {
   /** heapUsed after full collections, warmed baseline and after the run; undefined without --expose-gc. */
   readonly heap: { readonly baseline: number; readonly after: number; readonly growth: number; readonly bound: number } | undefined;
   readonly survivors: { readonly host: readonly string[]; readonly backend: readonly string[] };
+  /** Files the adapter left in the sandbox after the run. */
+  readonly leftovers: readonly string[];
   readonly unhandledRejections: number;
   readonly uncaughtExceptions: number;
   readonly violations: readonly Violation[];
@@ -309,6 +312,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const survivors = { host: hostSurvivors(runId), backend: await target.backendSurvivors() };
     if (survivors.host.length > 0) violate('survivors', `${survivors.host.length} marked process(es) alive after the run: ${survivors.host.slice(0, 10).join('; ')}`);
     if (survivors.backend.length > 0) violate('survivors', `${survivors.backend.length} process(es) in the emulator's table after the run: ${survivors.backend.slice(0, 10).join('; ')}`);
+    // Nor may the adapter's own files for commands that are over.
+    await eventually(async () => (await target!.leftovers()).length === 0, settleBoundMs);
+    const leftovers = await target.leftovers();
+    if (leftovers.length > 0) violate('leftovers', `${leftovers.length} file(s) the adapter left in the sandbox after the run: ${leftovers.slice(0, 10).join('; ')}`);
 
     // Descriptors and handles back to the warmed baseline, with the shared sandbox still open (idle keep-alive connections get the bound to close).
     await eventually(() => {
@@ -374,6 +381,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       resources: { beforeTarget, baseline, afterRun, afterClose },
       heap,
       survivors,
+      leftovers,
       unhandledRejections,
       uncaughtExceptions,
       violations,

@@ -8,6 +8,9 @@
  * the emulated remote side does not.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
 import { createE2BSandbox } from '@sandstream/adapter-e2b';
@@ -45,6 +48,8 @@ export interface Target {
   openSandbox(): Promise<Sandbox>;
   /** What the backend's own process table lists as running (empty for local: the host's table is the backend's). */
   backendSurvivors(): Promise<string[]>;
+  /** Files the adapter left in the sandbox (its scratch files for commands that are over). */
+  leftovers(): Promise<string[]>;
   /** Closes the shared sandbox and stops the emulator, if any. */
   close(): Promise<void>;
 }
@@ -70,61 +75,89 @@ function localTarget(options: TargetOptions): Target {
     shared,
     openSandbox: async () => open(),
     backendSurvivors: async () => [],
+    // Plain child processes: the adapter writes no files.
+    leftovers: async () => [],
     close: () => shared.close(),
   };
 }
 
-async function e2bTarget(options: TargetOptions): Promise<Target> {
+/** How a remote adapter opens sandboxes on the emulator its host started, and what it may leave in them. */
+interface RemoteSetup {
+  readonly open: () => Promise<Sandbox>;
+  /** What the adapter left in the sandbox's scratch space (none when it keeps nothing there). */
+  readonly leftovers?: () => string[];
+  /** Removes what the setup made, once the emulator is gone. */
+  readonly dispose?: () => void;
+}
+
+/** A remote adapter against its emulator, hosted in a child process; the emulator's table is the backend's. */
+async function remoteTarget(adapter: 'e2b' | 'vercel', connect: (host: EmulatorHost) => Promise<RemoteSetup>): Promise<Target> {
   const host = await EmulatorHost.start();
+  let setup: RemoteSetup | undefined;
   try {
-    const { url } = (await host.request({ op: 'start', kind: 'e2b' })) as { url: string };
-    const native = await E2BSdkSandbox.create({ debug: true, sandboxUrl: url });
-    // The emulator switches accounts only when it runs as root.
-    const accounts = process.getuid?.() === 0 ? {} : { capabilities: { user: false } };
-    const open = (): Promise<Sandbox> =>
-      createE2BSandbox({ sandbox: native, owned: false, graceMs: options.graceMs, killWaitMs: options.killWaitMs, env: { [MARKER]: options.runId }, ...accounts });
+    setup = await connect(host);
+    const { open, leftovers = () => [], dispose } = setup;
     const shared = await open();
     return {
-      adapter: 'e2b',
+      adapter,
       shared,
       openSandbox: open,
       backendSurvivors: async () => (await host.request({ op: 'survivors' })) as string[],
+      leftovers: async () => leftovers(),
       async close() {
-        await shared.close();
-        await host.close();
+        try {
+          await shared.close();
+        } finally {
+          await host.close();
+          dispose?.();
+        }
       },
     };
   } catch (error) {
     await host.close();
+    setup?.dispose?.();
     throw error;
   }
 }
 
-async function vercelTarget(options: TargetOptions): Promise<Target> {
-  const host = await EmulatorHost.start();
-  try {
+function e2bTarget(options: TargetOptions): Promise<Target> {
+  return remoteTarget('e2b', async (host) => {
+    const { url } = (await host.request({ op: 'start', kind: 'e2b' })) as { url: string };
+    const native = await E2BSdkSandbox.create({ debug: true, sandboxUrl: url });
+    // The emulator switches accounts only when it runs as root.
+    const accounts = process.getuid?.() === 0 ? {} : { capabilities: { user: false } };
+    // The emulated sandbox is this host: the FIFO directories of the run's commands go in a
+    // directory of the run's own, so what they leave there is the run's.
+    const scratch = mkdtempSync(join(tmpdir(), 'sandstream-soak-'));
+    return {
+      open: () =>
+        createE2BSandbox({
+          sandbox: native,
+          owned: false,
+          graceMs: options.graceMs,
+          killWaitMs: options.killWaitMs,
+          env: { [MARKER]: options.runId },
+          tmpDir: scratch,
+          ...accounts,
+        }),
+      leftovers: () => readdirSync(scratch).map((name) => join(scratch, name)),
+      dispose: () => rmSync(scratch, { recursive: true, force: true }),
+    };
+  });
+}
+
+function vercelTarget(options: TargetOptions): Promise<Target> {
+  return remoteTarget('vercel', async (host) => {
     const { url, credentials } = (await host.request({ op: 'start', kind: 'vercel' })) as {
       url: string;
       credentials: { token: string; teamId: string; projectId: string };
     };
     const fetch = emulatorFetch(url);
-    const open = (): Promise<Sandbox> =>
-      createVercelSandbox({ ...credentials, fetch, graceMs: options.graceMs, killWaitMs: options.killWaitMs, env: { [MARKER]: options.runId } });
-    const shared = await open();
+    // The adapter keeps nothing in the sandbox's file system.
     return {
-      adapter: 'vercel',
-      shared,
-      openSandbox: open,
-      backendSurvivors: async () => (await host.request({ op: 'survivors' })) as string[],
-      async close() {
-        await shared.close();
-        await host.close();
-      },
+      open: () => createVercelSandbox({ ...credentials, fetch, graceMs: options.graceMs, killWaitMs: options.killWaitMs, env: { [MARKER]: options.runId } }),
     };
-  } catch (error) {
-    await host.close();
-    throw error;
-  }
+  });
 }
 
 /**

@@ -101,6 +101,33 @@ describe('the soak fails', () => {
     expect(markedProcesses(MARKER, report.runId)).toEqual([]);
   }, 120_000);
 
+  it('when the adapter leaves files in the sandbox: they are listed', async () => {
+    let rewritten = 0;
+    const report = await runSoak({
+      adapter: 'e2b',
+      count: 6,
+      concurrency: 2,
+      seed: 14,
+      settleBoundMs: 2_000,
+      decorate: (sandbox) =>
+        new Proxy(sandbox, {
+          get(target, property) {
+            if (property !== 'stream') return Reflect.get(target, property, target);
+            return (argv: readonly string[], options?: object) => {
+              if (rewritten++ > 0) return target.stream(argv, options);
+              // The run's first command leaves a file beside its own FIFO directory, in the
+              // adapter's scratch directory (its standard output is the FIFO), then runs as planned.
+              const script = 'd=$(dirname "$(dirname "$(readlink /proc/$$/fd/1)")"); case $d in */sandstream-soak-*) touch "$d/stray" ;; *) exit 3 ;; esac; exec "$@"';
+              return target.stream(['sh', '-c', script, 'sh', ...argv], options);
+            };
+          },
+        }),
+    });
+    expect(rewritten, 'the decorated sandbox was never asked for a stream').toBeGreaterThan(0);
+    expect(kinds(report)).toEqual(['leftovers']);
+    expect(report.leftovers.some((path) => path.endsWith('/stray'))).toBe(true);
+  }, 120_000);
+
   it('when a stream never ends: the process is reported as hung, with its index and the seed', async () => {
     let streams = 0;
     const report = await runSoak({
