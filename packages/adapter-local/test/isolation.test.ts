@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -285,9 +285,17 @@ setInterval(() => {}, 1000);`;
     expect(await eventually(() => out.includes('\n'), 30_000), 'the child never reported its sandbox').toBe(true);
     const init = Number(out.trim());
     expect(isAlive(init)).toBe(true);
+    // The init's arguments name the root it builds, inside the environment's host directory.
+    const args = readFileSync(`/proc/${init}/cmdline`, 'latin1').split('\0');
+    const stateDir = dirname(args[args.indexOf('sandstream-init') + 1]!);
+    expect(stateDir.startsWith(tmpdir())).toBe(true);
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('close', resolve));
     expect(await eventually(() => !isAlive(init), 5_000)).toBe(true);
+    // A killed process removes nothing: only the empty directory stays behind (a known limit), and this test removes it.
+    expect(readdirSync(stateDir)).toEqual(['root']);
+    expect(readdirSync(join(stateDir, 'root'))).toEqual([]);
+    rmSync(stateDir, { recursive: true });
   });
 
   it('unshare killed on the host does not end the sandbox', async () => {
