@@ -548,6 +548,8 @@ export class E2BDriver implements ProcessDriver {
    * bounded (see {@link persist}); the command's tree is already killed.
    */
   private async removeLeftovers(): Promise<void> {
+    // The directory goes even when the relay could not be ended: a relay that waits on
+    // its FIFOs is unblocked by the same helper.
     if (this.relayStarted) {
       await this.persist(async (timeoutMs) => {
         let pid = this.relayPid;
@@ -565,7 +567,7 @@ export class E2BDriver implements ProcessDriver {
           // Gone already: envd no longer knows the pid.
           if (!(isDaemonAnswer(error) && error.code === Code.NotFound)) throw error;
         }
-      });
+      }).catch(() => undefined);
     }
     await this.persist(() => this.helper(['-c', UNBLOCK, 'sandstream-unblock', this.dir]));
     this.leftovers = false;

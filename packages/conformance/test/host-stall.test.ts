@@ -7,7 +7,7 @@
  * run-only broken-adapter test).
  */
 import { describe, expect, test } from 'vitest';
-import type { ExecOptions } from '@sandstream/types';
+import type { RunOptions } from '@sandstream/types';
 import { runConformance } from '../src/index.js';
 import { GRACE_MS, Lab } from './broken/index.js';
 import { wrapSandbox } from './broken/wrap.js';
@@ -28,7 +28,7 @@ describe('a host whose event loop stalls', () => {
         include: ['termination.settings', 'teardown.sigkill-after-grace'],
         factory: () =>
           wrapSandbox(lab.local(), {
-            run(inner, argv, options?: ExecOptions) {
+            run(inner, argv, options?: RunOptions) {
               const onOutput = options?.onOutput;
               if (onOutput === undefined) return inner.run(argv, options);
               const decoder = new TextDecoder();
