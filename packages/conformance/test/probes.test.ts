@@ -58,7 +58,10 @@ describe('the sweep after a failed case', () => {
       pids.push(Number(Buffer.from(next.value!.data).toString().trim()));
     }
     const killed = await sweep(sandbox, [token]);
-    expect(killed).toEqual([pids[0]]);
+    // The marked shell, and possibly a child it is forking for its next `sleep`: until that child
+    // execs, it carries the shell's argv and so the token (seen on a loaded machine).
+    expect(killed).toContain(pids[0]);
+    expect(killed).not.toContain(pids[1]);
     const result = await marked.wait();
     expect(result.signal).toBe('SIGKILL');
     expect(other.exited).toBe(false);
