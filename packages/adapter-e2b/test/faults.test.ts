@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
 import { TransportError, type Process, type Sandbox } from '@sandstream/types';
-import { startEnvdEmulator, type EnvdEmulator } from '../src/emulator/index.js';
+import { startEnvdEmulator, type EnvdEmulator, type RecordedRequest } from '../src/emulator/index.js';
 import { createE2BSandbox, createProcessClient, E2BDriver } from '../src/index.js';
 import { leftovers, MARKER, newRunId, waitFor, within } from './helpers.js';
 
@@ -41,6 +41,14 @@ afterEach(async () => {
 afterAll(async () => {
   await envd?.close();
 });
+
+/**
+ * The Start of a command itself (its launcher runs under setsid). A fault aimed at it is not
+ * taken by a helper a previous test's cleanup may still be starting (relays and helpers run
+ * under sh).
+ */
+const LAUNCHER = (request: RecordedRequest): boolean =>
+  (request.message as { process?: { cmd?: string } } | null)?.process?.cmd === '/usr/bin/setsid';
 
 async function sandbox(): Promise<Sandbox<E2BSdkSandbox>> {
   const sb = await createE2BSandbox({ sandbox: native, keepaliveSeconds: 1, stallMs: STALL_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, graceMs: 300 });
@@ -110,7 +118,7 @@ describe('transport faults', () => {
 
   it('a stream that goes silent (no keepalive) is broken after the stall bound, and the tree is killed', async () => {
     const sb = await sandbox();
-    envd.inject({ kind: 'silence', method: 'Start', afterEvents: 2 });
+    envd.inject({ kind: 'silence', method: 'Start', afterEvents: 2, match: LAUNCHER });
     const proc = sb.stream(['sh', '-c', TREE]);
     await within(10_000, proc.started(), 'start');
     const pgid = Number(proc.commandId);
@@ -127,7 +135,7 @@ describe('transport faults', () => {
 
   it('an error where the end event should be: TransportError, tree killed', async () => {
     const sb = await sandbox();
-    envd.inject({ kind: 'error-before-end', method: 'Start' });
+    envd.inject({ kind: 'error-before-end', method: 'Start', match: LAUNCHER });
     const proc = sb.stream(['sh', '-c', 'sleep 60 & echo $!; exit 0']);
     await within(10_000, proc.started(), 'start');
     const pgid = Number(proc.commandId);
@@ -140,7 +148,7 @@ describe('transport faults', () => {
     // Starts of the command itself; the helpers that clean up after it are other Starts.
     const starts = (): number =>
       envd.requests.filter((r) => r.method === 'process.Process/Start' && JSON.stringify(r.message).includes('"never"')).length;
-    envd.inject({ kind: 'unavailable', method: 'Start' });
+    envd.inject({ kind: 'unavailable', method: 'Start', match: LAUNCHER });
     await expectRejects(sb.run(['echo', 'never']), 'run()');
     expect(starts()).toBe(1);
   });
@@ -148,7 +156,7 @@ describe('transport faults', () => {
   it('a start cut before its start event: TransportError, not retried, and the command that did start is killed', async () => {
     const sb = await sandbox();
     const before = envd.processes().length;
-    envd.inject({ kind: 'drop', method: 'Start', afterEvents: 0 });
+    envd.inject({ kind: 'drop', method: 'Start', afterEvents: 0, match: LAUNCHER });
     await expectRejects(sb.run(['sh', '-c', 'sleep 60 & sleep 60']), 'run()');
     const started = envd.processes().slice(before).filter((p) => p.config.cmd === '/usr/bin/setsid');
     // Started once, never again, and found by its tag and killed.

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
 import { TransportError, type OutputChunk } from '@sandstream/types';
+import type { RecordedRequest } from '../src/emulator/index.js';
 import { TAG_VARIABLE } from '../src/index.js';
 import { until, useEmulator, testSandbox, within } from './helpers.js';
 
@@ -18,6 +19,14 @@ function expectedSeq(from: number, to: number): string {
 
 function logRequests(cmdId: string | undefined): number {
   return emulator().requests.filter((r) => r.method === 'GET' && r.path.endsWith(`/cmd/${cmdId}/logs`)).length;
+}
+
+/**
+ * Requests whose body carries `marker`: a fault aimed at a test's own command is not taken
+ * by a tree helper that a previous test's cleanup may still be starting (also POST /cmd).
+ */
+function carries(marker: string): (request: RecordedRequest) => boolean {
+  return (request) => (JSON.stringify(request.body) ?? '').includes(marker);
 }
 
 describe('a dropped log stream', () => {
@@ -73,7 +82,7 @@ describe('a start whose answer is lost', () => {
   it('is not retried, rejects with TransportError, and the copy that did start is ended', async () => {
     const sb = await testSandbox();
     const marker = `start-fault-${Date.now()}`;
-    emulator().inject({ kind: 'status', status: 502, method: 'POST', path: /\/cmd$/, when: 'after' });
+    emulator().inject({ kind: 'status', status: 502, method: 'POST', path: /\/cmd$/, when: 'after', match: carries(marker) });
     const error = await sb.run(['sh', '-c', 'sleep 30; : "$1"', 'sh', marker]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransportError);
     expect((error as Error).message).toMatch(/not retried/);
@@ -88,7 +97,7 @@ describe('a start whose answer is lost', () => {
   it('where the raw SDK, under the same fault, starts the command again (two copies or more)', async () => {
     const raw = await VercelSdkSandbox.create({ ...emulator().credentials, fetch: emulator().fetch });
     const marker = `raw-start-fault-${Date.now()}`;
-    emulator().inject({ kind: 'status', status: 502, method: 'POST', path: /\/cmd$/, when: 'after' });
+    emulator().inject({ kind: 'status', status: 502, method: 'POST', path: /\/cmd$/, when: 'after', match: carries(marker) });
     try {
       const command = await raw.runCommand({ cmd: 'sh', args: ['-c', 'sleep 30; : "$1"', 'sh', marker], detached: true });
       const copies = emulator().processes().filter((p) => p.cmdline.includes(marker));
@@ -103,7 +112,7 @@ describe('a start whose answer is lost', () => {
   it('a 429 on the start is not retried either, and nothing runs', async () => {
     const sb = await testSandbox();
     const marker = `rate-limited-${Date.now()}`;
-    emulator().inject({ kind: 'status', status: 429, retryAfter: 0, method: 'POST', path: /\/cmd$/ });
+    emulator().inject({ kind: 'status', status: 429, retryAfter: 0, method: 'POST', path: /\/cmd$/, match: carries(marker) });
     const error = await sb.run(['sh', '-c', 'sleep 30; : "$1"', 'sh', marker]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransportError);
     const starts = emulator().requests.filter((r) => r.path.endsWith('/cmd') && (JSON.stringify(r.body) ?? '').includes(marker));
