@@ -46,6 +46,8 @@ export class ScriptedDriver implements ProcessDriver {
   onSignal: ((signal: Signal) => void) | undefined;
   onWrite: ((text: string) => Promise<void> | void) | undefined;
   onCloseStdin: (() => void) | undefined;
+  /** When set, `release()` ends only once it resolves (an adapter's cleanup requests, say). */
+  releaseGate: Deferred<void> | undefined;
   ended = false;
 
   async start(events: DriverEvents): Promise<StartedProcess> {
@@ -81,6 +83,7 @@ export class ScriptedDriver implements ProcessDriver {
 
   async release(): Promise<void> {
     this.calls.push('release');
+    await this.releaseGate?.promise;
   }
 
   output(stream: StreamName, text: string): void {

@@ -291,3 +291,38 @@ describe('Sandbox.termination [SS-TERM-1]', () => {
     expect(((await proc.wait()) satisfies ExecResult).exitCode).toBe(0);
   });
 });
+
+describe('close() waits for the releases still under way of commands that ended before it', () => {
+  /** A command that exited, whose driver's release() waits for a gate; and the close() that follows. */
+  async function endedThenClosed(): Promise<{ driver: ScriptedDriver; isClosed: () => boolean; closing: Promise<unknown> }> {
+    const { sb, drivers } = scriptedSandbox((driver) => (driver.releaseGate = deferred<void>()));
+    const proc = sb.stream(['quick']);
+    await flush();
+    const driver = drivers[0]!;
+    driver.exit(0);
+    await proc.wait();
+    await flush();
+    expect(driver.calls.at(-1), 'release() was called').toBe('release');
+    let closed = false;
+    const closing = outcome(sb.close()).then(() => (closed = true));
+    return { driver, isClosed: () => closed, closing };
+  }
+
+  it('close() resolves only once that release() ended', async () => {
+    const { driver, isClosed, closing } = await endedThenClosed();
+    await flush();
+    expect(isClosed()).toBe(false);
+    driver.releaseGate!.resolve();
+    await closing;
+    expect(isClosed()).toBe(true);
+  });
+
+  it('a release() that never ends holds close() for the kill wait, no longer', async () => {
+    const { isClosed, closing } = await endedThenClosed();
+    await vi.advanceTimersByTimeAsync(KILL_WAIT_MS - 1);
+    expect(isClosed()).toBe(false);
+    await vi.advanceTimersByTimeAsync(2);
+    await closing;
+    expect(isClosed()).toBe(true);
+  });
+});

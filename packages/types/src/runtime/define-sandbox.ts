@@ -7,6 +7,7 @@ import { planRun, planStream, type CommandSpec, type ExecutionPlan } from './exe
 import type { ProcessDriver } from './driver.js';
 import { ProcessCore, type CoreSettings } from './process-core.js';
 import { ProcessHandle } from './process-handle.js';
+import { within } from './timers.js';
 
 /** Default time between SIGTERM and SIGKILL. */
 export const DEFAULT_GRACE_MS = 2_000;
@@ -73,6 +74,8 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
   const capabilities = Object.freeze({ ...backend.capabilities });
   const termination = Object.freeze({ graceMs: settings.graceMs, killWaitMs: settings.killWaitMs });
   const live = new Set<ProcessCore>();
+  /** Settled, while the driver's release() (an adapter's cleanup requests, say) is still under way. */
+  const releasing = new Set<ProcessCore>();
   let counter = 0;
   let closing: Promise<void> | undefined;
 
@@ -86,7 +89,13 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
     const driver = backend.createDriver(plan.command);
     const core = new ProcessCore(`${backend.name}:${++counter}`, plan, driver, mode, settings);
     live.add(core);
-    void core.whenSettled().then(() => live.delete(core));
+    void core.whenSettled().then(async () => {
+      live.delete(core);
+      releasing.add(core);
+      // Bounded: a release that never ends must not keep the command's core for ever.
+      await within(core.whenReleased(), settings.killWaitMs);
+      releasing.delete(core);
+    });
     return core;
   }
 
@@ -120,6 +129,9 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
     close(): Promise<void> {
       closing ??= (async () => {
         await Promise.allSettled([...live].map((core) => core.dispose()));
+        // Commands that ended before close() may still be releasing: once close() resolves,
+        // nothing the sandbox started is still on its way (bounded like a disposal's wait).
+        await Promise.allSettled([...releasing].map((core) => within(core.whenReleased(), settings.killWaitMs)));
         await backend.close?.();
       })();
       return closing;

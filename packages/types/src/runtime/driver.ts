@@ -72,7 +72,8 @@ export interface DriverEvents {
  *   the terminal event, after a rejected `start()`, and after the runtime
  *   gave up with its own `TransportError` (then possibly while `start()` is
  *   still pending: the driver abandons the start and ends what it may have
- *   started, if it can). It is the last call the runtime makes.
+ *   started, if it can). It is the last call the runtime makes, and the
+ *   sandbox's `close()` waits for it to end (for at most the kill wait).
  * - `exit(status)` means the leader was reaped, nothing of its process
  *   tree is alive (zombies count as gone), and every byte of output was
  *   reported.

@@ -108,8 +108,7 @@ export class ProcessCore implements TerminationTarget {
     this.stdin = new StdinChannel(driver, this);
 
     if (plan.signal?.aborted) {
-      // Already aborted: nothing is started, so there is nothing to tear down
-      // and no result to report, exactly as run() refuses such a call.
+      // Already aborted: nothing starts, nothing to tear down or report, as run() refuses it.
       this.ending = { kind: 'aborted', reason: plan.signal.reason, started: false };
       this.startAttempt = undefined;
       this.settle(undefined, undefined);
@@ -149,16 +148,14 @@ export class ProcessCore implements TerminationTarget {
     if (this.phase !== 'running') return;
     // Output may have filled the queue before the start was confirmed.
     if (this.queue?.paused) this.driver.pause?.();
-    // Fed in the background: `started` means "started", not "read all its
-    // input", or a command that never reads would block its own teardown.
+    // In the background: `started` is not "read its input" (a non-reader would block teardown).
     if (this.plan.input !== undefined) void this.feedInput(this.plan.input);
   }
 
   private async feedInput(input: Uint8Array): Promise<void> {
     const failure = await this.stdin.feedOnce(input);
     if (failure === undefined || this.phase === 'settled') return;
-    // The link broke: the command's result cannot be trusted, so it ends
-    // with the failure once it is gone.
+    // The link broke: the result cannot be trusted; it ends with the failure once it is gone.
     if (this.ending?.kind !== 'failed') this.ending = { kind: 'failed', error: failure };
     void this.terminate();
   }
@@ -170,6 +167,11 @@ export class ProcessCore implements TerminationTarget {
   /** Resolves once the command's fate is known (exit or failure). Never rejects. */
   whenSettled(): Promise<void> {
     return this.settledPromise;
+  }
+
+  /** Resolves once settled and the driver's `release()` ended (at once when it is never called). Never rejects. */
+  whenReleased(): Promise<void> {
+    return this.settledPromise.then(() => this.driverRelease);
   }
 
   /** Resolves once the start was confirmed or the command's fate is known. Never rejects. */
@@ -238,9 +240,8 @@ export class ProcessCore implements TerminationTarget {
         return { value: undefined, done: true };
       });
     }
-    // After an abort too, output keeps coming (what a SIGTERM handler
-    // writes, say) until the command is gone; settle() then ends the loop
-    // with the AbortError.
+    // After an abort too, output keeps coming (a SIGTERM handler's, say) until the command is
+    // gone; settle() then ends the loop with the AbortError.
     return queue.nextPushed();
   }
 
@@ -359,8 +360,7 @@ export class ProcessCore implements TerminationTarget {
    */
   terminate(): Promise<void> {
     if (this.termination === undefined) {
-      // Output still flows during teardown (up to the teardown mark) so a
-      // child blocked on a full pipe can act on SIGTERM.
+      // Output still flows during teardown (up to its mark): a child blocked on a full pipe can act on SIGTERM.
       this.queue?.allowTeardownSlack();
       this.termination = runTermination(this);
     }
