@@ -226,11 +226,13 @@ async function checkCell(cell: CellPlan, name: string, mark: string, fault: Envd
     boundFor(cell),
     `processes of ${name} left: ${JSON.stringify(markedProcesses(CELL_VAR, mark))}`,
   );
-  // The command's helpers are gone too: its output relay (which would otherwise wait for a
-  // writer or a group forever) and the directory of its FIFOs. close() has returned, so
-  // nothing of the adapter's may still be on its way.
+  // The command's helpers go too: its output relay (which would otherwise wait for a writer
+  // or a group forever) and the directory of its FIFOs. The relay was killed before close()
+  // returned; the emulator may still be reaping it on a loaded machine, so this is awaited.
   const relays = envd.processes().filter((p) => p.config.args.includes('sandstream-relay') && p.config.args.some((a) => a.startsWith(cellDir)));
-  expect(relays.filter((p) => p.end === undefined).map((p) => p.pid), `relays of ${name} still running`).toEqual([]);
+  const running = (): number[] => relays.filter((p) => p.end === undefined).map((p) => p.pid);
+  await waitFor(() => running().length === 0 && readdirSync(cellDir).length === 0, boundFor(cell), `helpers of ${name} left`).catch(() => undefined);
+  expect(running(), `relays of ${name} still running`).toEqual([]);
   expect(readdirSync(cellDir), `FIFO directories of ${name} left in the sandbox`).toEqual([]);
   report.conclude(name, cell, observed, starts.length, boundFor(cell));
 }
