@@ -131,6 +131,8 @@ export class E2BDriver implements ProcessDriver {
   private stderrHead: Uint8Array = new Uint8Array(0);
   private leaderStatus: ExitStatus | undefined;
   private relayDone = false;
+  /** The leader's start time as the launcher read it (empty without /proc): its group's identity. */
+  private leaderStart = '';
   /** The relay's pid in the sandbox, once its start event came. */
   private relayPid: number | undefined;
   private relayStarted = false;
@@ -243,7 +245,9 @@ export class E2BDriver implements ProcessDriver {
     const newline = head.indexOf('\n');
     if (newline < 0) return;
     const line = head.slice(0, newline + 1);
-    if (line === LAUNCH_OK) {
+    const leaderStart = line.startsWith(`${LAUNCH_OK} `) ? line.slice(LAUNCH_OK.length + 1, -1) : undefined;
+    if (leaderStart !== undefined && /^[0-9]*$/.test(leaderStart)) {
+      this.leaderStart = leaderStart;
       this.launched = true;
       this.startSettled = true;
       this.startRelay();
@@ -282,7 +286,7 @@ export class E2BDriver implements ProcessDriver {
     this.relayStarted = true;
     const stream = this.settings.client.start(
       {
-        process: { cmd: this.settings.shellPath, args: ['-c', RELAY, 'sandstream-relay', this.dir, String(this.pid)], envs: {}, cwd: '/' },
+        process: { cmd: this.settings.shellPath, args: ['-c', RELAY, 'sandstream-relay', this.dir, String(this.pid), this.leaderStart], envs: {}, cwd: '/' },
         stdin: false,
         tag: this.relayTag(),
       },
@@ -462,7 +466,7 @@ export class E2BDriver implements ProcessDriver {
 
   private async signalGroup(signal: Signal): Promise<void> {
     if (this.pid === undefined) return;
-    await this.helper(['-c', SIGNAL, 'sandstream-signal', signal.slice(3), String(this.pid)]);
+    await this.helper(['-c', SIGNAL, 'sandstream-signal', signal.slice(3), String(this.pid), this.leaderStart]);
   }
 
   async signal(signal: Signal): Promise<void> {

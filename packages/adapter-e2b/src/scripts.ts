@@ -22,8 +22,13 @@
 
 /** Every launcher report on standard error starts with this. */
 export const LAUNCH_PREFIX = '\u001esandstream:';
-/** The launcher's report that it is about to exec the command. */
-export const LAUNCH_OK = '\u001esandstream:exec\n';
+/**
+ * The launcher's report that it is about to exec the command: this prefix,
+ * a space, the leader's start time (field 22 of `/proc/<pid>/stat`, empty
+ * without /proc) and a newline. The start time tells the command's group from
+ * a later one that took the same number (see {@link RELAY}).
+ */
+export const LAUNCH_OK = '\u001esandstream:exec';
 /** Prefix of the launcher's report that the command cannot be executed. */
 export const LAUNCH_FAILED = '\u001esandstream:noexec:';
 
@@ -60,7 +65,9 @@ export const LAUNCH = [
   'E=; if [ "$m" -gt 0 ]; then for E in /usr/bin/env /bin/env ""; do [ -x "$E" ] && break; done; [ -n "$E" ] || fail "ENOENT: no env(1) in /usr/bin or /bin, which variables need"; fi',
   // Its own tools by the system's PATH, in a subshell: the command's PATH is the caller's.
   '(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; umask 077; mkdir -p "$D" && mkfifo "$D/o" "$D/e") 2>/dev/null || fail "EIO: cannot create FIFOs in $D"',
-  'printf "\\036sandstream:exec\\n" >&2',
+  // The subshell's $$ is the launcher's pid, which exec keeps for the command.
+  'T=$( { IFS= read -r l < "/proc/$$/stat"; } 2>/dev/null && set -- ${l##*") "} && printf %s "${20}")',
+  'printf "\\036sandstream:exec %s\\n" "$T" >&2',
   // Opening a FIFO for writing waits until the relay opened it for reading.
   'exec >"$D/o" 2>"$D/e"',
   '[ "$m" = 0 ] && exec "$@"',
@@ -74,13 +81,24 @@ export const LAUNCH = [
 ].join('\n');
 
 /**
+ * Exits 0 from the script when process `$p` exists but started at another
+ * time than `$t` (the leader's start time, when known): the number was
+ * taken again, which the kernel allows only once nothing of the group that
+ * had it is left, so that group is gone and any group `$p` now is another's.
+ */
+const REUSED = 'reused() { [ -n "$t" ] && { IFS= read -r l < "/proc/$p/stat"; } 2>/dev/null && set -- ${l##*") "} && [ "${20}" != "$t" ]; }';
+
+/**
  * True while a live (non-zombie) process of group `$p` exists. Without
- * /proc, `kill -0` decides and zombies count as alive.
+ * /proc, `kill -0` decides and zombies count as alive. A group number
+ * taken again by another group (see {@link REUSED}) is not this one.
  */
 const ALIVE = [
+  REUSED,
   'alive() {',
   '  kill -0 "-$p" 2>/dev/null || return 1',
   '  [ -r /proc/self/stat ] || return 0',
+  '  reused && return 1',
   '  for s in /proc/[0-9]*/stat; do',
   '    { IFS= read -r l < "$s"; } 2>/dev/null || continue',
   "    set -- ${l##*') '}",
@@ -90,9 +108,9 @@ const ALIVE = [
   '}',
 ];
 
-/** `sh -c RELAY sandstream-relay DIR PGID` (see the module comment). */
+/** `sh -c RELAY sandstream-relay DIR PGID START` (see the module comment); START may be empty. */
 export const RELAY = [
-  'D=$1 p=$2',
+  'D=$1 p=$2 t=$3',
   ...ALIVE,
   // cat's own complaints go nowhere: the relay's stderr is the command's. (A command ended
   // while starting has its FIFOs removed before the relay opens them.)
@@ -103,10 +121,12 @@ export const RELAY = [
 ].join('\n');
 
 /**
- * `sh -c SIGNAL sandstream-signal NAME PGID`: sends signal NAME to every
- * process of the group. A group that is already gone is not an error.
+ * `sh -c SIGNAL sandstream-signal NAME PGID START`: sends signal NAME to every
+ * process of the group. A group that is already gone is not an error, and a
+ * group number another group took since (START, the leader's start time,
+ * tells; see {@link REUSED}) is left alone.
  */
-export const SIGNAL = 'kill -s "$1" -- "-$2" 2>/dev/null; exit 0';
+export const SIGNAL = [REUSED, 's=$1 p=$2 t=$3', 'reused && exit 0', 'kill -s "$s" -- "-$p" 2>/dev/null; exit 0'].join('\n');
 
 /**
  * `sh -c UNBLOCK sandstream-unblock DIR`: lets a relay that waits on FIFOs

@@ -4,12 +4,13 @@
  * opens them, and `cat`'s "No such file or directory" used to arrive as the
  * command's stderr (found by the soak, packages/soak, seed 2 on e2b).
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RELAY } from '../src/scripts.js';
+import { RELAY, SIGNAL } from '../src/scripts.js';
+import { within } from './helpers.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sandstream-relay-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -21,5 +22,55 @@ describe('the output relay', () => {
     expect(result.status).toBe(0);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe('');
+  });
+});
+
+/**
+ * A group number is taken again once nothing of its group is left (the soak,
+ * seed 7 on e2b, 10 000 processes: a command's end waited 20 s for the group
+ * that took its number). The relay and the signal helper tell the command's
+ * group by its leader's start time, which the launcher reports.
+ */
+describe('a group number another group took since', () => {
+  const groups: ChildProcess[] = [];
+  afterAll(() => {
+    for (const group of groups) if (group.pid !== undefined) spawnSync('kill', ['-KILL', `-${group.pid}`]);
+  });
+
+  /**
+   * A live group led by a fresh process (its own session, as the launcher's), its leader's start
+   * time, and its end. With `trapFile`, the leader records a SIGTERM there and lives on for a second.
+   */
+  function liveGroup(trapFile?: string): { pgid: number; start: string; ended: Promise<NodeJS.Signals | null> } {
+    const script = trapFile === undefined ? 'sleep 30 & wait' : 'trap \'echo TERM >> "$0"\' TERM; sleep 1';
+    const group = spawn('sh', ['-c', script, trapFile ?? 'sh'], { detached: true, stdio: 'ignore' });
+    groups.push(group);
+    const ended = new Promise<NodeJS.Signals | null>((resolve) => group.once('exit', (_code, signal) => resolve(signal)));
+    const stat = readFileSync(`/proc/${group.pid}/stat`, 'latin1');
+    return { pgid: group.pid!, start: stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19]!, ended };
+  }
+
+  it('the signal helper leaves a group alone whose leader started at another time than the command\'s', async () => {
+    const trapFile = join(root, 'term');
+    const { pgid, start, ended } = liveGroup(trapFile);
+    expect(spawnSync('sh', ['-c', SIGNAL, 'sandstream-signal', 'TERM', String(pgid), String(Number(start) - 1)]).status).toBe(0);
+    // The leader handles a pending SIGTERM before it exits: its exit proves none came.
+    expect(await within(10_000, ended, 'the leader ending by itself')).toBeNull();
+    expect(() => readFileSync(trapFile, 'utf8')).toThrow();
+  });
+
+  it('the signal helper signals the group with the leader\'s own start time', async () => {
+    const { pgid, start, ended } = liveGroup();
+    expect(spawnSync('sh', ['-c', SIGNAL, 'sandstream-signal', 'KILL', String(pgid), start]).status).toBe(0);
+    expect(await within(10_000, ended, 'the leader ending by SIGKILL')).toBe('SIGKILL');
+  });
+
+  it('the relay does not wait for such a group, and waits for the command\'s own', () => {
+    const { pgid, start } = liveGroup();
+    const other = spawnSync('sh', ['-c', RELAY, 'sandstream-relay', join(root, 'gone'), String(pgid), String(Number(start) + 1)], { timeout: 10_000 });
+    expect(other.status).toBe(0);
+    // The command's own group: the relay is still waiting when the bound ends it.
+    const own = spawnSync('sh', ['-c', RELAY, 'sandstream-relay', join(root, 'gone'), String(pgid), start], { timeout: 1_000 });
+    expect(own.signal).toBe('SIGTERM');
   });
 });
