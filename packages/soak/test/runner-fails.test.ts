@@ -19,15 +19,20 @@ function withIterator(proc: Process, iterate: (inner: AsyncIterator<OutputChunk,
   });
 }
 
-/** A sandbox whose `stream()` goes through `wrap`. */
-function withStream(sandbox: Sandbox, wrap: (proc: Process, sandbox: Sandbox) => Process): Sandbox {
+/** A sandbox whose `stream()` calls go through `call`, which gets the real sandbox. */
+function withStreamCall(sandbox: Sandbox, call: (argv: readonly string[], options: object | undefined, sandbox: Sandbox) => Process): Sandbox {
   return new Proxy(sandbox, {
     get(target, property) {
-      if (property === 'stream') return (argv: readonly string[], options?: object) => wrap(target.stream(argv, options), target);
+      if (property === 'stream') return (argv: readonly string[], options?: object) => call(argv, options, target);
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
+}
+
+/** A sandbox whose streams go through `wrap` once started. */
+function withStream(sandbox: Sandbox, wrap: (proc: Process, sandbox: Sandbox) => Process): Sandbox {
+  return withStreamCall(sandbox, (argv, options, target) => wrap(target.stream(argv, options), target));
 }
 
 function kinds(report: SoakReport): string[] {
@@ -110,17 +115,12 @@ describe('the soak fails', () => {
       seed: 14,
       settleBoundMs: 2_000,
       decorate: (sandbox) =>
-        new Proxy(sandbox, {
-          get(target, property) {
-            if (property !== 'stream') return Reflect.get(target, property, target);
-            return (argv: readonly string[], options?: object) => {
-              if (rewritten++ > 0) return target.stream(argv, options);
-              // The run's first command leaves a file beside its own FIFO directory, in the
-              // adapter's scratch directory (its standard output is the FIFO), then runs as planned.
-              const script = 'd=$(dirname "$(dirname "$(readlink /proc/$$/fd/1)")"); case $d in */sandstream-soak-*) touch "$d/stray" ;; *) exit 3 ;; esac; exec "$@"';
-              return target.stream(['sh', '-c', script, 'sh', ...argv], options);
-            };
-          },
+        withStreamCall(sandbox, (argv, options, target) => {
+          if (rewritten++ > 0) return target.stream(argv, options);
+          // The run's first command leaves a file beside its own FIFO directory, in the
+          // adapter's scratch directory (its standard output is the FIFO), then runs as planned.
+          const script = 'd=$(dirname "$(dirname "$(readlink /proc/$$/fd/1)")"); case $d in */sandstream-soak-*) touch "$d/stray" ;; *) exit 3 ;; esac; exec "$@"';
+          return target.stream(['sh', '-c', script, 'sh', ...argv], options);
         }),
     });
     expect(rewritten, 'the decorated sandbox was never asked for a stream').toBeGreaterThan(0);
