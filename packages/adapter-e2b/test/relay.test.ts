@@ -34,7 +34,17 @@ describe('the output relay', () => {
 describe('a group number another group took since', () => {
   const groups: ChildProcess[] = [];
   afterAll(() => {
-    for (const group of groups) if (group.pid !== undefined) spawnSync('kill', ['-KILL', `-${group.pid}`]);
+    // Only a group whose leader lives: the number of one that ended may be a stranger's by now.
+    // process.kill, not kill(1): procps's kill here turned `-KILL -<pgid>` into kill(-1, SIGKILL),
+    // every process of the machine.
+    for (const group of groups) {
+      if (group.pid === undefined || group.exitCode !== null || group.signalCode !== null) continue;
+      try {
+        process.kill(-group.pid, 'SIGKILL');
+      } catch {
+        // Gone meanwhile.
+      }
+    }
   });
 
   /**
