@@ -131,13 +131,20 @@ export const SIGNAL = [REUSED, 's=$1 p=$2 t=$3', 'reused && exit 0', 'kill -s "$
 /**
  * `sh -c UNBLOCK sandstream-unblock DIR`: lets a relay that waits on FIFOs
  * nobody will write end (opening read-write never blocks, and closing
- * drops the last writer), then removes them. Nothing to do when DIR is
- * already gone.
+ * drops the last writer), and a launcher that waits for a reader, then
+ * removes them. Nothing to do when DIR is already gone.
+ *
+ * The FIFOs are renamed first. A relay started late (its start raced the
+ * command's end) may open them at any moment: an open of the old name
+ * after the rename fails at once, one made before it is let go by the
+ * openings that follow. Without the rename, an open that came after the
+ * last of them waited forever on a FIFO no name led to any more.
  */
 export const UNBLOCK = [
   '[ -d "$1" ] || exit 0',
+  'for f in o e; do [ -p "$1/$f" ] && mv -f "$1/$f" "$1/$f.gone"; done',
   'for i in 1 2 3; do',
-  '  for f in "$1/o" "$1/e"; do [ -p "$f" ] && { exec 3<>"$f"; exec 3>&-; }; done',
+  '  for f in "$1/o.gone" "$1/e.gone"; do [ -p "$f" ] && { exec 3<>"$f"; exec 3>&-; }; done',
   '  sleep 0.05',
   'done',
   'rm -rf "$1"',

@@ -5,12 +5,12 @@
  * command's stderr (found by the soak, packages/soak, seed 2 on e2b).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RELAY, SIGNAL } from '../src/scripts.js';
-import { within } from './helpers.js';
+import { RELAY, SIGNAL, UNBLOCK } from '../src/scripts.js';
+import { waitFor, within } from './helpers.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sandstream-relay-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -82,5 +82,84 @@ describe('a group number another group took since', () => {
     // The command's own group: the relay is still waiting when the bound ends it.
     const own = spawnSync('sh', ['-c', RELAY, 'sandstream-relay', join(root, 'gone'), String(pgid), start], { timeout: 1_000 });
     expect(own.signal).toBe('SIGTERM');
+  });
+});
+
+/**
+ * A relay started late, its start racing the command's end, opened its FIFOs
+ * after the unblock helper's last opening and before it removed them: the
+ * relay then waited forever for a writer (the e2b 10 000-process soak, seed
+ * 7: processes 1438, 1873 and 7150, each ended by a timeout of 300-550 ms,
+ * "not reported gone within 20000 ms of SIGKILL"). The helper now renames
+ * the FIFOs before it opens them.
+ */
+describe('the unblock helper and a late relay', () => {
+  const started: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of started) child.kill('SIGKILL');
+  });
+
+  function ended(child: ChildProcess): Promise<number | null> {
+    return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  /**
+   * Runs the helper on `dir` with a `sleep` that holds its third call, the
+   * one after the last opening, until the returned `release` is called.
+   */
+  async function helperHeldAfterLastOpening(dir: string): Promise<{ release: () => void; status: Promise<number | null> }> {
+    const control = mkdtempSync(join(root, 'control-'));
+    const realSleep = spawnSync('sh', ['-c', 'command -v sleep'], { encoding: 'utf8' }).stdout.trim();
+    const bin = join(control, 'bin');
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, 'sleep'),
+      [
+        '#!/bin/sh',
+        `c=${control}`,
+        'n=$(( $(cat "$c/count" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$c/count"',
+        `[ "$n" = 3 ] && { : > "$c/held"; while [ ! -e "$c/go" ]; do ${realSleep} 0.01; done; }`,
+        `exec ${realSleep} "$@"`,
+      ].join('\n'),
+    );
+    chmodSync(join(bin, 'sleep'), 0o755);
+    const helper = spawn('sh', ['-c', UNBLOCK, 'sandstream-unblock', dir], {
+      env: { ...process.env, PATH: `${bin}:${process.env['PATH'] ?? '/usr/bin:/bin'}` },
+      stdio: 'ignore',
+    });
+    started.push(helper);
+    const status = ended(helper);
+    await waitFor(() => existsSync(join(control, 'held')), 10_000, 'the helper reaching its last pause');
+    return { release: () => writeFileSync(join(control, 'go'), ''), status };
+  }
+
+  function fifoDir(name: string): string {
+    const dir = join(root, name);
+    mkdirSync(dir);
+    expect(spawnSync('mkfifo', [join(dir, 'o'), join(dir, 'e')]).status).toBe(0);
+    return dir;
+  }
+
+  it('a relay that opens the FIFOs after the last opening ends', async () => {
+    const dir = fifoDir('late');
+    const { release, status } = await helperHeldAfterLastOpening(dir);
+    // A group number no process has: the relay ends as soon as its copies do.
+    const relay = spawn('sh', ['-c', RELAY, 'sandstream-relay', dir, '2147483646', ''], { stdio: 'ignore' });
+    started.push(relay);
+    expect(await within(10_000, ended(relay), 'the late relay')).toBe(0);
+    release();
+    expect(await within(10_000, status, 'the helper')).toBe(0);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('lets go of a relay that waited on the FIFOs before it ran', async () => {
+    const dir = fifoDir('early');
+    const relay = spawn('sh', ['-c', RELAY, 'sandstream-relay', dir, '2147483646', ''], { stdio: 'ignore' });
+    started.push(relay);
+    const relayEnded = ended(relay);
+    const helper = spawnSync('sh', ['-c', UNBLOCK, 'sandstream-unblock', dir], { timeout: 10_000 });
+    expect(helper.status).toBe(0);
+    expect(await within(10_000, relayEnded, 'the relay')).toBe(0);
+    expect(existsSync(dir)).toBe(false);
   });
 });
