@@ -6,6 +6,8 @@
  * they run on must fail on both; a correct close() must pass on both; and
  * where the kit cannot look, it says so instead of passing.
  */
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { ConformanceReport, Sandbox } from '@sandstream/types';
 import { unless } from '@sandstream/test-support/skips';
@@ -24,9 +26,23 @@ function newLab(name: string): Lab {
   return lab;
 }
 
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc') as () => void;
+
+/**
+ * Runs teardown.close with the garbage collector running every 10 ms. A leaked command must
+ * outlive the collection of its Process objects, as a remote one would: the local runtime ends
+ * the command of a collected Process, and a leaking fixture that let it do so made the sweep's
+ * count depend on when V8 collected (2 killed instead of 3, under load).
+ */
 async function close(factory: () => Promise<Sandbox> | Sandbox, hooks?: ConformanceHooks): Promise<ConformanceReport['cases'][number]> {
-  const report = await runConformance({ factory, ...(hooks ? { hooks } : {}), include: ['teardown.close'], caseTimeoutMs: 20_000 });
-  return report.cases.find((c) => c.id === 'teardown.close')!;
+  const collector = setInterval(gc, 10);
+  try {
+    const report = await runConformance({ factory, ...(hooks ? { hooks } : {}), include: ['teardown.close'], caseTimeoutMs: 20_000 });
+    return report.cases.find((c) => c.id === 'teardown.close')!;
+  } finally {
+    clearInterval(collector);
+  }
 }
 
 /** Live processes of the lab whose command line carries the case's token (the leaked commands). */

@@ -115,6 +115,15 @@ function leakingProcess(leaked: Promise<void>): ProcessDefects {
   };
 }
 
+/**
+ * The inner Processes of leaking sandboxes, held for good. A command a remote
+ * adapter leaked runs on whatever becomes of the caller's objects; without
+ * this, the local runtime's teardown of a garbage-collected Process ended a
+ * leaked command before the kit's sweep found it, and the sweep's count
+ * depended on when V8 collected (seen under load: 2 killed instead of 3).
+ */
+const leakedProcesses = new Set<unknown>();
+
 /** How a topology sandbox's close() behaves. */
 export type CloseBehaviour =
   /** Terminates the commands, and destroys the namespace when there is one (the adapter owns it). */
@@ -140,7 +149,9 @@ export function topologySandbox(lab: Lab, namespace: PidNamespace | undefined, b
     },
     stream(inner, argv, options) {
       if (closing !== undefined) throw new SandboxClosed();
-      return inner.stream(enter(argv, options), options);
+      const proc = inner.stream(enter(argv, options), options);
+      if (behaviour === 'leaks') leakedProcesses.add(proc);
+      return proc;
     },
     ...(behaviour === 'leaks' ? { process: leakingProcess(leaked) } : {}),
     close(inner) {
