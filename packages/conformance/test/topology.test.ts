@@ -6,8 +6,8 @@
  * they run on must fail on both; a correct close() must pass on both; and
  * where the kit cannot look, it says so instead of passing.
  */
-import v8 from 'node:v8';
-import vm from 'node:vm';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { ConformanceReport, Sandbox } from '@sandstream/types';
 import { unless } from '@sandstream/test-support/skips';
@@ -26,8 +26,8 @@ function newLab(name: string): Lab {
   return lab;
 }
 
-v8.setFlagsFromString('--expose-gc');
-const gc = vm.runInNewContext('gc') as () => void;
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 /**
  * Runs teardown.close with the garbage collector running every 10 ms. A leaked command must
