@@ -9,7 +9,8 @@
  * @packageDocumentation
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -53,7 +54,9 @@ export interface EnvdEmulatorOptions {
   /**
    * After the leader was reaped, how long output still flowing from the
    * pipes is forwarded before they are closed (envd closes them once the
-   * leader is reaped; a little slack keeps what the leader wrote). Default 50 ms.
+   * leader is reaped). What is in the pipes when the window ends is taken
+   * first, so nothing written before the leader's end is lost, however
+   * late this emulator's loop gets to it. Default 50 ms.
    */
   readonly drainAfterExitMs?: number;
   /**
@@ -452,6 +455,35 @@ class Command implements EmulatedProcess {
     this.child.stderr?.resume();
   }
 
+  /**
+   * Publishes what is left of a pipe before it is closed: what Node.js has
+   * read but not yet emitted, then what is still in the pipe itself. envd
+   * reads its pipes on threads of their own, so what a command wrote before
+   * its end always reaches the client. This loop, busy with other commands,
+   * could reach the end of the drain window before it had read the pipe
+   * again, and closing it then dropped the command's last output (the soak:
+   * stdout short by 219 061 bytes and stderr empty, with the right status).
+   */
+  private takeRest(pipe: Readable | null, stream: 'stdout' | 'stderr'): void {
+    if (pipe === null || pipe.destroyed) return;
+    // read() emits 'data' for what it returns, which publishes it.
+    while (pipe.read() !== null);
+    // The descriptor of Node.js's pipe handle: non-blocking, so an empty pipe answers EAGAIN.
+    const fd = (pipe as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
+    if (typeof fd !== 'number' || fd < 0) return;
+    const buffer = Buffer.allocUnsafe(64 * 1024);
+    for (;;) {
+      let length: number;
+      try {
+        length = readSync(fd, buffer, 0, buffer.length, null);
+      } catch {
+        return;
+      }
+      if (length <= 0) return;
+      this.publishData(stream, Buffer.from(buffer.subarray(0, length)));
+    }
+  }
+
   private reaped(code: number | null, signal: NodeJS.Signals | null): void {
     clearTimeout(this.deadline);
     this.stdinOpen = false;
@@ -465,6 +497,8 @@ class Command implements EmulatedProcess {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
+      this.takeRest(stdout, 'stdout');
+      this.takeRest(stderr, 'stderr');
       stdout?.destroy();
       stderr?.destroy();
       this.child.stdin?.destroy();
