@@ -116,7 +116,9 @@ export const RELAY = [
   // while starting has its FIFOs removed before the relay opens them.)
   'cat "$D/o" 2>/dev/null & cat "$D/e" >&2 2>/dev/null',
   'wait',
-  'rm -rf "$D"',
+  // Silent too: the unblock helper may be renaming the FIFOs meanwhile ("Directory not empty"),
+  // and it removes the directory itself when it is done.
+  'rm -rf "$D" 2>/dev/null',
   'while alive; do sleep 0.02; done',
 ].join('\n');
 
@@ -144,7 +146,9 @@ export const UNBLOCK = [
   '[ -d "$1" ] || exit 0',
   'for f in o e; do [ -p "$1/$f" ] && mv -f "$1/$f" "$1/$f.gone"; done',
   'for i in 1 2 3; do',
-  '  for f in "$1/o.gone" "$1/e.gone"; do [ -p "$f" ] && { exec 3<>"$f"; exec 3>&-; }; done',
+  // `true`, not `exec`: a FIFO the relay removed meanwhile fails the opening, and a redirection
+  // that fails on a special built-in such as `exec` would end the helper before its removal.
+  '  for f in "$1/o.gone" "$1/e.gone"; do [ -p "$f" ] && true 3<>"$f"; done',
   '  sleep 0.05',
   'done',
   'rm -rf "$1"',

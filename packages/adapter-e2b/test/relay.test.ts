@@ -16,6 +16,25 @@ const root = mkdtempSync(join(tmpdir(), 'sandstream-relay-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe('the output relay', () => {
+  it('writes nothing of its own when it cannot remove its directory', () => {
+    // The unblock helper renaming the FIFOs while the relay removes the directory made rm(1) say
+    // "Directory not empty" into the command's stderr (the e2b long soak, seed 7, process 1427).
+    const bin = mkdtempSync(join(root, 'failing-rm-'));
+    writeFileSync(join(bin, 'rm'), "#!/bin/sh\necho \"rm: cannot remove '$2': Directory not empty\" >&2\nexit 1\n");
+    chmodSync(join(bin, 'rm'), 0o755);
+    const dir = join(root, 'kept');
+    mkdirSync(dir);
+    expect(spawnSync('mkfifo', [join(dir, 'o'), join(dir, 'e')]).status).toBe(0);
+    const relay = spawnSync('sh', ['-c', `(exec >"$0/o" 2>"$0/e"; printf out; printf err >&2) & ${RELAY}`, dir, dir, '2147483646', ''], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      env: { ...process.env, PATH: `${bin}:${process.env['PATH'] ?? '/usr/bin:/bin'}` },
+    });
+    expect(relay.status).toBe(0);
+    expect(relay.stdout).toBe('out');
+    expect(relay.stderr).toBe('err');
+  });
+
   it('writes nothing of its own when the FIFOs are already gone', () => {
     // A group id no process has: the relay finds the tree gone at once.
     const result = spawnSync('sh', ['-c', RELAY, 'sandstream-relay', join(root, 'removed'), '2147483646'], { encoding: 'utf8', timeout: 10_000 });
