@@ -8,6 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { procStat } from '@sandstream/test-support/processes';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RELAY, SIGNAL, UNBLOCK } from '../src/scripts.js';
 import { waitFor, within } from './helpers.js';
@@ -75,8 +76,8 @@ describe('a group number another group took since', () => {
     const group = spawn('sh', ['-c', script, trapFile ?? 'sh'], { detached: true, stdio: 'ignore' });
     groups.push(group);
     const ended = new Promise<NodeJS.Signals | null>((resolve) => group.once('exit', (_code, signal) => resolve(signal)));
-    const stat = readFileSync(`/proc/${group.pid}/stat`, 'latin1');
-    return { pgid: group.pid!, start: stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19]!, ended };
+    // Field 22 of /proc/<pid>/stat, the 20th after the command name.
+    return { pgid: group.pid!, start: procStat(group.pid!)![19]!, ended };
   }
 
   it('the signal helper leaves a group alone whose leader started at another time than the command\'s', async () => {
