@@ -4,7 +4,10 @@ import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ConformanceReport, SandboxFactory } from '@sandstream/types';
+import type { RunWarning } from './warnings.js';
+import { codeOf } from './assert.js';
 import { CASES, runConformance } from './engine.js';
+import { currentCase, describeFault, FAULT_ADVICE, type Fault } from './faults.js';
 import { checkHooks, type ConformanceHooks } from './hooks.js';
 import { describeOpenHandles, openHandles } from './open-handles.js';
 import { runsAlone } from './schedule.js';
@@ -119,12 +122,29 @@ function resolvePackage(name: string, from: string): string | undefined {
   }
 }
 
+/**
+ * What to do about an adapter module written in TypeScript that this Node.js
+ * cannot import: Node 20 and early 22 have no type stripping of their own
+ * (`--experimental-strip-types` came in 22.6 and is on by default from 22.18).
+ */
+export function typeScriptAdvice(specifier: string, version = process.versions.node): string {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  const strip = major > 22 || (major === 22 && minor >= 6) ? `; or let Node strip the types: NODE_OPTIONS=--experimental-strip-types npx sandstream-conformance ${specifier}` : '';
+  return (
+    `cannot load ${specifier}: Node.js ${version} cannot import TypeScript by itself. ` +
+    `Build the adapter to JavaScript (tsc) and pass the .js file; or run the kit with a TypeScript loader: ` +
+    `npm install --save-dev tsx, then NODE_OPTIONS='--import tsx' npx sandstream-conformance ${specifier}${strip}`
+  );
+}
+
 /** The adapter module: its default export (the factory) and its optional `conformanceHooks`. */
 async function loadAdapter(specifier: string): Promise<{ factory: SandboxFactory; hooks: ConformanceHooks }> {
   const path = resolve(specifier);
   const file = existsSync(path) ? path : resolvePackage(specifier, process.cwd());
   if (file === undefined) throw new UsageError(`cannot find ${JSON.stringify(specifier)}: neither a file nor a package installed here`);
-  const module = (await import(pathToFileURL(file).href)) as { default?: unknown; conformanceHooks?: unknown };
+  const module = (await import(pathToFileURL(file).href).catch((error: unknown) => {
+    throw codeOf(error) === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?tsx?$/.test(file) ? new UsageError(typeScriptAdvice(specifier)) : error;
+  })) as { default?: unknown; conformanceHooks?: unknown };
   if (typeof module.default !== 'function') {
     throw new UsageError(`${specifier} has no default export that is a factory function`);
   }
@@ -199,12 +219,17 @@ async function main(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('expected exactly one adapter module');
 
   // Warnings an adapter emits (a garbage-collected Process, say) would cut
-  // through the live progress; they are collected and listed at the end.
+  // through the live progress; they are collected, each with the cases it is
+  // attributed to, and the unexpected ones listed at the end. Those a case
+  // provokes on purpose are no problem, and not shown.
   const warnings: string[] = [];
+  const collect = ({ warning, cases, expected }: RunWarning): void => {
+    if (expected) return;
+    const where = cases.length === 0 ? 'outside every case' : cases.join(', ');
+    warnings.push(`${warning.name}${warning.code ? ` [${warning.code}]` : ''} (${where}): ${warning.message}`);
+  };
   process.removeAllListeners('warning');
-  process.on('warning', (warning: Error & { code?: string }) => {
-    warnings.push(`${warning.name}${warning.code ? ` [${warning.code}]` : ''}: ${warning.message}`);
-  });
+  process.on('warning', (warning: Error & { code?: string }) => collect({ warning, cases: [], expected: false }));
 
   const { factory, hooks } = await loadAdapter(positionals[0]!);
   const color = values.out === undefined && useColor(process.stdout);
@@ -227,6 +252,7 @@ async function main(argv: string[]): Promise<number> {
       ...(graceMs === undefined ? {} : { graceMs }),
       ...(concurrency === undefined ? {} : { concurrency }),
       ...(progress ? { onCaseStart: progress.start, onCaseEnd: progress.end } : {}),
+      onWarning: collect,
     });
   } catch (error) {
     // A teardown hook that failed still leaves a report to show.
@@ -240,7 +266,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.out !== undefined) writeFileSync(values.out, output);
   else process.stdout.write(output);
   if (warnings.length > 0) {
-    const lines = [`  Warnings emitted during the run (${warnings.length}):`, ...warnings.map((w) => `    ${w}`), ''].join('\n');
+    const lines = [`  Unexpected warnings emitted during the run (${warnings.length}):`, ...warnings.map((w) => `    ${w}`), ''].join('\n');
     // Machine-readable output on stdout stays parseable.
     (reporter === 'pretty' && values.out === undefined ? process.stdout : process.stderr).write(`${lines}\n`);
   }
@@ -273,6 +299,21 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
   throw error;
 });
+
+/**
+ * Outside runConformance (which holds these events while it runs), what the
+ * adapter raises where no caller can catch it, such as a late error after the
+ * report was written, ends the CLI as a harness error naming the case whose
+ * work raised it, instead of Node's bare stack and exit 1.
+ */
+function onFault(fault: Fault): void {
+  const origin = currentCase();
+  const where = origin === undefined ? 'outside every case' : `in the work of the case ${origin.label}, after the case ended`;
+  process.stderr.write(`sandstream-conformance: the adapter raised an ${describeFault(fault)} ${where}, where no caller could catch it; ${FAULT_ADVICE}\n`);
+  process.exit(2);
+}
+process.on('uncaughtException', (error) => onFault({ kind: 'uncaught exception', error }));
+process.on('unhandledRejection', (error) => onFault({ kind: 'unhandled rejection', error }));
 
 const baseline = process.getActiveResourcesInfo();
 main(process.argv.slice(2)).then(

@@ -10,6 +10,7 @@ import type { ConformanceCase } from './case.js';
 import { createContext, type ContextHandle } from './context.js';
 import type { ConformanceHooks } from './hooks.js';
 import { sweep } from './probes.js';
+import { FAULT_ADVICE, inCaseScope, raceFaults, type LiveScope, type RunWatch } from './faults.js';
 import { describeTermination, terminationOf, type Termination } from './termination.js';
 
 function isSandbox(value: unknown): value is Sandbox {
@@ -85,7 +86,28 @@ export function classify(error: unknown): { status: CaseStatus; message: string;
 }
 
 /** Runs one case on a fresh sandbox; never throws. */
-export async function runCase(run: CaseRun): Promise<CaseOutcome> {
+export function runCase(run: CaseRun): Promise<CaseOutcome> {
+  return runCaseWatched(run, undefined);
+}
+
+/**
+ * {@link runCase} in a fault scope of its own (`faults.ts`): what the adapter
+ * throws where no caller can catch it while the case runs fails the case;
+ * `watch` (runConformance's) receives what it raises after its outcome.
+ */
+export async function runCaseWatched(run: CaseRun, watch: RunWatch | undefined): Promise<CaseOutcome> {
+  const { id, expectedWarnings } = run.testCase;
+  return inCaseScope(id, { run: watch, expectedWarnings }, async (scope) => {
+    const outcome = await runCaseScoped(run, scope);
+    // Faults raised after the verdict, while the sandbox was cleaned up and closed.
+    const after = scope.describe(scope.shown);
+    if (after === undefined) return outcome;
+    const message = `${outcome.message === undefined ? '' : `${outcome.message}; then, `}the adapter raised an ${after}, where no caller could catch it; ${FAULT_ADVICE}`;
+    return { ...outcome, status: 'fail', message };
+  });
+}
+
+async function runCaseScoped(run: CaseRun, scope: LiveScope): Promise<CaseOutcome> {
   const { testCase, factory } = run;
   const hooks = run.hooks ?? {};
   const started = performance.now();
@@ -108,7 +130,7 @@ export async function runCase(run: CaseRun): Promise<CaseOutcome> {
   let timedOut = false;
   try {
     await withTimeout(
-      (async () => {
+      raceFaults(scope, async () => {
         creating = createSandbox(factory);
         sandbox = await creating;
         // The case may have timed out while the factory was slow: start nothing.
@@ -116,7 +138,7 @@ export async function runCase(run: CaseRun): Promise<CaseOutcome> {
         termination = terminationOf(sandbox, { graceMs: run.graceMs, label: 'the graceMs option (--grace-ms)' });
         handle = createContext(sandbox, { factory, termination, signal: controller.signal, hooks });
         await testCase.run(handle.ctx);
-      })(),
+      }),
       timeoutMs,
       () => new CaseTimeout(`did not finish within ${timeoutMs} ms: the adapter hung (or the case needs a longer caseTimeoutMs)`),
     );

@@ -6,8 +6,8 @@ import { runsAlone } from './schedule.js';
 import { deselected } from './select.js';
 import { KIT_SPEC_VERSION } from './version.js';
 
-/** Options of {@link describeConformance}: the engine's, minus the progress hooks. */
-export type DescribeConformanceOptions = Omit<ConformanceOptions, 'onCaseStart' | 'onCaseEnd'>;
+/** Options of {@link describeConformance}: the engine's, minus the progress and warning hooks. */
+export type DescribeConformanceOptions = Omit<ConformanceOptions, 'onCaseStart' | 'onCaseEnd' | 'onWarning'>;
 
 /**
  * Registers the conformance kit in a Vitest suite: one test per case, each
