@@ -6,7 +6,8 @@ import { parseArgs } from 'node:util';
 import type { ConformanceReport, SandboxFactory } from '@sandstream/types';
 import type { RunWarning } from './warnings.js';
 import { codeOf } from './assert.js';
-import { CASES, runConformance } from './engine.js';
+import { CASES, isAdvisory, runConformance } from './engine.js';
+import { typeScriptAdvice } from './typescript-advice.js';
 import { currentCase, describeFault, FAULT_ADVICE, type Fault } from './faults.js';
 import { checkHooks, type ConformanceHooks } from './hooks.js';
 import { describeOpenHandles, openHandles } from './open-handles.js';
@@ -44,6 +45,9 @@ Exit status: 0 conforms, 1 a required case failed or an expected failure is stal
 2 the harness failed (bad arguments, adapter not loadable, harness error).`;
 
 class UsageError extends Error {}
+
+/** The adapter module exists but cannot be loaded as it is (a harness error, exit 2). */
+class AdapterModuleError extends Error {}
 
 /** Flags that were renamed: using one is a usage error naming its replacement. */
 const RENAMED_FLAGS: Readonly<Record<string, string>> = { only: '--include' };
@@ -122,28 +126,13 @@ function resolvePackage(name: string, from: string): string | undefined {
   }
 }
 
-/**
- * What to do about an adapter module written in TypeScript that this Node.js
- * cannot import: Node 20 and early 22 have no type stripping of their own
- * (`--experimental-strip-types` came in 22.6 and is on by default from 22.18).
- */
-export function typeScriptAdvice(specifier: string, version = process.versions.node): string {
-  const [major = 0, minor = 0] = version.split('.').map(Number);
-  const strip = major > 22 || (major === 22 && minor >= 6) ? `; or let Node strip the types: NODE_OPTIONS=--experimental-strip-types npx sandstream-conformance ${specifier}` : '';
-  return (
-    `cannot load ${specifier}: Node.js ${version} cannot import TypeScript by itself. ` +
-    `Build the adapter to JavaScript (tsc) and pass the .js file; or run the kit with a TypeScript loader: ` +
-    `npm install --save-dev tsx, then NODE_OPTIONS='--import tsx' npx sandstream-conformance ${specifier}${strip}`
-  );
-}
-
 /** The adapter module: its default export (the factory) and its optional `conformanceHooks`. */
 async function loadAdapter(specifier: string): Promise<{ factory: SandboxFactory; hooks: ConformanceHooks }> {
   const path = resolve(specifier);
   const file = existsSync(path) ? path : resolvePackage(specifier, process.cwd());
   if (file === undefined) throw new UsageError(`cannot find ${JSON.stringify(specifier)}: neither a file nor a package installed here`);
   const module = (await import(pathToFileURL(file).href).catch((error: unknown) => {
-    throw codeOf(error) === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?tsx?$/.test(file) ? new UsageError(typeScriptAdvice(specifier)) : error;
+    throw codeOf(error) === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?tsx?$/.test(file) ? new AdapterModuleError(typeScriptAdvice(specifier)) : error;
   })) as { default?: unknown; conformanceHooks?: unknown };
   if (typeof module.default !== 'function') {
     throw new UsageError(`${specifier} has no default export that is a factory function`);
@@ -263,7 +252,11 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const output = render(report, reporter, color);
-  if (values.out !== undefined) writeFileSync(values.out, output);
+  if (values.out !== undefined) {
+    writeFileSync(values.out, output);
+    const out = values.out;
+    written = { report, rewrite: (amended) => writeFileSync(out, render(amended, reporter, false)) };
+  }
   else process.stdout.write(output);
   if (warnings.length > 0) {
     const lines = [`  Unexpected warnings emitted during the run (${warnings.length}):`, ...warnings.map((w) => `    ${w}`), ''].join('\n');
@@ -294,6 +287,9 @@ function exitWhenDone(code: number, baseline: readonly string[]): void {
   }, 250).unref();
 }
 
+/** The report once written to --out, and how to write it again. */
+let written: { report: ConformanceReport; rewrite(amended: ConformanceReport): void } | undefined;
+
 // A reader that goes away (`sandstream-conformance --list | head`) ends the output, not the run with a stack trace.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
@@ -309,8 +305,29 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 function onFault(fault: Fault): void {
   const origin = currentCase();
   const where = origin === undefined ? 'outside every case' : `in the work of the case ${origin.label}, after the case ended`;
-  process.stderr.write(`sandstream-conformance: the adapter raised an ${describeFault(fault)} ${where}, where no caller could catch it; ${FAULT_ADVICE}\n`);
+  const problem = `the adapter raised an ${describeFault(fault)} ${where}, where no caller could catch it; ${FAULT_ADVICE}`;
+  // A report already written to a file is written again with the case failed, so that it names it too.
+  const entry = written?.report.cases.find((c) => c.id === origin?.label);
+  if (written !== undefined && entry !== undefined) written.rewrite(amendedReport(written.report, entry.id, `after the report was written, ${problem}`));
+  process.stderr.write(`sandstream-conformance: ${written === undefined ? '' : 'after the report, '}${problem}\n`);
   process.exit(2);
+}
+
+/** The report with case `id` failed for `message`, its summary and verdict to match. */
+function amendedReport(report: ConformanceReport, id: string, message: string): ConformanceReport {
+  const summary = { ...report.summary };
+  let ok = report.ok;
+  const cases = report.cases.map((c) => {
+    if (c.id !== id) return c;
+    // A case that failed already keeps its status (and whether that was expected).
+    if (c.status !== 'fail') {
+      summary[c.status] -= 1;
+      summary.fail += 1;
+      ok = ok && isAdvisory(c);
+    }
+    return { ...c, status: 'fail' as const, message: c.message === undefined ? message : `${c.message}; then, ${message}` };
+  });
+  return { ...report, summary, cases, ok };
 }
 process.on('uncaughtException', (error) => onFault({ kind: 'uncaught exception', error }));
 process.on('unhandledRejection', (error) => onFault({ kind: 'unhandled rejection', error }));

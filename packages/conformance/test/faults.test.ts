@@ -1,0 +1,131 @@
+/**
+ * Faults an adapter raises where no caller can catch them, through the
+ * programmatic API: charged to the case whose work raised them, to every
+ * case in flight when they carry no case, and to the run when none is in
+ * flight; warnings attributed the same way. The broken adapters in
+ * ./broken/faults.ts prove the cases catch each kind.
+ */
+import { AsyncResource } from 'node:async_hooks';
+import { afterAll, describe, expect, test } from 'vitest';
+import { runConformance, type HarnessError } from '../src/index.js';
+import type { RunWarning } from '../src/warnings.js';
+import { Lab } from './broken/index.js';
+import { wrapSandbox } from './broken/wrap.js';
+
+const labs: Lab[] = [];
+afterAll(async () => {
+  for (const lab of labs) await lab.cleanup();
+});
+
+/** Two cases that call stream() once each and may run side by side. */
+const PAIR = ['stream.synchronous', 'stream.tagged-chunks'];
+
+/**
+ * A local sandbox whose Processes' disposal waits until both cases of PAIR
+ * have called stream(), so both are in flight; then `raise` runs once.
+ */
+function heldPair(raise: (second: boolean) => void) {
+  const lab = new Lab('faults');
+  labs.push(lab);
+  let calls = 0;
+  let open!: () => void;
+  const both = new Promise<void>((resolve) => (open = resolve));
+  const factory = () =>
+    wrapSandbox(lab.local(), {
+      stream(inner, argv, options) {
+        const proc = inner.stream(argv, options);
+        if (++calls === 2) {
+          raise(true);
+          setImmediate(open);
+        }
+        return proc;
+      },
+      process: { dispose: (inner) => both.then(() => inner[Symbol.asyncDispose]()) },
+    });
+  return factory;
+}
+
+describe('a fault is charged', () => {
+  test('to the case whose work raised it, and only to it, with another case in flight', { timeout: 60_000 }, async () => {
+    const factory = heldPair(() =>
+      setImmediate(() => {
+        throw new Error('raised by the second case');
+      }),
+    );
+    const report = await runConformance({ factory, include: PAIR, concurrency: 2 });
+    const statuses = report.cases.filter((c) => PAIR.includes(c.id)).map((c) => [c.id, c.status, c.message ?? '']);
+    const failed = statuses.filter(([, status]) => status === 'fail');
+    expect(failed, JSON.stringify(statuses)).toHaveLength(1);
+    expect(failed[0]![2]).toMatch(/^the adapter raised an uncaught exception: Error: raised by the second case .*where no caller could catch it/);
+    expect(statuses.filter(([, status]) => status === 'pass')).toHaveLength(1);
+  });
+
+  test('to every case in flight, saying so, when it carries no case', { timeout: 60_000 }, async () => {
+    // Created outside every case: what it schedules carries no case's scope.
+    const outside = new AsyncResource('outside-every-case');
+    const factory = heldPair(() =>
+      outside.runInAsyncScope(() =>
+        setImmediate(() => {
+          throw new Error('raised by a shared resource');
+        }),
+      ),
+    );
+    const report = await runConformance({ factory, include: PAIR, concurrency: 2 });
+    for (const id of PAIR) {
+      const c = report.cases.find((x) => x.id === id)!;
+      expect(c.status, c.message).toBe('fail');
+      expect(c.message).toMatch(/raised by a shared resource.*while 2 cases ran: stream\.synchronous, stream\.tagged-chunks; the kit cannot tell which one caused it/);
+    }
+  });
+
+  test('to the run when no case is in flight: a HarnessError after the report, which it carries', { timeout: 60_000 }, async () => {
+    const lab = new Lab('faults-probe');
+    labs.push(lab);
+    let first = true;
+    const factory = () => {
+      // The first sandbox is the kit's probe of the adapter, before any case.
+      if (first) {
+        first = false;
+        void Promise.reject(new Error('raised during the probe'));
+      }
+      return lab.local();
+    };
+    const error = (await runConformance({ factory, include: ['stream.synchronous'] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as HarnessError & { report?: { cases: Array<{ id: string; status: string }> } };
+    expect(error?.name).toBe('HarnessError');
+    expect(error.message).toMatch(/^the adapter raised a fault outside every case, where no caller could catch it: unhandled rejection: Error: raised during the probe .*\(during the probe of the adapter, before the first case\)/);
+    expect(error.report?.cases.find((c) => c.id === 'stream.synchronous')?.status).toBe('pass');
+  });
+
+  test('the process listeners the run displaced are back afterwards', async () => {
+    const before = ['uncaughtException', 'unhandledRejection', 'warning'].map((e) => process.listenerCount(e));
+    const lab = new Lab('faults-listeners');
+    labs.push(lab);
+    await runConformance({ factory: () => lab.local(), include: ['stream.synchronous'] });
+    expect(['uncaughtException', 'unhandledRejection', 'warning'].map((e) => process.listenerCount(e))).toEqual(before);
+  });
+});
+
+describe('warnings', () => {
+  test('the one teardown.garbage-collected provokes is attributed to it and expected; another one is not', { timeout: 60_000 }, async () => {
+    const lab = new Lab('warnings');
+    labs.push(lab);
+    const seen: RunWarning[] = [];
+    const factory = () =>
+      wrapSandbox(lab.local(), {
+        stream(inner, argv, options) {
+          if (argv.join(' ').includes('sleep 5')) process.emitWarning('an adapter\'s own warning', { code: 'X_ADAPTER_WARNING' });
+          return inner.stream(argv, options);
+        },
+      });
+    const report = await runConformance({ factory, include: ['teardown.garbage-collected', 'stream.synchronous'], onWarning: (w) => seen.push(w) });
+    expect(report.ok).toBe(true);
+    const leak = seen.filter((w) => w.warning.code === 'SANDSTREAM_PROCESS_LEAKED');
+    expect(leak.length).toBeGreaterThan(0);
+    expect(leak.every((w) => w.expected && w.cases.join() === 'teardown.garbage-collected')).toBe(true);
+    const own = seen.filter((w) => w.warning.code === 'X_ADAPTER_WARNING');
+    expect(own.map((w) => [w.cases, w.expected])).toEqual([[['stream.synchronous'], false]]);
+  });
+});
