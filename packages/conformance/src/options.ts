@@ -35,8 +35,9 @@ export interface ConformanceOptions {
   /** Called as each case starts and ends, for live progress. */
   readonly onCaseStart?: (testCase: ConformanceCase) => void;
   /**
-   * Called again for a case whose result changed after it ended: the adapter
-   * raised an uncaught exception or unhandled rejection attributed to it.
+   * Called as each case ends; called again for a case whose result changed
+   * after it ended (the adapter raised an uncaught exception or unhandled
+   * rejection attributed to it).
    */
   readonly onCaseEnd?: (result: CaseResult) => void;
   /**

@@ -7,9 +7,9 @@
  */
 import { AsyncResource } from 'node:async_hooks';
 import { afterAll, describe, expect, test } from 'vitest';
-import { runConformance, type HarnessError } from '../src/index.js';
+import { CASES, runCase, runConformance, type HarnessError } from '../src/index.js';
 import type { RunWarning } from '../src/warnings.js';
-import { Lab } from './broken/index.js';
+import { BROKEN_ADAPTERS, Lab } from './broken/index.js';
 import { wrapSandbox } from './broken/wrap.js';
 
 const labs: Lab[] = [];
@@ -127,5 +127,44 @@ describe('warnings', () => {
     expect(leak.every((w) => w.expected && w.cases.join() === 'teardown.garbage-collected')).toBe(true);
     const own = seen.filter((w) => w.warning.code === 'X_ADAPTER_WARNING');
     expect(own.map((w) => [w.cases, w.expected])).toEqual([[['stream.synchronous'], false]]);
+  });
+});
+
+describe('runCase alone, as the Vitest entry runs each case', () => {
+  const adapter = (name: string) => BROKEN_ADAPTERS.find((a) => a.name === name)!;
+  const testCase = (id: string) => CASES.find((c) => c.id === id)!;
+
+  test('a fault while the case runs fails it', { timeout: 60_000 }, async () => {
+    const lab = new Lab('faults-run-case');
+    labs.push(lab);
+    const factory = () => adapter('unhandled-rejection').create(lab);
+    const outcome = await runCase({ testCase: testCase('process.kill'), manifest: factory().capabilities, factory, timeoutMs: 20_000 });
+    expect(outcome.status).toBe('fail');
+    expect(outcome.message).toMatch(/^the adapter raised an unhandled rejection: Error: the audit log of kill\(SIGUSR1\) is unreachable/);
+  });
+
+  test('a fault after the case ended goes to the listeners the kit displaced, naming the case', { timeout: 60_000 }, async () => {
+    const lab = new Lab('faults-late');
+    labs.push(lab);
+    const factory = () => adapter('throws-late').create(lab);
+    const manifest = factory().capabilities;
+    // This file's own listener stands in for Vitest's while the two cases run.
+    const displaced = process.rawListeners('uncaughtException') as Array<(...args: unknown[]) => void>;
+    process.removeAllListeners('uncaughtException');
+    let heard!: (error: Error) => void;
+    const late = new Promise<Error>((resolve) => (heard = resolve));
+    process.on('uncaughtException', heard);
+    try {
+      const first = await runCase({ testCase: testCase('stream.synchronous'), manifest, factory, timeoutMs: 20_000 });
+      expect(first.status).toBe('pass');
+      // The next stream() call releases the first case's late callback.
+      await runCase({ testCase: testCase('stream.tagged-chunks'), manifest, factory, timeoutMs: 20_000 });
+      const error = await late;
+      expect(error.message).toMatch(/^after the conformance case stream\.synchronous ended, the adapter raised an uncaught exception: Error: a disposed Process's callback ran after its case/);
+      expect((error.cause as Error).message).toBe("a disposed Process's callback ran after its case");
+    } finally {
+      process.off('uncaughtException', heard);
+      for (const listener of displaced) process.on('uncaughtException', listener);
+    }
   });
 });
