@@ -25,7 +25,7 @@ export interface RunWarning {
 /** A run's side of warnings: true when it took the warning (the process's listeners then do not get it). */
 export type WarningSink = (warning: RunWarning) => boolean;
 
-const sinks = new Map<RunWatch, WarningSink>();
+const sinks = new Map<object, WarningSink>();
 let saved: Array<(...args: unknown[]) => void> = [];
 
 /** Whether `cases` all provoke a warning with this code on purpose. */
@@ -38,6 +38,7 @@ function onWarning(warning: Error & { code?: string }): void {
   const event: RunWarning = { warning, cases: scopes.map((s) => s.label), expected: isExpected(warning.code, scopes) };
   // The runs of the cases it is attributed to; with no case, every run in progress.
   const owners = new Set(scopes.map((s) => s.run).filter((run): run is RunWatch => run !== undefined && sinks.has(run)));
+  // With no run of its own (a case the Vitest entry runs), every watcher hears it.
   const targets = owners.size > 0 ? [...owners] : [...sinks.keys()];
   let taken = targets.length > 0;
   for (const run of targets) taken = sinks.get(run)!(event) && taken;
@@ -45,18 +46,19 @@ function onWarning(warning: Error & { code?: string }): void {
 }
 
 /**
- * Takes the process's warning listeners over for a run; the returned
- * function gives them back once the last run in progress ends.
+ * Takes the process's warning listeners over for a run (`owner`: its
+ * RunWatch, or any object for a suite of the Vitest entry); the returned
+ * function gives them back once the last one in progress ends.
  */
-export function watchWarnings(run: RunWatch, sink: WarningSink): () => void {
+export function watchWarnings(owner: object, sink: WarningSink): () => void {
   if (sinks.size === 0) {
     saved = process.rawListeners('warning') as Array<(...args: unknown[]) => void>;
     process.removeAllListeners('warning');
     process.on('warning', onWarning);
   }
-  sinks.set(run, sink);
+  sinks.set(owner, sink);
   return () => {
-    if (!sinks.delete(run) || sinks.size > 0) return;
+    if (!sinks.delete(owner) || sinks.size > 0) return;
     process.off('warning', onWarning);
     for (const listener of saved) process.on('warning', listener);
     saved = [];

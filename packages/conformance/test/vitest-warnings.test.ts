@@ -1,0 +1,30 @@
+import { afterAll, expect } from 'vitest';
+import { createLocalSandbox } from '@sandstream/adapter-local';
+import { describeConformance } from '../src/vitest.js';
+
+// The Vitest entry keeps the leak warning teardown.garbage-collected provokes
+// on purpose from the process's warning listeners (Node's printer among
+// them), and passes an adapter's own warning on. This file's recorder stands
+// in for them: it was listening before the suite started.
+const heard: Array<string | undefined> = [];
+const recorder = (warning: Error & { code?: string }): void => void heard.push(warning.code);
+process.on('warning', recorder);
+
+describeConformance({
+  factory: () => {
+    const sandbox = createLocalSandbox({ graceMs: 300 });
+    const stream = sandbox.stream.bind(sandbox);
+    sandbox.stream = (argv, options) => {
+      if (argv.join(' ') === 'sleep 5') process.emitWarning('the adapter\'s own warning', { code: 'X_ADAPTER_WARNING' });
+      return stream(argv, options);
+    };
+    return sandbox;
+  },
+  include: ['teardown.garbage-collected', 'stream.synchronous'],
+});
+
+// Runs after the suite's own afterAll, which gave the listeners back.
+afterAll(() => {
+  process.off('warning', recorder);
+  expect(heard).toEqual(['X_ADAPTER_WARNING']);
+});
