@@ -16,7 +16,7 @@ import { validateOptions, type ConformanceOptions } from './options.js';
 import { missingTools } from './probes.js';
 import { REQUIREMENTS } from './requirements.js';
 import { createSandbox, runCaseWatched, withTimeout, type CaseOutcome } from './run-case.js';
-import { describeFault, FAULT_ADVICE, watchRun, type Fault, type RunWatch } from './faults.js';
+import { describeFault, FAULT_ADVICE, inPhaseScope, watchRun, type Fault, type RunWatch } from './faults.js';
 import { watchWarnings } from './warnings.js';
 import { autoConcurrency, runsAlone, runScheduled } from './schedule.js';
 import { deselected } from './select.js';
@@ -123,7 +123,8 @@ function watchFaults(options: ConformanceOptions) {
   const watch: RunWatch = {
     fault(fault, late) {
       if (late !== undefined && amend(late.label, fault)) return;
-      outside.push(`${describeFault(fault)} (${late === undefined ? `during ${phase}` : `after the case ${late.label} ended`})`);
+      const when = late === undefined ? `during ${phase}` : late.phase ? `from the work of ${late.label}` : `after the case ${late.label} ended`;
+      outside.push(`${describeFault(fault)} (${when})`);
     },
   };
   const releaseFaults = watchRun(watch);
@@ -161,14 +162,14 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
   let runProblem: string | undefined;
   try {
     try {
-      await hooks.setup?.();
+      await inPhaseScope('the setup hook', faults.watch, async () => hooks.setup?.());
     } catch (error) {
       harnessProblem = `the adapter module's setup hook failed: ${describeError(error)}`;
     }
     if (harnessProblem === undefined) {
       faults.setPhase('the probe of the adapter, before the first case');
       try {
-        const probe = await probeAdapter(options.factory, caseTimeoutMs);
+        const probe = await inPhaseScope('the probe of the adapter, before the first case', faults.watch, () => probeAdapter(options.factory, caseTimeoutMs));
         adapterName = probe.name;
         manifest = probe.manifest;
         harnessProblem = probe.problem;
@@ -216,7 +217,7 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
   } finally {
     faults.setPhase('the teardown hook');
     try {
-      await hooks.teardown?.();
+      await inPhaseScope('the teardown hook', faults.watch, async () => hooks.teardown?.());
     } catch (error) {
       runProblem = `the adapter module's teardown hook failed: ${describeError(error)}`;
     }

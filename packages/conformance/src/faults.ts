@@ -33,8 +33,10 @@ export class AdapterFault extends ConformanceFailure {}
 
 /** Where faults and warnings raised inside a case's scope go. */
 export interface CaseScope {
-  /** The case's id. */
+  /** The case's id, or for a phase of the run (the probe, a hook) what it is. */
   readonly label: string;
+  /** True for a phase of the run rather than a case. */
+  readonly phase?: boolean;
   /** The run the case belongs to, when runConformance runs it. */
   readonly run: RunWatch | undefined;
   /** Declared on the case: the warning codes it provokes on purpose. */
@@ -67,13 +69,24 @@ const runs = new Set<RunWatch>();
 
 /** The case in whose scope the caller runs, if any (for faults raised after the run). */
 export function currentCase(): CaseScope | undefined {
-  return scopes.getStore();
+  const own = scopes.getStore();
+  return own?.phase ? undefined : own;
 }
 
-/** The cases in flight now, most precise first: the caller's scope, else every running case. */
+/** The cases in flight now, most precise first: the caller's scope, else every running case; none in a phase's scope. */
 export function casesInFlight(): readonly CaseScope[] {
   const own = scopes.getStore();
-  return own !== undefined ? [own] : [...inFlight];
+  if (own !== undefined) return own.phase ? [] : [own];
+  return [...inFlight];
+}
+
+/**
+ * Runs `body`, a phase of a run outside every case (the probe of the
+ * adapter, a hook), in a scope of its own: what its work raises, then or
+ * later, goes to `run` labelled with the phase, never to a case in flight.
+ */
+export function inPhaseScope<T>(label: string, run: RunWatch, body: () => Promise<T>): Promise<T> {
+  return scopes.run({ label, phase: true, run, expectedWarnings: [], running: false }, body);
 }
 
 /** The first frame of a stack outside Node's own code: where in the adapter it came from. */

@@ -95,8 +95,40 @@ describe('a fault is charged', () => {
       (e: unknown) => e,
     )) as HarnessError & { report?: { cases: Array<{ id: string; status: string }> } };
     expect(error?.name).toBe('HarnessError');
-    expect(error.message).toMatch(/^the adapter raised a fault outside every case, where no caller could catch it: unhandled rejection: Error: raised during the probe .*\(during the probe of the adapter, before the first case\)/);
+    expect(error.message).toMatch(/^the adapter raised a fault outside every case, where no caller could catch it: unhandled rejection: Error: raised during the probe .*\(from the work of the probe of the adapter, before the first case\)/);
     expect(error.report?.cases.find((c) => c.id === 'stream.synchronous')?.status).toBe('pass');
+  });
+
+  test('to the run, not to the case in flight, when the probe\'s work raises it later', { timeout: 60_000 }, async () => {
+    const lab = new Lab('faults-probe-late');
+    labs.push(lab);
+    let raise: (() => void) | undefined;
+    let first = true;
+    const factory = () => {
+      if (first) {
+        first = false;
+        // Bound to the probe's context, released by the first case's stream() call.
+        raise = AsyncResource.bind(() =>
+          setImmediate(() => {
+            throw new Error('raised by the probe\'s sandbox, later');
+          }),
+        );
+      }
+      return wrapSandbox(lab.local(), {
+        stream(inner, argv, options) {
+          raise?.();
+          raise = undefined;
+          return inner.stream(argv, options);
+        },
+      });
+    };
+    const error = (await runConformance({ factory, include: ['stream.synchronous'] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as HarnessError & { report?: { cases: Array<{ id: string; status: string; message?: string }> } };
+    expect(error?.message).toMatch(/uncaught exception: Error: raised by the probe's sandbox, later .*\(from the work of the probe of the adapter, before the first case\)/);
+    const entry = error.report?.cases.find((c) => c.id === 'stream.synchronous');
+    expect(entry?.status, entry?.message).toBe('pass');
   });
 
   test('the process listeners the run displaced are back afterwards', async () => {
