@@ -6,10 +6,9 @@
  */
 import { AsyncResource } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
-import type { StdinWriter } from '@sandstream/types';
 import type { BrokenAdapter } from './adapter.js';
 import type { Lab } from './lab.js';
-import { wrapSandbox } from './wrap.js';
+import { wrapSandbox, wrapStdin } from './wrap.js';
 
 /**
  * Faults queued by Processes of a lab's sandboxes, raised at the next
@@ -27,18 +26,15 @@ export const faultAdapters: readonly BrokenAdapter[] = [
     create: (lab) =>
       wrapSandbox(lab.local(), {
         process: {
-          stdin: (inner): StdinWriter => ({
-            get closed() {
-              return inner.closed;
-            },
-            write: (data) => inner.write(data),
-            end() {
-              setTimeout(() => {
-                throw new Error('the bookkeeping timer of end() failed');
-              }, 0);
-              return inner.end();
-            },
-          }),
+          stdin: (inner) =>
+            wrapStdin(inner, {
+              end() {
+                setTimeout(() => {
+                  throw new Error('the bookkeeping timer of end() failed');
+                }, 0);
+                return inner.end();
+              },
+            }),
         },
       }),
     caughtBy: { 'stdin.echo-and-eof': /uncaught exception: Error: the bookkeeping timer of end\(\) failed .*no caller could catch it/ },
@@ -69,17 +65,14 @@ export const faultAdapters: readonly BrokenAdapter[] = [
       const connection = new EventEmitter();
       return wrapSandbox(lab.local(), {
         process: {
-          stdin: (inner): StdinWriter => ({
-            get closed() {
-              return inner.closed;
-            },
-            write: (data) =>
-              inner.write(data).catch((error: unknown) => {
-                process.nextTick(() => connection.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })));
-                throw error;
-              }),
-            end: () => inner.end(),
-          }),
+          stdin: (inner) =>
+            wrapStdin(inner, {
+              write: (data) =>
+                inner.write(data).catch((error: unknown) => {
+                  process.nextTick(() => connection.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })));
+                  throw error;
+                }),
+            }),
         },
       });
     },
