@@ -24,6 +24,8 @@ Runs the Sandstream ${KIT_SPEC_VERSION} conformance kit against the adapter whos
 module's default export is a factory returning a fresh Sandbox.
 
 The module may also export \`conformanceHooks\` (setup, teardown, attach): see the README.
+A TypeScript module must be built to JavaScript first, or run with a TypeScript loader
+(NODE_OPTIONS='--import tsx'): see the README.
 
 Options:
   --reporter <name>            pretty (default), json, junit or tap
@@ -42,7 +44,8 @@ Options:
   -h, --help                   this text
 
 Exit status: 0 conforms, 1 a required case failed or an expected failure is stale,
-2 the harness failed (bad arguments, adapter not loadable, harness error).`;
+2 the harness failed (bad arguments, adapter not loadable, harness error), or the adapter
+raised an error nobody could catch outside every case or after the report.`;
 
 class UsageError extends Error {}
 
@@ -319,13 +322,13 @@ function amendedReport(report: ConformanceReport, id: string, message: string): 
   let ok = report.ok;
   const cases = report.cases.map((c) => {
     if (c.id !== id) return c;
-    // A case that failed already keeps its status (and whether that was expected).
-    if (c.status !== 'fail') {
-      summary[c.status] -= 1;
-      summary.fail += 1;
-      ok = ok && isAdvisory(c);
-    }
-    return { ...c, status: 'fail' as const, message: c.message === undefined ? message : `${c.message}; then, ${message}` };
+    const amended = { ...c, message: c.message === undefined ? message : `${c.message}; then, ${message}` };
+    // A case that failed or errored already keeps its status (and whether that was expected).
+    if (c.status === 'fail' || c.status === 'error') return amended;
+    summary[c.status] -= 1;
+    summary.fail += 1;
+    ok = ok && isAdvisory(c);
+    return { ...amended, status: 'fail' as const };
   });
   return { ...report, summary, cases, ok };
 }

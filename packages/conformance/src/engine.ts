@@ -196,7 +196,9 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
       const result = results[index];
       if (result === undefined) return false;
       const late = `after the case ended, the adapter raised an ${describeFault(fault)}, where no caller could catch it; ${FAULT_ADVICE}`;
-      results[index] = { ...result, status: 'fail', expectedFailure: expected.has(id), message: result.message === undefined ? late : `${result.message}; then, ${late}` };
+      // A harness error stays one; anything else is now the adapter's failure.
+      const status = result.status === 'error' ? 'error' : 'fail';
+      results[index] = { ...result, status, expectedFailure: status === 'fail' && expected.has(id), message: result.message === undefined ? late : `${result.message}; then, ${late}` };
       options.onCaseEnd?.(results[index]);
       return true;
     });

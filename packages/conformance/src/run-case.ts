@@ -103,7 +103,7 @@ export async function runCaseWatched(run: CaseRun, watch: RunWatch | undefined):
     const after = scope.describe(scope.shown);
     if (after === undefined) return outcome;
     const message = `${outcome.message === undefined ? '' : `${outcome.message}; then, `}the adapter raised an ${after}, where no caller could catch it; ${FAULT_ADVICE}`;
-    return { ...outcome, status: 'fail', message };
+    return { ...outcome, status: outcome.status === 'error' ? 'error' : 'fail', message };
   });
 }
 
