@@ -137,11 +137,14 @@ function dispatch(fault: Fault): void {
     if (own.running && own.charge !== undefined) return own.charge(fault, '');
     // Late: the case's outcome is out; its run may still amend it.
     if (own.run !== undefined && runs.has(own.run)) return own.run.fault(fault, own);
-    return handOn(fault, own);
+    return handOn(fault, own.phase ? undefined : own);
   }
   if (inFlight.size > 0) {
     const all = [...inFlight];
-    const note = all.length === 1 ? '' : ` (raised outside any case's own work while ${all.length} cases ran: ${all.map((s) => s.label).join(', ')}; the kit cannot tell which one caused it)`;
+    const note =
+      all.length === 1
+        ? ' (raised outside the case\'s own work, while it was the only case running)'
+        : ` (raised outside any case's own work while ${all.length} cases ran: ${all.map((s) => s.label).join(', ')}; the kit cannot tell which one caused it)`;
     for (const scope of all) scope.charge(fault, note);
     return;
   }

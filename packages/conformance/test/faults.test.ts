@@ -21,21 +21,22 @@ afterAll(async () => {
 const PAIR = ['stream.synchronous', 'stream.tagged-chunks'];
 
 /**
- * A local sandbox whose Processes' disposal waits until both cases of PAIR
- * have called stream(), so both are in flight; then `raise` runs once.
+ * A local sandbox whose Processes' disposal waits until `calls` stream()
+ * calls were made (both cases of PAIR, by default), so those cases are in
+ * flight; then `raise` runs once.
  */
-function heldPair(raise: (second: boolean) => void) {
+function heldPair(raise: () => void, calls = 2) {
   const lab = new Lab('faults');
   labs.push(lab);
-  let calls = 0;
+  let made = 0;
   let open!: () => void;
   const both = new Promise<void>((resolve) => (open = resolve));
   const factory = () =>
     wrapSandbox(lab.local(), {
       stream(inner, argv, options) {
         const proc = inner.stream(argv, options);
-        if (++calls === 2) {
-          raise(true);
+        if (++made === calls) {
+          raise();
           setImmediate(open);
         }
         return proc;
@@ -76,6 +77,23 @@ describe('a fault is charged', () => {
       expect(c.status, c.message).toBe('fail');
       expect(c.message).toMatch(/raised by a shared resource.*while 2 cases ran: stream\.synchronous, stream\.tagged-chunks; the kit cannot tell which one caused it/);
     }
+  });
+
+  test('to the one case in flight, saying it came from outside its own work, when it carries no case', { timeout: 60_000 }, async () => {
+    const outside = new AsyncResource('outside-every-case');
+    const factory = heldPair(
+      () =>
+        outside.runInAsyncScope(() =>
+          setImmediate(() => {
+            throw new Error('raised by a shared resource');
+          }),
+        ),
+      1,
+    );
+    const report = await runConformance({ factory, include: ['stream.synchronous'] });
+    const entry = report.cases.find((c) => c.id === 'stream.synchronous')!;
+    expect(entry.status, entry.message).toBe('fail');
+    expect(entry.message).toMatch(/raised by a shared resource .*\(raised outside the case's own work, while it was the only case running\)/);
   });
 
   test('to the run when no case is in flight: a HarnessError after the report, which it carries', { timeout: 60_000 }, async () => {
