@@ -39,7 +39,7 @@ describe('README.md', () => {
   it("quotes the latest full run of bench/RESULTS.md verbatim, and every ratio that missed its target in a recorded run", () => {
     const section = readme.slice(readme.indexOf('## Performance'));
     expect(section.length).toBeLessThan(readme.length);
-    expect(section).toContain('(bench/RESULTS.md)');
+    expect(section).toContain('(https://github.com/sandstream/sandstream/blob/main/packages/adapter-local/bench/RESULTS.md)');
     const runs = benchTables(readFileSync(new URL('../bench/RESULTS.md', import.meta.url), 'utf8')).filter((run) =>
       run.rows.some((row) => row.startsWith('stream() throughput, 1 GiB')),
     );
