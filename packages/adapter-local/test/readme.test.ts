@@ -91,6 +91,17 @@ describe('README.md', () => {
     expect(await describeRevision(repo, 'no-such-revision')).toBeUndefined();
   });
 
+  it('the plain-JavaScript example runs on this Node.js as written (no `await using`)', async () => {
+    const plain = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((match) => match[1]!);
+    expect(plain).toHaveLength(1);
+    // The block's own code, its package import pointed at the built package (a temp file has no node_modules).
+    const file = join(dir, 'plain-example.mjs');
+    const built = new URL('../dist/index.js', import.meta.url).href;
+    writeFileSync(file, plain[0]!.replace("from '@sandstream/adapter-local'", `from ${JSON.stringify(built)}`));
+    const { runSnippetPlain } = (await import(file)) as { runSnippetPlain: (script: string) => Promise<string> };
+    expect(await runSnippetPlain('echo private > /workspace/note; cat /workspace/note')).toBe('private\n');
+  });
+
   it('sortLines() feeds standard input', async () => {
     expect(await sortLines(['pear', 'apple', 'fig'])).toEqual(['apple', 'fig', 'pear']);
   });
