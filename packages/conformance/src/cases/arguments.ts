@@ -1,13 +1,32 @@
 import type { RunOptions, StreamOptions } from '@sandstream/types';
-import { check, checkEqual, checkErrorCode, ConformanceFailure, describeError, rejectionOf, thrownBy } from '../assert.js';
+import { check, checkErrorCode, ConformanceFailure, describeError, rejectionOf, thrownBy } from '../assert.js';
 import { defineCase } from '../case.js';
 import { expectNeverRan, readMarker, scratch } from './support/observe.js';
+import { checkStrings, LARGE_STRING_BYTES, MANY_COUNT, manyTexts, randomText } from './support/payload.js';
 
 interface BadCall {
   readonly argv: unknown;
   readonly options?: unknown;
   readonly key: string;
 }
+
+// Arguments a shell would interpret, each of which must arrive as it is.
+const HOSTILE = [
+  'it\'s "quoted"',
+  '$(touch pwned)',
+  '`touch pwned`',
+  'line one\nline two',
+  '*',
+  '?',
+  '--help',
+  '-n',
+  '',
+  ' spaced  out ',
+  '$HOME ${PATH} $1',
+  '; touch pwned | & > < \\',
+  'héllo wörld ✓ 日本語 🙂',
+  '\t\r\u0001',
+];
 
 const BAD_ARGV: BadCall[] = [
   { argv: [], key: 'argv' },
@@ -101,38 +120,29 @@ export const argumentCases = [
   }),
   defineCase({
     id: 'arguments.argv-byte-exact',
-    title: 'each argv element reaches the command byte-exact, with no shell interpretation',
+    title: 'each argv element reaches the command byte-exact, with no shell interpretation, also many of them and one larger than a pipe buffer',
     requirements: ['SS-ARGV-1'],
     async run(ctx) {
       const dir = await scratch(ctx);
-      const hostile = [
-        'it\'s "quoted"',
-        '$(touch pwned)',
-        '`touch pwned`',
-        'line one\nline two',
-        '*',
-        '?',
-        '--help',
-        '-n',
-        '',
-        ' spaced  out ',
-        '$HOME ${PATH} $1',
-        '; touch pwned | & > < \\',
-        'héllo wörld ✓ 日本語 🙂',
-        '\t\r\u0001',
-      ];
+      const name = (args: readonly string[]) => (i: number): string =>
+        `argument ${i + 1} (${args === HOSTILE ? JSON.stringify(args[i]) : `${Buffer.byteLength(args[i]!)} bytes`})`;
       const options: RunOptions = { cwd: dir };
-      const result = await ctx.sandbox.run(['printf', '%s\\000', ...hostile], options);
+      const result = await ctx.sandbox.run(['printf', '%s\\000', ...HOSTILE], options);
       check(result.exitCode === 0, `printf failed: ${result.stderrText}`);
-      const expected = Buffer.from(hostile.map((arg) => `${arg}\0`).join(''), 'utf8');
-      checkEqual(result.stdout, new Uint8Array(expected), 'the arguments as the command received them');
+      checkStrings(result.stdout, HOSTILE, name(HOSTILE), 'the arguments as the command received them');
       check((await readMarker(ctx, `${dir}/pwned`)) === undefined, 'an argument was interpreted by a shell');
+      // Many small ones (about 80 KB in all), then one of 100 KB.
+      const large = [...manyTexts(MANY_COUNT), randomText(LARGE_STRING_BYTES)];
+      const many = await ctx.sandbox.run(['printf', '%s\\000', ...large]);
+      check(many.exitCode === 0, `printf of ${large.length} arguments failed (exit ${many.exitCode}/${many.signal}): ${many.stderrText.trim().slice(0, 200)}`);
+      checkStrings(many.stdout, large, name(large), `${large.length} arguments (${Buffer.byteLength(large.join(''))} bytes), as the command received them`);
       if (!ctx.sandbox.capabilities.streaming) return;
+      // stream() starts commands as run() does; the hostile ones suffice there.
       const streamOptions: StreamOptions = { cwd: dir };
-      await using proc = ctx.sandbox.stream(['printf', '%s\\000', ...hostile], streamOptions);
+      await using proc = ctx.sandbox.stream(['printf', '%s\\000', ...HOSTILE], streamOptions);
       const parts: Uint8Array[] = [];
       for await (const chunk of proc) if (chunk.stream === 'stdout') parts.push(chunk.data);
-      checkEqual(new Uint8Array(Buffer.concat(parts)), new Uint8Array(expected), 'the arguments as a streamed command received them');
+      checkStrings(new Uint8Array(Buffer.concat(parts)), HOSTILE, name(HOSTILE), 'the arguments as a streamed command received them');
     },
   }),
 ];

@@ -1,18 +1,29 @@
-import { checkEqual } from '../assert.js';
+import { check, checkEqual } from '../assert.js';
 import { defineCase } from '../case.js';
 import { scratch } from './support/observe.js';
+import { checkStrings, LARGE_STRING_BYTES, MANY_COUNT, manyTexts, randomText } from './support/payload.js';
+
+// Prints each variable named in the arguments, by name, as `printf '%s\000'`.
+const PRINT_VARIABLES = 'for name in "$@"; do eval "printf \'%s\\\\000\' \\"\\${$name}\\""; done';
 
 /** The environment and working directory: SS-ENV-*. */
 export const environmentCases = [
   defineCase({
     id: 'environment.env',
-    title: 'env variables reach the command, override base variables, and leave the rest of the base environment',
+    title: 'env variables reach the command, override base variables, and leave the rest of the base environment, also many of them and one larger than a pipe buffer',
     requirements: ['SS-ENV-1'],
     async run(ctx) {
       const result = await ctx.sandbox.run(['sh', '-c', 'printf "%s|%s|%s" "$SANDSTREAM_ONE" "$HOME" "${PATH:+has-path}"'], {
         env: { SANDSTREAM_ONE: 'v a l=ue ✓', HOME: '/sandstream-home' },
       });
       checkEqual(result.stdoutText, 'v a l=ue ✓|/sandstream-home|has-path', 'the environment the command saw');
+      // Many variables, about 80 KB in all, then one value of 100 KB: each byte-exact.
+      const values = [...manyTexts(MANY_COUNT), randomText(LARGE_STRING_BYTES)];
+      const names = values.map((_, i) => (i < MANY_COUNT ? `SANDSTREAM_MANY_${i}` : 'SANDSTREAM_LARGE'));
+      const env = Object.fromEntries(names.map((name, i) => [name, values[i]!]));
+      const large = await ctx.sandbox.run(['sh', '-c', PRINT_VARIABLES, 'sh', ...names], { env });
+      check(large.exitCode === 0, `printing ${names.length} variables given in env failed (exit ${large.exitCode}/${large.signal}): ${large.stderrText.trim().slice(0, 200)}`);
+      checkStrings(large.stdout, values, (i) => `${names[i]} (${Buffer.byteLength(values[i]!)} bytes)`, `${names.length} variables (${Buffer.byteLength(values.join(''))} bytes of values) in env`);
       if (!ctx.sandbox.capabilities.streaming) return;
       await using proc = ctx.sandbox.stream(['sh', '-c', 'printf %s "$SANDSTREAM_TWO"'], { env: { SANDSTREAM_TWO: 'streamed' } });
       let text = '';

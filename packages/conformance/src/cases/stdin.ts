@@ -1,38 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { hasCapability, type Sandbox } from '@sandstream/types';
+import { hasCapability } from '@sandstream/types';
 import { check, checkEqual, checkErrorCode, codeOf, ConformanceFailure, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
 import { ALL_BYTES, collect } from './support/collect.js';
 import { bound, settledWithin } from './support/observe.js';
+import { echoable, INPUT_BYTES } from './support/payload.js';
 import { untilReady } from './support/tree.js';
-
-/**
- * `size` bytes for an echo through the command: random bytes where output
- * is byte-exact; where it is text only (no `binary-output`, SS-TEXT-1), random
- * valid UTF-8 of one- to four-byte characters, so the echo still shows every
- * byte of standard input exactly, and its count, `wc -c`, the bytes that
- * output could not carry.
- */
-function echoable(sandbox: Sandbox, size: number): Uint8Array {
-  if (hasCapability(sandbox.capabilities, 'binary-output')) return new Uint8Array(randomBytes(size));
-  const ranges: Array<[number, number]> = [[0x20, 0x7e], [0xa0, 0x7ff], [0x800, 0xd7ff], [0x10000, 0x10ffff]];
-  const parts: string[] = [];
-  let bytes = 0;
-  const random = randomBytes(size * 2);
-  for (let i = 0; bytes < size; i += 2) {
-    const [low, high] = ranges[random[i % random.length]! % ranges.length]!;
-    const codePoint = low + ((random[(i + 1) % random.length]! * 7919 + i) % (high - low + 1));
-    const text = String.fromCodePoint(codePoint);
-    const length = Buffer.byteLength(text);
-    if (bytes + length > size) {
-      parts.push('x'.repeat(size - bytes));
-      break;
-    }
-    parts.push(text);
-    bytes += length;
-  }
-  return new Uint8Array(Buffer.from(parts.join(''), 'utf8'));
-}
 
 /** Standard input: SS-STDIN-*. */
 export const stdinCases = [
@@ -90,21 +62,28 @@ export const stdinCases = [
   }),
   defineCase({
     id: 'stdin.run-input',
-    title: 'run() with input delivers the bytes, then end-of-file',
+    title: 'run() and stream() with input deliver the bytes, then end-of-file, also input of many pipe buffers and more than one request',
     requirements: ['SS-STDIN-2'],
     needs: ['stdin'],
     async run(ctx) {
-      const input = hasCapability(ctx.sandbox.capabilities, 'binary-output') ? ALL_BYTES : echoable(ctx.sandbox, 4096);
+      // Every byte value first (where output is byte-exact), then enough to cross pipe buffers and request sizes.
+      const binary = hasCapability(ctx.sandbox.capabilities, 'binary-output');
+      const input = new Uint8Array(Buffer.concat([binary ? ALL_BYTES : new Uint8Array(0), echoable(ctx.sandbox, INPUT_BYTES)]));
       const result = await ctx.sandbox.run(['sh', '-c', 'cat; echo eof-seen >&2'], { input });
-      checkEqual(result.stdout, input, 'what cat echoed');
+      checkEqual(result.stdout, input, `what cat echoed of ${input.byteLength} bytes of input`);
       checkEqual(result.stderrText, 'eof-seen\n', 'stderr after end-of-file');
       // Every byte value arrives, also where output cannot show them: counted in the sandbox.
-      const counted = await ctx.sandbox.run(['sh', '-c', 'wc -c'], { input: ALL_BYTES });
-      checkEqual(counted.stdoutText.trim(), '256', 'the byte count of all 256 byte values as input');
+      const all = await ctx.sandbox.run(['sh', '-c', 'wc -c'], { input: ALL_BYTES });
+      checkEqual(all.stdoutText.trim(), '256', 'the byte count of all 256 byte values as input');
       const text = await ctx.sandbox.run(['cat'], { input: 'héllo' });
       checkEqual(text.stdoutText, 'héllo', 'string input, UTF-8 encoded');
       const ignored = await ctx.sandbox.run(['true'], { input: new Uint8Array(1 << 20) });
       check(ignored.exitCode === 0, 'a command that does not read its input should still succeed');
+      if (!ctx.sandbox.capabilities.streaming) return;
+      // Counted in the sandbox: stream() takes input too, and only the count comes back.
+      await using proc = ctx.sandbox.stream(['wc', '-c'], { input });
+      const streamed = await collect(proc);
+      checkEqual(Buffer.from(streamed.stdout).toString().trim(), String(input.byteLength), `stream() with input: the byte count the command read of ${input.byteLength} bytes`);
     },
   }),
   defineCase({

@@ -1,0 +1,123 @@
+/**
+ * Defects past a size: each handles what fits one pipe buffer or one
+ * request and loses the rest, and each passed the kit while its cases sent
+ * only data that small (one-shot input of 256 bytes, a few short variables
+ * and arguments).
+ */
+import type { RunOptions, StdinWriter, StreamOptions } from '@sandstream/types';
+import { isPlainObject } from '@sandstream/types/runtime';
+import type { BrokenAdapter } from './adapter.js';
+import { wrapSandbox } from './wrap.js';
+
+/** A pipe buffer on Linux. */
+const PIPE_BUFFER = 64 * 1024;
+
+/** `entries` (strings, in order) cut to their first `limit` bytes of UTF-8 in all: the one crossing it cut short, the rest dropped. */
+function cutStrings(strings: readonly string[], limit: number): string[] {
+  const kept: string[] = [];
+  let room = limit;
+  for (const text of strings) {
+    const bytes = Buffer.from(text, 'utf8');
+    if (bytes.byteLength <= room) {
+      kept.push(text);
+      room -= bytes.byteLength;
+      continue;
+    }
+    if (room > 0) kept.push(new TextDecoder().decode(bytes.subarray(0, room)).replace(/\uFFFD+$/, ''));
+    break;
+  }
+  return kept;
+}
+
+/** `options` whose `env` is cut to `limit` bytes of `NAME=VALUE` in all, as a backend passing it in a size-limited field would. */
+function cutEnv<T extends RunOptions | StreamOptions>(options: T | undefined, limit: number): T | undefined {
+  if (!isPlainObject(options) || !isPlainObject(options.env)) return options;
+  const entries = Object.entries(options.env as Record<string, string>);
+  const kept = cutStrings(entries.map(([name, value]) => `${name}=${value}`), limit);
+  const env = Object.fromEntries(kept.filter((entry) => entry.includes('=')).map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
+  return { ...options, env };
+}
+
+/** `argv` cut to `limit` bytes in all (the program name always kept), as a backend with a command-line limit would. */
+function cutArgv(argv: readonly string[], limit: number): readonly string[] {
+  if (!Array.isArray(argv) || argv.some((arg) => typeof arg !== 'string') || argv.length === 0) return argv;
+  return [argv[0]!, ...cutStrings(argv.slice(1), limit)];
+}
+
+/** A writer that passes on at most `PIPE_BUFFER` bytes of each write and drops the rest: one write(2) whose short count is ignored. */
+function shortWriter(inner: StdinWriter): StdinWriter {
+  const encoder = new TextEncoder();
+  return {
+    get closed() {
+      return inner.closed;
+    },
+    write(data) {
+      const bytes = typeof data === 'string' ? encoder.encode(data) : data;
+      return inner.write(bytes instanceof Uint8Array ? bytes.subarray(0, PIPE_BUFFER) : data);
+    },
+    end: () => inner.end(),
+  };
+}
+
+export const largeDataAdapters: readonly BrokenAdapter[] = [
+  {
+    name: 'run-input-cut',
+    defect: "run()'s one-shot input is cut after its first 4096 bytes (the rest is dropped, end-of-file follows)",
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        run(inner, argv, options) {
+          const input = options?.input;
+          if (input === undefined) return inner.run(argv, options);
+          const bytes = typeof input === 'string' ? new TextEncoder().encode(input) : input;
+          return inner.run(argv, { ...options, input: bytes instanceof Uint8Array ? bytes.subarray(0, 4096) : input });
+        },
+      }),
+    caughtBy: { 'stdin.run-input': /what cat echoed of 1310977 bytes of input: bytes differ at offset 4096 \(got bytes\[4096\]/ },
+    stillPasses: ['stdin.echo-and-eof', 'stdin.large-input'],
+  },
+  {
+    name: 'env-cut',
+    defect: 'env is cut to its first 64 KiB of NAME=VALUE entries: the variable crossing it is cut short, those after it are dropped',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        run: (inner, argv, options) => inner.run(argv, cutEnv(options, PIPE_BUFFER)),
+        stream: (inner, argv, options) => inner.stream(argv, cutEnv(options, PIPE_BUFFER)),
+      }),
+    caughtBy: { 'environment.env': /1001 variables .* in env: 1001 strings arrived .*: SANDSTREAM_MANY_\d+ \(\d+ bytes\) arrived as \d+ bytes, expected \d+ \(cut short\)/ },
+    stillPasses: ['environment.cwd'],
+  },
+  {
+    name: 'env-value-cut',
+    defect: 'each env value is cut to its first 4096 bytes',
+    create(lab) {
+      const cut = <T extends RunOptions | StreamOptions>(options: T | undefined): T | undefined =>
+        isPlainObject(options) && isPlainObject(options.env)
+          ? { ...options, env: Object.fromEntries(Object.entries(options.env as Record<string, string>).map(([name, value]) => [name, cutStrings([value], 4096)[0] ?? ''])) }
+          : options;
+      return wrapSandbox(lab.local(), {
+        run: (inner, argv, options) => inner.run(argv, cut(options)),
+        stream: (inner, argv, options) => inner.stream(argv, cut(options)),
+      });
+    },
+    caughtBy: { 'environment.env': /SANDSTREAM_LARGE \(100000 bytes\) arrived as 40\d\d bytes, expected 100000 \(cut short\)/ },
+    stillPasses: ['environment.cwd'],
+  },
+  {
+    name: 'argv-cut',
+    defect: 'argv is cut to its first 64 KiB after the program name: the element crossing it is cut short, those after it are dropped',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        run: (inner, argv, options) => inner.run(cutArgv(argv, PIPE_BUFFER), options),
+        stream: (inner, argv, options) => inner.stream(cutArgv(argv, PIPE_BUFFER), options),
+      }),
+    caughtBy: { 'arguments.argv-byte-exact': /as the command received them: \d+ strings arrived of the 1001 given .*: argument \d+ \(\d+ bytes\) arrived as \d+ bytes, expected \d+ \(cut short\)/ },
+    stillPasses: ['arguments.invalid-argv', 'environment.env'],
+  },
+  {
+    name: 'stdin-write-short',
+    defect: 'each stdin write() passes on at most 64 KiB and drops the rest (a single write(2) whose short count is ignored)',
+    create: (lab) => wrapSandbox(lab.local(), { process: { stdin: shortWriter } }),
+    caughtBy: { 'stdin.large-input': /what cat echoed: bytes differ at offset 65536 \(got bytes\[\d+\], expected bytes\[6291456\]\)/ },
+    stillPasses: ['stdin.echo-and-eof', 'stdin.exactly-once', 'stdin.run-input'],
+  },
+];
