@@ -133,6 +133,36 @@ export const contractAdapters: readonly BrokenAdapter[] = [
     stillPasses: ['stream.tagged-chunks'],
   },
   {
+    name: 'pid-is-host-pid',
+    defect: "the driver reports the host's own pid (the kit's process.pid) as the command's pid and commandId",
+    create: (lab) =>
+      lab.driver((driver) =>
+        delegateDriver(driver, {
+          async start(events) {
+            await driver.start(events);
+            return { pid: process.pid, commandId: String(process.pid) };
+          },
+        }),
+      ),
+    caughtBy: { 'process.command-id': /two commands running at once have the same commandId "\d+", which so identifies neither \(it is the kit's own pid\)/ },
+    stillPasses: ['stream.tagged-chunks', 'process.kill'],
+  },
+  {
+    name: 'pid-is-host-pid-only',
+    defect: "the driver reports the host's own pid (the kit's process.pid) as the command's pid, with a commandId of its own",
+    create: (lab) =>
+      lab.driver((driver) =>
+        delegateDriver(driver, {
+          async start(events) {
+            const started = await driver.start(events);
+            return { pid: process.pid, commandId: `command-${started.pid}` };
+          },
+        }),
+      ),
+    caughtBy: { 'process.command-id': /the first Process reports pid \d+, but its command's own pid \(\$\$ of its shell\) is \d+: the kit's own pid/ },
+    stillPasses: ['stream.tagged-chunks', 'process.kill'],
+  },
+  {
     name: 'stdin-write-duplicated',
     defect: 'every 7th stdin write is sent twice (a retry after an acknowledgement that never came)',
     create: (lab) => wrapSandbox(lab.local(), { process: { stdin: (inner) => retryingWriter(inner, 7) } }),
