@@ -27,7 +27,7 @@ export const stdinCases = [
   }),
   defineCase({
     id: 'stdin.large-input',
-    title: 'several MiB written while output is read concurrently arrive intact',
+    title: 'several MiB written while output is read concurrently arrive intact, in writes larger than a pipe buffer and one larger than a request',
     requirements: ['SS-STDIN-1'],
     needs: ['stdin', 'streaming'],
     timeoutMs: 30_000,
@@ -35,8 +35,12 @@ export const stdinCases = [
       const data = echoable(ctx.sandbox, 6 * 1024 * 1024);
       await using proc = ctx.sandbox.stream(['cat'], { stdin: 'pipe' });
       const reading = collect(proc);
-      for (let offset = 0; offset < data.length; offset += 100_000) {
-        await proc.stdin!.write(new Uint8Array(data.subarray(offset, offset + 100_000)));
+      // Writes of 100 000 bytes, each more than a pipe holds, so each waits for cat to read;
+      // the fifth is 1.5 MiB, more than one request of a remote service.
+      for (let offset = 0, n = 0; offset < data.length; n++) {
+        const size = n === 4 ? 1_572_864 : 100_000;
+        await proc.stdin!.write(new Uint8Array(data.subarray(offset, offset + size)));
+        offset += size;
       }
       await proc.stdin!.end();
       const got = await reading;
