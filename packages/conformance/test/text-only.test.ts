@@ -2,7 +2,8 @@
  * A correct text-only adapter (`binary-output: false`, output decoded by a
  * streaming WHATWG decoder): the kit checks it rather than excusing it. The
  * text case passes, the byte-exact cases are skipped with the reason, and the
- * standard-input echo cases still pass, with valid UTF-8 as the echoed data.
+ * standard-input echo cases still pass, with valid UTF-8 as the echoed data, as
+ * do the large environment and argv checks, whose strings are valid UTF-8.
  */
 import { describe, test } from 'vitest';
 import { runConformance } from '../src/index.js';
@@ -12,10 +13,11 @@ describe('a correct text-only adapter', () => {
   test('passes the text case and the stdin echo cases, and skips the byte-exact ones', { timeout: 120_000 }, async ({ expect }) => {
     const lab = new Lab('text-only');
     try {
-      const include = ['capabilities.absent-binary-output', 'bytes.all-values', 'bytes.utf8-split', 'stdin.large-input', 'stdin.run-input', 'stdin.echo-and-eof'];
+      const passing = ['capabilities.absent-binary-output', 'stdin.large-input', 'stdin.run-input', 'stdin.echo-and-eof', 'environment.env', 'arguments.argv-byte-exact'];
+      const include = [...passing, 'bytes.all-values', 'bytes.utf8-split'];
       const report = await runConformance({ factory: () => textOnlyLocal(lab), include, concurrency: 1 });
       const byId = new Map(report.cases.map((c) => [c.id, c]));
-      for (const id of ['capabilities.absent-binary-output', 'stdin.large-input', 'stdin.run-input', 'stdin.echo-and-eof']) {
+      for (const id of passing) {
         expect(byId.get(id)?.status, `${id}: ${byId.get(id)?.message ?? ''}`).toBe('pass');
       }
       for (const id of ['bytes.all-values', 'bytes.utf8-split']) {
