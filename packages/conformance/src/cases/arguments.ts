@@ -131,7 +131,7 @@ export const argumentCases = [
       check(result.exitCode === 0, `printf failed: ${result.stderrText}`);
       checkStrings(result.stdout, HOSTILE, name(HOSTILE), 'the arguments as the command received them');
       check((await readMarker(ctx, `${dir}/pwned`)) === undefined, 'an argument was interpreted by a shell');
-      // Many small ones (about 80 KB in all), then one of 100 KB.
+      // Many small ones (about 40 KB in all), then one of 100 KB.
       const large = [...manyTexts(MANY_COUNT), randomText(LARGE_STRING_BYTES)];
       const many = await ctx.sandbox.run(['printf', '%s\\000', ...large]);
       check(many.exitCode === 0, `printf of ${large.length} arguments failed (exit ${many.exitCode}/${many.signal}): ${many.stderrText.trim().slice(0, 200)}`);

@@ -17,7 +17,7 @@ export const environmentCases = [
         env: { SANDSTREAM_ONE: 'v a l=ue ✓', HOME: '/sandstream-home' },
       });
       checkEqual(result.stdoutText, 'v a l=ue ✓|/sandstream-home|has-path', 'the environment the command saw');
-      // Many variables, about 80 KB in all, then one value of 100 KB: each byte-exact.
+      // Many variables, about 40 KB in all, then one value of 100 KB: each byte-exact.
       const values = [...manyTexts(MANY_COUNT), randomText(LARGE_STRING_BYTES)];
       const names = values.map((_, i) => (i < MANY_COUNT ? `SANDSTREAM_MANY_${i}` : 'SANDSTREAM_LARGE'));
       const env = Object.fromEntries(names.map((name, i) => [name, values[i]!]));

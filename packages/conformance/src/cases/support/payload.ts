@@ -24,8 +24,8 @@ export const INPUT_BYTES = 20 * PIPE_BUFFER_BYTES + 1;
 /** One large argv element or environment value: more than a pipe buffer, less than Linux's 128 KiB per string. */
 export const LARGE_STRING_BYTES = 100_000;
 
-/** How many small argv elements or environment variables: about 80 KB in all, more than a pipe buffer. */
-export const MANY_COUNT = 1_000;
+/** How many small argv elements or environment variables (about 40 KB in all). */
+export const MANY_COUNT = 500;
 
 // Printable ASCII and UTF-8 of two, three and four bytes; no control
 // characters, no surrogates, so every string is valid UTF-8 without NUL.
@@ -69,9 +69,12 @@ export function echoable(sandbox: Sandbox, size: number): Uint8Array {
   return new Uint8Array(Buffer.from(randomText(size), 'utf8'));
 }
 
-/** `count` random strings of 0 to 159 bytes (of every length in turn, so some are empty). */
+/** `count` random strings of 0 to 63 characters (of every length in turn, so some are empty), cut from one random text. */
 export function manyTexts(count: number): string[] {
-  return Array.from({ length: count }, (_, i) => randomText(i % 160));
+  const characters = Array.from(randomText(count * 32 * 4));
+  const strings: string[] = [];
+  for (let i = 0, at = 0; i < count; at += i % 64, i++) strings.push(characters.slice(at, at + (i % 64)).join(''));
+  return strings;
 }
 
 /**
