@@ -7,12 +7,12 @@
 import type { RunOptions, StdinWriter, StreamOptions } from '@sandstream/types';
 import { isPlainObject } from '@sandstream/types/runtime';
 import type { BrokenAdapter } from './adapter.js';
-import { wrapSandbox } from './wrap.js';
+import { wrapSandbox, type SandboxDefects } from './wrap.js';
 
 /** A pipe buffer on Linux. */
 const PIPE_BUFFER = 64 * 1024;
 
-/** `entries` (strings, in order) cut to their first `limit` bytes of UTF-8 in all: the one crossing it cut short, the rest dropped. */
+/** `strings`, in order, cut to their first `limit` bytes of UTF-8 in all: the one crossing it cut short, the rest dropped. */
 function cutStrings(strings: readonly string[], limit: number): string[] {
   const kept: string[] = [];
   let room = limit;
@@ -29,19 +29,33 @@ function cutStrings(strings: readonly string[], limit: number): string[] {
   return kept;
 }
 
-/** `options` whose `env` is cut to `limit` bytes of `NAME=VALUE` in all, as a backend passing it in a size-limited field would. */
-function cutEnv<T extends RunOptions | StreamOptions>(options: T | undefined, limit: number): T | undefined {
-  if (!isPlainObject(options) || !isPlainObject(options.env)) return options;
-  const entries = Object.entries(options.env as Record<string, string>);
-  const kept = cutStrings(entries.map(([name, value]) => `${name}=${value}`), limit);
-  const env = Object.fromEntries(kept.filter((entry) => entry.includes('=')).map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
-  return { ...options, env };
+/** Defects of an adapter that passes the env of both calls through `alter` (malformed options go on untouched). */
+function alteringEnv(alter: (entries: Array<[string, string]>) => Array<[string, string]>): SandboxDefects {
+  const altered = <T extends RunOptions | StreamOptions>(options: T | undefined): T | undefined =>
+    isPlainObject(options) && isPlainObject(options.env)
+      ? { ...options, env: Object.fromEntries(alter(Object.entries(options.env as Record<string, string>))) }
+      : options;
+  return {
+    run: (inner, argv, options) => inner.run(argv, altered(options)),
+    stream: (inner, argv, options) => inner.stream(argv, altered(options)),
+  };
 }
 
-/** `argv` cut to `limit` bytes in all (the program name always kept), as a backend with a command-line limit would. */
-function cutArgv(argv: readonly string[], limit: number): readonly string[] {
-  if (!Array.isArray(argv) || argv.some((arg) => typeof arg !== 'string') || argv.length === 0) return argv;
-  return [argv[0]!, ...cutStrings(argv.slice(1), limit)];
+/** Defects of an adapter that passes the argv of both calls, after the program name, through `alter`. */
+function alteringArgv(alter: (args: readonly string[]) => readonly string[]): SandboxDefects {
+  const altered = (argv: readonly string[]): readonly string[] =>
+    Array.isArray(argv) && argv.length > 0 && argv.every((arg) => typeof arg === 'string') ? [argv[0]!, ...alter(argv.slice(1))] : argv;
+  return {
+    run: (inner, argv, options) => inner.run(altered(argv), options),
+    stream: (inner, argv, options) => inner.stream(altered(argv), options),
+  };
+}
+
+/** `entries` cut to `limit` bytes of `NAME=VALUE` in all, as a backend passing them in a size-limited field would. */
+function cutEntries(entries: Array<[string, string]>, limit: number): Array<[string, string]> {
+  return cutStrings(entries.map(([name, value]) => `${name}=${value}`), limit)
+    .filter((entry) => entry.includes('='))
+    .map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]);
 }
 
 /** A writer that passes on at most `limit` bytes of each write and drops the rest. */
@@ -78,25 +92,14 @@ export const largeDataAdapters: readonly BrokenAdapter[] = [
   {
     name: 'env-cut',
     defect: 'env is cut to its first 64 KiB of NAME=VALUE entries: the variable crossing it is cut short, those after it are dropped',
-    create: (lab) =>
-      wrapSandbox(lab.local(), {
-        run: (inner, argv, options) => inner.run(argv, cutEnv(options, PIPE_BUFFER)),
-        stream: (inner, argv, options) => inner.stream(argv, cutEnv(options, PIPE_BUFFER)),
-      }),
+    create: (lab) => wrapSandbox(lab.local(), alteringEnv((entries) => cutEntries(entries, PIPE_BUFFER))),
     caughtBy: { 'environment.env': /501 variables .* in env: 501 strings arrived .*: SANDSTREAM_LARGE \(100000 bytes\) arrived as \d+ bytes, expected 100000 \(cut short\)/ },
     stillPasses: ['environment.cwd'],
   },
   {
     name: 'env-count-cut',
     defect: 'only the first 256 variables of env are passed on',
-    create(lab) {
-      const cut = <T extends RunOptions | StreamOptions>(options: T | undefined): T | undefined =>
-        isPlainObject(options) && isPlainObject(options.env) ? { ...options, env: Object.fromEntries(Object.entries(options.env).slice(0, 256)) } : options;
-      return wrapSandbox(lab.local(), {
-        run: (inner, argv, options) => inner.run(argv, cut(options)),
-        stream: (inner, argv, options) => inner.stream(argv, cut(options)),
-      });
-    },
+    create: (lab) => wrapSandbox(lab.local(), alteringEnv((entries) => entries.slice(0, 256))),
     // SANDSTREAM_MANY_256 is empty (every 64th is), so the first to differ is the next.
     caughtBy: { 'environment.env': /SANDSTREAM_MANY_257 \(\d+ bytes\) arrived as 0 bytes, expected \d+ \(cut short\)/ },
     stillPasses: ['environment.cwd'],
@@ -104,24 +107,14 @@ export const largeDataAdapters: readonly BrokenAdapter[] = [
   {
     name: 'argv-cut',
     defect: 'argv is cut to its first 64 KiB after the program name: the element crossing it is cut short, those after it are dropped',
-    create: (lab) =>
-      wrapSandbox(lab.local(), {
-        run: (inner, argv, options) => inner.run(cutArgv(argv, PIPE_BUFFER), options),
-        stream: (inner, argv, options) => inner.stream(cutArgv(argv, PIPE_BUFFER), options),
-      }),
+    create: (lab) => wrapSandbox(lab.local(), alteringArgv((args) => cutStrings(args, PIPE_BUFFER))),
     caughtBy: { 'arguments.argv-byte-exact': /501 arguments .* as the command received them: 501 strings arrived of the 501 given .*: argument 501 \(100000 bytes\) arrived as \d+ bytes, expected 100000 \(cut short\)/ },
     stillPasses: ['arguments.invalid-argv', 'environment.env'],
   },
   {
     name: 'argv-count-cut',
     defect: 'only the first 256 elements of argv are passed on',
-    create(lab) {
-      const cut = (argv: readonly string[]): readonly string[] => (Array.isArray(argv) ? argv.slice(0, 256) : argv);
-      return wrapSandbox(lab.local(), {
-        run: (inner, argv, options) => inner.run(cut(argv), options),
-        stream: (inner, argv, options) => inner.stream(cut(argv), options),
-      });
-    },
+    create: (lab) => wrapSandbox(lab.local(), alteringArgv((args) => args.slice(0, 255))),
     // printf and its format are the first two: 254 of the 501 arrive.
     caughtBy: { 'arguments.argv-byte-exact': /254 strings arrived of the 501 given .*: argument 255 \(\d+ bytes\) and every one after it are missing/ },
     // (environment.env fails too: its command names the variables in its argv.)
