@@ -83,10 +83,13 @@ export const stdinCases = [
       checkEqual(text.stdoutText, 'héllo', 'string input, UTF-8 encoded');
       const ignored = await ctx.sandbox.run(['true'], { input: new Uint8Array(1 << 20) });
       check(ignored.exitCode === 0, 'a command that does not read its input should still succeed');
-      if (!ctx.sandbox.capabilities.streaming) return;
+      // A fault the adapter raised meanwhile may have ended the case already (its signal aborted): start nothing after it.
+      if (!ctx.sandbox.capabilities.streaming || ctx.signal.aborted) return;
       // Counted in the sandbox: stream() takes input too, and only the count comes back.
-      await using proc = ctx.sandbox.stream(['wc', '-c'], { input });
+      const timeout = await bound(ctx, 10_000);
+      await using proc = ctx.sandbox.stream(['wc', '-c'], { input, timeout });
       const streamed = await collect(proc);
+      check(!(await proc.wait()).timedOut, `stream() with input: wc -c was still reading standard input ${timeout} ms later (no end-of-file after the input)`);
       checkEqual(Buffer.from(streamed.stdout).toString().trim(), String(input.byteLength), `stream() with input: the byte count the command read of ${input.byteLength} bytes`);
     },
   }),

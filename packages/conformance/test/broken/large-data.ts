@@ -7,7 +7,7 @@
 import type { RunOptions, StdinWriter, StreamOptions } from '@sandstream/types';
 import { isPlainObject } from '@sandstream/types/runtime';
 import type { BrokenAdapter } from './adapter.js';
-import { wrapSandbox, type SandboxDefects } from './wrap.js';
+import { omit, wrapSandbox, type SandboxDefects } from './wrap.js';
 
 /** A pipe buffer on Linux. */
 const PIPE_BUFFER = 64 * 1024;
@@ -88,6 +88,13 @@ export const largeDataAdapters: readonly BrokenAdapter[] = [
       }),
     caughtBy: { 'stdin.run-input': /what cat echoed of 1310977 bytes of input: bytes differ at offset 4096 \(got bytes\[4096\]/ },
     stillPasses: ['stdin.echo-and-eof', 'stdin.large-input'],
+  },
+  {
+    name: 'stream-input-ignored',
+    defect: 'stream() does not pass the input option on: the command reads end-of-file at once (run() passes it)',
+    create: (lab) => wrapSandbox(lab.local(), { stream: (inner, argv, options) => inner.stream(argv, omit(options, 'input')) }),
+    caughtBy: { 'stdin.run-input': /stream\(\) with input: the byte count the command read of 1310977 bytes: got '0', expected '1310977'/ },
+    stillPasses: ['stdin.echo-and-eof'],
   },
   {
     name: 'env-cut',
