@@ -2,7 +2,8 @@ import type { Process } from '@sandstream/types';
 import { check, checkErrorCode, ConformanceFailure, HarnessError, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
-import { bound, readMarker, readPid, scratch, touch } from './support/observe.js';
+import { collect } from './support/collect.js';
+import { bound, readMarker, scratch, touch } from './support/observe.js';
 import { untilReady } from './support/tree.js';
 
 // The command and a child of it each record the USR1 they receive, so a signal's
@@ -78,9 +79,9 @@ export const processCases = [
     needs: ['streaming'],
     async run(ctx) {
       const dir = await scratch(ctx);
-      // No output until the kit says so: the id cannot come from reading it. Each command records its own pid, $$.
-      const script = 'echo $$ > "$1/$2.pid"; while [ ! -f "$1/go" ]; do sleep 0.01; done; echo out';
-      await using proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir, 'first']);
+      // No output until the kit says so: the id cannot come from reading it. Then each command prints its own pid, $$, and "out".
+      const script = 'while [ ! -f "$1/go" ]; do sleep 0.01; done; echo $$; echo out';
+      await using proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
       const api = proc as Partial<Pick<typeof proc, 'started' | 'commandId'>>;
       check(typeof api.started === 'function', 'the Process has no started()');
       await proc.started();
@@ -88,32 +89,29 @@ export const processCases = [
       check(typeof id === 'string' && id !== '', `after started() resolved, commandId is ${JSON.stringify(id)}, expected a non-empty string`);
       for (let i = 0; i < 3; i++) check(proc.commandId === id, 'commandId changed between two reads');
       // A second command, alive beside the first: its id must be another (an id shared by two commands identifies neither).
-      await using second = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir, 'second']);
+      await using second = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
       await second.started();
       check(
         second.commandId !== id,
         `two commands running at once have the same commandId ${JSON.stringify(id)}, which so identifies neither` +
           (id === String(process.pid) ? " (it is the kit's own pid)" : ''),
       );
-      // Section 2.2: pid is the backend's process id of the command, so it is the pid the command sees as its own.
+      await touch(ctx, `${dir}/go`);
       for (const [started, name] of [[proc, 'first'], [second, 'second']] as const) {
-        if (started.pid === undefined) continue;
-        const own = await readPid(ctx, `${dir}/${name}.pid`, `the ${name} command`);
+        const text = Buffer.from((await collect(started)).stdout).toString();
+        const own = /^([0-9]+)\nout\n$/.exec(text);
+        check(own !== null, `the ${name} command's output was ${JSON.stringify(text)}, expected its pid and "out"`);
+        // Section 2.2: pid is the backend's process id of the command, so it is the pid the command sees as its own.
         check(
-          started.pid === own,
-          `the ${name} Process reports pid ${started.pid}, but its command's own pid ($$ of its shell) is ${own}` +
+          started.pid === undefined || started.pid === Number(own[1]),
+          `the ${name} Process reports pid ${started.pid}, but its command's own pid ($$ of its shell) is ${own[1]}` +
             (started.pid === process.pid ? ": the kit's own pid, not the command's" : ''),
         );
       }
-      await touch(ctx, `${dir}/go`);
-      let text = '';
-      for await (const chunk of proc) text += Buffer.from(chunk.data).toString();
-      check(text === 'out\n', `the command's output was ${JSON.stringify(text)}`);
       check(proc.commandId === id, `commandId changed once output was read: ${JSON.stringify(proc.commandId)} after ${JSON.stringify(id)}`);
       await proc.wait();
       check(proc.commandId === id, `commandId changed once the command exited: ${JSON.stringify(proc.commandId)} after ${JSON.stringify(id)}`);
       await proc.started();
-      await second.wait();
       // A command that never starts: started() rejects as wait() does.
       await using missing = ctx.sandbox.stream(['/nonexistent/sandstream-no-such-command']);
       checkErrorCode(await rejectionOf(missing.started(), 'started() of a command that cannot start'), 'SPAWN_FAILED', 'started() of a command that cannot start');
