@@ -16,7 +16,7 @@ import { validateOptions, type ConformanceOptions } from './options.js';
 import { missingTools } from './probes.js';
 import { REQUIREMENTS } from './requirements.js';
 import { createSandbox, runCase, withTimeout, type CaseOutcome } from './run-case.js';
-import { autoConcurrency, runsAlone, runScheduled } from './schedule.js';
+import { aloneUnder, runsAlone, runScheduled, schedulePlan, WAITING_CONCURRENCY, waitsUnder } from './schedule.js';
 import { deselected } from './select.js';
 import { KIT_SPEC_VERSION, KIT_VERSION } from './version.js';
 
@@ -135,10 +135,11 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       options.onCaseEnd?.(result);
     };
     const indexed = CASES.map((testCase, index) => ({ testCase, index }));
+    const plan = schedulePlan(concurrency, roundTripMs);
     await runScheduled(
       indexed,
-      concurrency === 'auto' ? autoConcurrency(roundTripMs) : concurrency,
-      ({ testCase }) => runsAlone(testCase) !== undefined,
+      plan.concurrency,
+      ({ testCase }) => aloneUnder(plan, testCase),
       async ({ testCase, index }) => {
         const left = deselected(testCase, options);
         if (left !== undefined) return finish(index, testCase, { status: 'disabled', message: left, durationMs: 0 });
@@ -146,6 +147,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         options.onCaseStart?.(testCase);
         finish(index, testCase, await runCase({ testCase, manifest, factory: options.factory, timeoutMs: caseTimeoutMs, graceMs, hooks }));
       },
+      { waits: ({ testCase }) => waitsUnder(plan, testCase), longest: ({ testCase }) => runsAlone(testCase) !== undefined, waiting: WAITING_CONCURRENCY },
     );
   } finally {
     try {
