@@ -2,6 +2,7 @@ import { check, ConformanceFailure } from '../assert.js';
 import { defineCase } from '../case.js';
 import { collect } from './support/collect.js';
 import { bound, readMarker, scratch } from './support/observe.js';
+import { Progress } from './support/progress.js';
 
 const FLOW_LINES = 1_600_000;
 // 16 MiB of numbered 10-byte lines; every 100000 lines the count written so far goes to "progress".
@@ -52,19 +53,12 @@ export const flowCases = [
       // pause happened, proving nothing.
       const step = await bound(ctx, 200);
       const deadline = performance.now() + (await bound(ctx, 30_000));
-      let previous = -1;
-      let changedAt = performance.now();
-      let slowestAdvance = 0;
+      const watch = new Progress();
       for (;;) {
         const progress = Number((await readMarker(ctx, `${dir}/progress`))?.trim() ?? '0');
         const now = performance.now();
-        if (progress !== previous) {
-          if (previous >= 0) slowestAdvance = Math.max(slowestAdvance, now - changedAt);
-          changedAt = now;
-          previous = progress;
-        }
-        const stillFor = now - changedAt;
-        if (progress >= FLOW_LINES || (progress > 0 && stillFor >= Math.max(step, 4 * slowestAdvance)) || now > deadline) break;
+        const stillFor = watch.see(progress, now);
+        if (progress >= FLOW_LINES || (progress > 0 && watch.stuck(stillFor, step)) || now > deadline) break;
         await ctx.sleep(step);
       }
       const got = await collect(proc);

@@ -5,6 +5,7 @@ import { arrivalOf } from './support/arrival.js';
 import { collect } from './support/collect.js';
 import type { CaseContext } from '../context.js';
 import { bound, readMarker, scratch, settledWithin } from './support/observe.js';
+import { Progress } from './support/progress.js';
 
 // 32 MiB on stdout then 8 MiB on stderr, in pieces of 1 MiB, the count so far in "progress" after each.
 const DRAIN_SCRIPT = [
@@ -23,9 +24,7 @@ const DRAIN_SCRIPT = [
 async function drained<T>(ctx: CaseContext, waiting: Promise<T>, dir: string): Promise<T> {
   const step = await bound(ctx, 100);
   const still = await bound(ctx, 1_000);
-  let previous = -1;
-  let changedAt = performance.now();
-  let slowestAdvance = 0;
+  const watch = new Progress();
   for (;;) {
     const outcome = await settledWithin(waiting, step);
     if (outcome !== 'pending') {
@@ -33,14 +32,10 @@ async function drained<T>(ctx: CaseContext, waiting: Promise<T>, dir: string): P
       return outcome.value;
     }
     const progress = Number((await readMarker(ctx, `${dir}/progress`))?.trim() ?? '0');
-    const now = performance.now();
-    if (progress !== previous) {
-      if (previous >= 0) slowestAdvance = Math.max(slowestAdvance, now - changedAt);
-      previous = progress;
-      changedAt = now;
-    } else if (now - changedAt >= Math.max(still, 4 * slowestAdvance)) {
+    const stillFor = watch.see(progress);
+    if (watch.stuck(stillFor, still)) {
       throw new ConformanceFailure(
-        `wait() did not drain the unread output: while it was pending, the command stood still for ${Math.round(now - changedAt)} ms ` +
+        `wait() did not drain the unread output: while it was pending, the command stood still for ${Math.round(stillFor)} ms ` +
           `with ${progress} of its 40 MiB written (it waits on a full pipe), and wait() had not settled`,
       );
     }
