@@ -3,6 +3,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
+import { noSuchExecutable } from './argv-hint.js';
 import { limitArgs } from './limits.js';
 import { CommandPipes } from './pipes.js';
 import { groupHasLiveMember } from './process-group.js';
@@ -86,7 +87,7 @@ function spawnFailure(command: CommandSpec, cwd: string, error: NodeJS.ErrnoExce
       cwdProblem = (statError as NodeJS.ErrnoException).code === 'EACCES' ? 'is not accessible' : 'does not exist';
     }
     if (cwdProblem !== undefined) return `${code}: the working directory ${JSON.stringify(cwd)} ${cwdProblem}`;
-    if (code === 'ENOENT') return `${code}: no such executable ${JSON.stringify(command.argv[0])}`;
+    if (code === 'ENOENT') return noSuchExecutable(command.argv);
   }
   return `${code}: ${error.message}`;
 }

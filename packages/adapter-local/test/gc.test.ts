@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { captureWarnings, type CapturedWarnings } from '@sandstream/test-support/warnings';
 import type { ExecResult, Sandbox } from '@sandstream/types';
 import { eventually, isAlive, TEARDOWN_BOUND_MS, testSandbox } from './helpers.js';
 
@@ -18,20 +19,16 @@ const gc = runInNewContext('gc') as () => void;
 const dir = mkdtempSync(join(tmpdir(), 'sandstream-gc-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-let warnings: Error[] = [];
-const onWarning = (warning: Error): void => {
-  warnings.push(warning);
-};
+// The leak warnings these tests provoke are asserted, not printed.
+let captured: CapturedWarnings | undefined;
 beforeEach(() => {
-  warnings = [];
-  process.on('warning', onWarning);
+  captured = captureWarnings(['SANDSTREAM_PROCESS_LEAKED']);
 });
 afterEach(() => {
-  process.off('warning', onWarning);
+  captured?.release();
 });
 
-const leakWarnings = (): Array<Error & { code?: string }> =>
-  warnings.filter((w) => (w as Error & { code?: string }).code === 'SANDSTREAM_PROCESS_LEAKED');
+const leakWarnings = (): Array<Error & { code?: string }> => [...(captured?.warnings ?? [])];
 
 /** Collects garbage a few times, letting finalizers run in between. */
 async function collectGarbage(rounds = 5): Promise<void> {

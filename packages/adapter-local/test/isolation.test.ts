@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
+import { captureWarnings } from '@sandstream/test-support/warnings';
 import { InvalidArgument, SpawnFailed } from '@sandstream/types';
 import type { Process } from '@sandstream/types';
 import { unless } from '@sandstream/test-support/skips';
@@ -254,22 +255,26 @@ const server = net.createServer((s) => s.end('inside')).listen(0, '127.0.0.1', (
   });
 
   it('an isolated sandbox dropped without close() has its environment destroyed once collected, with a warning', async () => {
-    const warnings: Array<Error & { code?: string }> = [];
-    const onWarning = (warning: Error): void => void warnings.push(warning);
-    process.on('warning', onWarning);
+    const leaks = captureWarnings(['SANDSTREAM_SANDBOX_LEAKED']);
     try {
       const init = await abandonedSandbox();
       expect(isAlive(init)).toBe(true);
       expect(await collectUntil(() => !isAlive(init))).toBe(true);
-      expect(warnings.some((w) => w.code === 'SANDSTREAM_SANDBOX_LEAKED')).toBe(true);
+      expect(leaks.warnings.length).toBeGreaterThan(0);
     } finally {
-      process.off('warning', onWarning);
+      leaks.release();
     }
   });
 
-  it("a running command keeps its dropped sandbox's environment alive; once it is gone too, the environment ends", async () => {
-    const init = await commandOfDroppedSandbox();
-    expect(await collectUntil(() => !isAlive(init))).toBe(true);
+  it("a running command keeps its dropped sandbox's environment alive; once it is gone too, the environment ends, with a warning", async () => {
+    const leaks = captureWarnings(['SANDSTREAM_SANDBOX_LEAKED']);
+    try {
+      const init = await commandOfDroppedSandbox();
+      expect(await collectUntil(() => !isAlive(init))).toBe(true);
+      expect(leaks.warnings.length).toBeGreaterThan(0);
+    } finally {
+      leaks.release();
+    }
   });
 
   it('the environment ends when this process dies without close()', async () => {

@@ -39,7 +39,7 @@ describe('README.md', () => {
   it("quotes the latest full run of bench/RESULTS.md verbatim, and every ratio that missed its target in a recorded run", () => {
     const section = readme.slice(readme.indexOf('## Performance'));
     expect(section.length).toBeLessThan(readme.length);
-    expect(section).toContain('(bench/RESULTS.md)');
+    expect(section).toContain('(https://github.com/sandstream/sandstream/blob/main/packages/adapter-local/bench/RESULTS.md)');
     const runs = benchTables(readFileSync(new URL('../bench/RESULTS.md', import.meta.url), 'utf8')).filter((run) =>
       run.rows.some((row) => row.startsWith('stream() throughput, 1 GiB')),
     );
@@ -89,6 +89,17 @@ describe('README.md', () => {
     git('-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '--allow-empty', '-m', 'first subject');
     expect(await describeRevision(repo, 'HEAD')).toBe('first subject');
     expect(await describeRevision(repo, 'no-such-revision')).toBeUndefined();
+  });
+
+  it('the plain-JavaScript example runs on this Node.js as written (no `await using`)', async () => {
+    const plain = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((match) => match[1]!);
+    expect(plain).toHaveLength(1);
+    // The block's own code, its package import pointed at the built package (a temp file has no node_modules).
+    const file = join(dir, 'plain-example.mjs');
+    const built = new URL('../dist/index.js', import.meta.url).href;
+    writeFileSync(file, plain[0]!.replace("from '@sandstream/adapter-local'", `from ${JSON.stringify(built)}`));
+    const { runSnippetPlain } = (await import(file)) as { runSnippetPlain: (script: string) => Promise<string> };
+    expect(await runSnippetPlain('echo private > /workspace/note; cat /workspace/note')).toBe('private\n');
   });
 
   it('sortLines() feeds standard input', async () => {

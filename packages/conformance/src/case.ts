@@ -28,6 +28,12 @@ export interface ConformanceCase {
    * (it measures time, or moves enough data to starve its neighbours).
    */
   readonly runsAlone?: string;
+  /**
+   * Codes of the process warnings the case provokes on purpose (a leak it
+   * sets up to see the safety net's warning): attributed to this case, they
+   * are expected, and no reporter shows them as problems.
+   */
+  readonly expectedWarnings?: readonly string[];
   /** Milliseconds before the case fails as hung; default from the run options. */
   readonly timeoutMs?: number;
   readonly run: (ctx: CaseContext) => Promise<void>;

@@ -4,7 +4,11 @@ import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ConformanceReport, SandboxFactory } from '@sandstream/types';
-import { CASES, runConformance } from './engine.js';
+import type { RunWarning } from './warnings.js';
+import { codeOf } from './assert.js';
+import { CASES, isAdvisory, runConformance } from './engine.js';
+import { typeScriptAdvice } from './typescript-advice.js';
+import { currentCase, describeFault, FAULT_ADVICE, type Fault } from './faults.js';
 import { checkHooks, type ConformanceHooks } from './hooks.js';
 import { describeOpenHandles, openHandles } from './open-handles.js';
 import { runsAlone } from './schedule.js';
@@ -20,6 +24,8 @@ Runs the Sandstream ${KIT_SPEC_VERSION} conformance kit against the adapter whos
 module's default export is a factory returning a fresh Sandbox.
 
 The module may also export \`conformanceHooks\` (setup, teardown, attach): see the README.
+A TypeScript module must be built to JavaScript first, or run with a TypeScript loader
+(NODE_OPTIONS='--import tsx'): see the README.
 
 Options:
   --reporter <name>            pretty (default), json, junit or tap
@@ -38,9 +44,13 @@ Options:
   -h, --help                   this text
 
 Exit status: 0 conforms, 1 a required case failed or an expected failure is stale,
-2 the harness failed (bad arguments, adapter not loadable, harness error).`;
+2 the harness failed (bad arguments, adapter not loadable, harness error), or the adapter
+raised an error nobody could catch outside every case or after the report.`;
 
 class UsageError extends Error {}
+
+/** The adapter module exists but cannot be loaded as it is (a harness error, exit 2). */
+class AdapterModuleError extends Error {}
 
 /** Flags that were renamed: using one is a usage error naming its replacement. */
 const RENAMED_FLAGS: Readonly<Record<string, string>> = { only: '--include' };
@@ -124,7 +134,9 @@ async function loadAdapter(specifier: string): Promise<{ factory: SandboxFactory
   const path = resolve(specifier);
   const file = existsSync(path) ? path : resolvePackage(specifier, process.cwd());
   if (file === undefined) throw new UsageError(`cannot find ${JSON.stringify(specifier)}: neither a file nor a package installed here`);
-  const module = (await import(pathToFileURL(file).href)) as { default?: unknown; conformanceHooks?: unknown };
+  const module = (await import(pathToFileURL(file).href).catch((error: unknown) => {
+    throw codeOf(error) === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?tsx?$/.test(file) ? new AdapterModuleError(typeScriptAdvice(specifier)) : error;
+  })) as { default?: unknown; conformanceHooks?: unknown };
   if (typeof module.default !== 'function') {
     throw new UsageError(`${specifier} has no default export that is a factory function`);
   }
@@ -199,12 +211,17 @@ async function main(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('expected exactly one adapter module');
 
   // Warnings an adapter emits (a garbage-collected Process, say) would cut
-  // through the live progress; they are collected and listed at the end.
+  // through the live progress; they are collected, each with the cases it is
+  // attributed to, and the unexpected ones listed at the end. Those a case
+  // provokes on purpose are no problem, and not shown.
   const warnings: string[] = [];
+  const collect = ({ warning, cases, expected }: RunWarning): void => {
+    if (expected) return;
+    const where = cases.length === 0 ? 'outside every case' : cases.join(', ');
+    warnings.push(`${warning.name}${warning.code ? ` [${warning.code}]` : ''} (${where}): ${warning.message}`);
+  };
   process.removeAllListeners('warning');
-  process.on('warning', (warning: Error & { code?: string }) => {
-    warnings.push(`${warning.name}${warning.code ? ` [${warning.code}]` : ''}: ${warning.message}`);
-  });
+  process.on('warning', (warning: Error & { code?: string }) => collect({ warning, cases: [], expected: false }));
 
   const { factory, hooks } = await loadAdapter(positionals[0]!);
   const color = values.out === undefined && useColor(process.stdout);
@@ -227,6 +244,7 @@ async function main(argv: string[]): Promise<number> {
       ...(graceMs === undefined ? {} : { graceMs }),
       ...(concurrency === undefined ? {} : { concurrency }),
       ...(progress ? { onCaseStart: progress.start, onCaseEnd: progress.end } : {}),
+      onWarning: collect,
     });
   } catch (error) {
     // A teardown hook that failed still leaves a report to show.
@@ -237,10 +255,14 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const output = render(report, reporter, color);
-  if (values.out !== undefined) writeFileSync(values.out, output);
+  if (values.out !== undefined) {
+    writeFileSync(values.out, output);
+    const out = values.out;
+    written = { report, rewrite: (amended) => writeFileSync(out, render(amended, reporter, false)) };
+  }
   else process.stdout.write(output);
   if (warnings.length > 0) {
-    const lines = [`  Warnings emitted during the run (${warnings.length}):`, ...warnings.map((w) => `    ${w}`), ''].join('\n');
+    const lines = [`  Unexpected warnings emitted during the run (${warnings.length}):`, ...warnings.map((w) => `    ${w}`), ''].join('\n');
     // Machine-readable output on stdout stays parseable.
     (reporter === 'pretty' && values.out === undefined ? process.stdout : process.stderr).write(`${lines}\n`);
   }
@@ -268,11 +290,50 @@ function exitWhenDone(code: number, baseline: readonly string[]): void {
   }, 250).unref();
 }
 
+/** The report once written to --out, and how to write it again. */
+let written: { report: ConformanceReport; rewrite(amended: ConformanceReport): void } | undefined;
+
 // A reader that goes away (`sandstream-conformance --list | head`) ends the output, not the run with a stack trace.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
   throw error;
 });
+
+/**
+ * Outside runConformance (which holds these events while it runs), what the
+ * adapter raises where no caller can catch it, such as a late error after the
+ * report was written, ends the CLI as a harness error naming the case whose
+ * work raised it, instead of Node's bare stack and exit 1.
+ */
+function onFault(fault: Fault): void {
+  const origin = currentCase();
+  const where = origin === undefined ? 'outside every case' : `in the work of the case ${origin.label}, after the case ended`;
+  const problem = `the adapter raised an ${describeFault(fault)} ${where}, where no caller could catch it; ${FAULT_ADVICE}`;
+  // A report already written to a file is written again with the case failed, so that it names it too.
+  const entry = written?.report.cases.find((c) => c.id === origin?.label);
+  if (written !== undefined && entry !== undefined) written.rewrite(amendedReport(written.report, entry.id, `after the report was written, ${problem}`));
+  process.stderr.write(`sandstream-conformance: ${written === undefined ? '' : 'after the report, '}${problem}\n`);
+  process.exit(2);
+}
+
+/** The report with case `id` failed for `message`, its summary and verdict to match. */
+function amendedReport(report: ConformanceReport, id: string, message: string): ConformanceReport {
+  const summary = { ...report.summary };
+  let ok = report.ok;
+  const cases = report.cases.map((c) => {
+    if (c.id !== id) return c;
+    const amended = { ...c, message: c.message === undefined ? message : `${c.message}; then, ${message}` };
+    // A case that failed or errored already keeps its status (and whether that was expected).
+    if (c.status === 'fail' || c.status === 'error') return amended;
+    summary[c.status] -= 1;
+    summary.fail += 1;
+    ok = ok && isAdvisory(c);
+    return { ...amended, status: 'fail' as const };
+  });
+  return { ...report, summary, cases, ok };
+}
+process.on('uncaughtException', (error) => onFault({ kind: 'uncaught exception', error }));
+process.on('unhandledRejection', (error) => onFault({ kind: 'unhandled rejection', error }));
 
 const baseline = process.getActiveResourcesInfo();
 main(process.argv.slice(2)).then(

@@ -15,7 +15,9 @@ import { CASES } from './cases/index.js';
 import { validateOptions, type ConformanceOptions } from './options.js';
 import { missingTools } from './probes.js';
 import { REQUIREMENTS } from './requirements.js';
-import { createSandbox, runCase, withTimeout, type CaseOutcome } from './run-case.js';
+import { createSandbox, runCaseWatched, withTimeout, type CaseOutcome } from './run-case.js';
+import { describeFault, FAULT_ADVICE, inPhaseScope, watchRun, type Fault, type RunWatch } from './faults.js';
+import { watchWarnings } from './warnings.js';
 import { aloneUnder, runsAlone, runScheduled, schedulePlan, WAITING_CONCURRENCY, waitsUnder } from './schedule.js';
 import { deselected } from './select.js';
 import { KIT_SPEC_VERSION, KIT_VERSION } from './version.js';
@@ -84,6 +86,13 @@ async function probeAdapter(
  * `teardown` after the last; a teardown that throws makes this reject with
  * a HarnessError that carries the report as `report`.
  *
+ * While it runs, the kit holds the process's `uncaughtException`,
+ * `unhandledRejection` and `warning` events (and gives them back after):
+ * what the adapter throws where no caller can catch it fails the case that
+ * was running (a fault outside every case rejects, after the run, with a
+ * HarnessError carrying the report), and a warning a case provokes on
+ * purpose is not passed on (see `onWarning`).
+ *
  * @example
  * ```ts
  * import { runConformance } from '@sandstream/conformance';
@@ -93,6 +102,53 @@ async function probeAdapter(
  * ```
  */
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
+  const faults = watchFaults(options);
+  try {
+    return await runWatched(options, faults);
+  } finally {
+    faults.release();
+  }
+}
+
+/**
+ * The run's side of faults and warnings (`faults.ts`, `warnings.ts`): a
+ * fault a case raises after its outcome amends that case's result (and
+ * `onCaseEnd` is called again with it); one raised outside every case is
+ * kept, with what the kit was doing, for a harness error after the report.
+ */
+function watchFaults(options: ConformanceOptions) {
+  const outside: string[] = [];
+  let phase = 'the setup hook';
+  let amend: (id: string, fault: Fault) => boolean = () => false;
+  const watch: RunWatch = {
+    fault(fault, late) {
+      if (late !== undefined && amend(late.label, fault)) return;
+      const when = late === undefined ? `during ${phase}` : late.phase ? `from the work of ${late.label}` : `after the case ${late.label} ended`;
+      outside.push(`${describeFault(fault)} (${when})`);
+    },
+  };
+  const releaseFaults = watchRun(watch);
+  const releaseWarnings = watchWarnings(watch, (event) => {
+    options.onWarning?.(event);
+    return options.onWarning !== undefined;
+  });
+  return {
+    watch,
+    outside,
+    setPhase(now: string): void {
+      phase = now;
+    },
+    onLate(handler: (id: string, fault: Fault) => boolean): void {
+      amend = handler;
+    },
+    release(): void {
+      releaseWarnings();
+      releaseFaults();
+    },
+  };
+}
+
+async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof watchFaults>): Promise<ConformanceReport> {
   const { caseTimeoutMs, graceMs, concurrency, hooks } = validateOptions(options);
   const startedAt = new Date();
   const started = performance.now();
@@ -103,16 +159,17 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   let harnessProblem: string | undefined;
   let roundTripMs: number | undefined;
   const results = new Array<CaseResult>(CASES.length);
-  let teardownProblem: string | undefined;
+  let runProblem: string | undefined;
   try {
     try {
-      await hooks.setup?.();
+      await inPhaseScope('the setup hook', faults.watch, async () => hooks.setup?.());
     } catch (error) {
       harnessProblem = `the adapter module's setup hook failed: ${describeError(error)}`;
     }
     if (harnessProblem === undefined) {
+      faults.setPhase('the probe of the adapter, before the first case');
       try {
-        const probe = await probeAdapter(options.factory, caseTimeoutMs);
+        const probe = await inPhaseScope('the probe of the adapter, before the first case', faults.watch, () => probeAdapter(options.factory, caseTimeoutMs));
         adapterName = probe.name;
         manifest = probe.manifest;
         harnessProblem = probe.problem;
@@ -134,6 +191,18 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       results[index] = result;
       options.onCaseEnd?.(result);
     };
+    faults.onLate((id, fault) => {
+      const index = CASES.findIndex((c) => c.id === id);
+      const result = results[index];
+      if (result === undefined) return false;
+      const late = `after the case ended, the adapter raised an ${describeFault(fault)}, where no caller could catch it; ${FAULT_ADVICE}`;
+      // A harness error stays one; anything else is now the adapter's failure.
+      const status = result.status === 'error' ? 'error' : 'fail';
+      results[index] = { ...result, status, expectedFailure: status === 'fail' && expected.has(id), message: result.message === undefined ? late : `${result.message}; then, ${late}` };
+      options.onCaseEnd?.(results[index]);
+      return true;
+    });
+    faults.setPhase('the run, between cases');
     const indexed = CASES.map((testCase, index) => ({ testCase, index }));
     const plan = schedulePlan(concurrency, roundTripMs);
     await runScheduled(
@@ -145,15 +214,16 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         if (left !== undefined) return finish(index, testCase, { status: 'disabled', message: left, durationMs: 0 });
         if (harnessProblem !== undefined) return finish(index, testCase, { status: 'error', message: harnessProblem, durationMs: 0 });
         options.onCaseStart?.(testCase);
-        finish(index, testCase, await runCase({ testCase, manifest, factory: options.factory, timeoutMs: caseTimeoutMs, graceMs, hooks }));
+        finish(index, testCase, await runCaseWatched({ testCase, manifest, factory: options.factory, timeoutMs: caseTimeoutMs, graceMs, hooks }, faults.watch));
       },
       { waits: ({ testCase }) => waitsUnder(plan, testCase), longest: ({ testCase }) => runsAlone(testCase) !== undefined, waiting: WAITING_CONCURRENCY },
     );
   } finally {
+    faults.setPhase('the teardown hook');
     try {
-      await hooks.teardown?.();
+      await inPhaseScope('the teardown hook', faults.watch, async () => hooks.teardown?.());
     } catch (error) {
-      teardownProblem = `the adapter module's teardown hook failed: ${describeError(error)}`;
+      runProblem = `the adapter module's teardown hook failed: ${describeError(error)}`;
     }
   }
 
@@ -187,7 +257,12 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   if (!validate(report)) {
     throw new HarnessError(`the kit produced an invalid report: ${JSON.stringify(validate.issues)}`);
   }
-  if (teardownProblem !== undefined) throw Object.assign(new HarnessError(teardownProblem), { report });
+  if (faults.outside.length > 0) {
+    const listed = faults.outside.slice(0, 5).join('; ') + (faults.outside.length > 5 ? `; and ${faults.outside.length - 5} more` : '');
+    const problem = `the adapter raised ${faults.outside.length === 1 ? 'a fault' : `${faults.outside.length} faults`} outside every case, where no caller could catch ${faults.outside.length === 1 ? 'it' : 'them'}: ${listed}; ${FAULT_ADVICE}`;
+    runProblem = runProblem === undefined ? problem : `${runProblem}; ${problem}`;
+  }
+  if (runProblem !== undefined) throw Object.assign(new HarnessError(runProblem), { report });
   return report;
 }
 

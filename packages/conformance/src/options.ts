@@ -4,6 +4,7 @@ import type { ConformanceCase } from './case.js';
 import { CASES } from './cases/index.js';
 import { checkHooks, type ConformanceHooks } from './hooks.js';
 import { checkSelectors } from './select.js';
+import type { RunWarning } from './warnings.js';
 
 /** Options of {@link runConformance}. */
 export interface ConformanceOptions {
@@ -29,13 +30,25 @@ export interface ConformanceOptions {
    * How many independent cases run at once, each on its own sandbox; cases
    * that must run alone still do. `'auto'` (the default): 1 on a backend
    * whose round trip is under 30 ms (local), with the cases that only wait
-   * overlapping them (ADR-0031), 4 on a slower one (ADR-0029). A number is a
+   * overlapping them (ADR-0032), 4 on a slower one (ADR-0029). A number is a
    * hard cap on the cases at once.
    */
   readonly concurrency?: number | 'auto';
   /** Called as each case starts and ends, for live progress. */
   readonly onCaseStart?: (testCase: ConformanceCase) => void;
+  /**
+   * Called as each case ends; called again for a case whose result changed
+   * after it ended (the adapter raised an uncaught exception or unhandled
+   * rejection attributed to it).
+   */
   readonly onCaseEnd?: (result: CaseResult) => void;
+  /**
+   * Receives every process warning emitted during the run, with the cases it
+   * is attributed to and whether they provoke it on purpose. Without it,
+   * unexpected warnings go on to the process's own warning listeners (Node
+   * prints them) and expected ones are dropped.
+   */
+  readonly onWarning?: (warning: RunWarning) => void;
 }
 
 /** Options renamed or removed, with what replaces them: they fail loudly instead of being ignored. */
@@ -54,6 +67,7 @@ const KNOWN_OPTIONS = new Set([
   'concurrency',
   'onCaseStart',
   'onCaseEnd',
+  'onWarning',
 ]);
 
 /** The longest delay setTimeout honours (about 24.8 days). */

@@ -11,6 +11,7 @@ import { createContext, type ContextHandle } from './context.js';
 import type { ConformanceHooks } from './hooks.js';
 import { describePending, trackCalls, type CallTracker } from './pending.js';
 import { sweep } from './probes.js';
+import { FAULT_ADVICE, inCaseScope, raceFaults, type LiveScope, type RunWatch } from './faults.js';
 import { describeTermination, terminationOf, type Termination } from './termination.js';
 
 function isSandbox(value: unknown): value is Sandbox {
@@ -86,7 +87,28 @@ export function classify(error: unknown): { status: CaseStatus; message: string;
 }
 
 /** Runs one case on a fresh sandbox; never throws. */
-export async function runCase(run: CaseRun): Promise<CaseOutcome> {
+export function runCase(run: CaseRun): Promise<CaseOutcome> {
+  return runCaseWatched(run, undefined);
+}
+
+/**
+ * {@link runCase} in a fault scope of its own (`faults.ts`): what the adapter
+ * throws where no caller can catch it while the case runs fails the case;
+ * `watch` (runConformance's) receives what it raises after its outcome.
+ */
+export async function runCaseWatched(run: CaseRun, watch: RunWatch | undefined): Promise<CaseOutcome> {
+  const { id, expectedWarnings } = run.testCase;
+  return inCaseScope(id, { run: watch, expectedWarnings }, async (scope) => {
+    const outcome = await runCaseScoped(run, scope);
+    // Faults raised after the verdict, while the sandbox was cleaned up and closed.
+    const after = scope.describe(scope.shown);
+    if (after === undefined) return outcome;
+    const message = `${outcome.message === undefined ? '' : `${outcome.message}; then, `}the adapter raised an ${after}, where no caller could catch it; ${FAULT_ADVICE}`;
+    return { ...outcome, status: outcome.status === 'error' ? 'error' : 'fail', message };
+  });
+}
+
+async function runCaseScoped(run: CaseRun, scope: LiveScope): Promise<CaseOutcome> {
   const { testCase, factory } = run;
   const hooks = run.hooks ?? {};
   const started = performance.now();
@@ -113,18 +135,24 @@ export async function runCase(run: CaseRun): Promise<CaseOutcome> {
   const hung = new Promise<never>((_, reject) => (cutShort = reject));
   hung.catch(() => undefined);
   try {
-    const body = (async () => {
-      creating = createSandbox(factory);
-      sandbox = await creating;
-      // The case may have timed out while the factory was slow: start nothing.
-      if (controller.signal.aborted) return;
-      termination = terminationOf(sandbox, { graceMs: run.graceMs, label: 'the graceMs option (--grace-ms)' });
-      // The case's calls into the adapter go through a view that knows which are pending.
-      tracker = trackCalls(sandbox, { bound: () => handle!.ctx.timeoutFor(1_000), hung: cutShort });
-      handle = createContext(tracker.sandbox, { factory, termination, signal: controller.signal, hooks: unwrappingAttach(hooks, tracker) });
-      await testCase.run(handle.ctx);
-    })();
-    await withTimeout(Promise.race([body, hung]), timeoutMs, () => new CaseTimeout(timeoutMessage(timeoutMs, tracker)));
+    await withTimeout(
+      Promise.race([
+        raceFaults(scope, async () => {
+          creating = createSandbox(factory);
+          sandbox = await creating;
+          // The case may have timed out while the factory was slow: start nothing.
+          if (controller.signal.aborted) return;
+          termination = terminationOf(sandbox, { graceMs: run.graceMs, label: 'the graceMs option (--grace-ms)' });
+          // The case's calls into the adapter go through a view that knows which are pending.
+          tracker = trackCalls(sandbox, { bound: () => handle!.ctx.timeoutFor(1_000), hung: cutShort });
+          handle = createContext(tracker.sandbox, { factory, termination, signal: controller.signal, hooks: unwrappingAttach(hooks, tracker) });
+          await testCase.run(handle.ctx);
+        }),
+        hung,
+      ]),
+      timeoutMs,
+      () => new CaseTimeout(timeoutMessage(timeoutMs, tracker)),
+    );
     outcome = done('pass');
   } catch (error) {
     const verdict = classify(error);

@@ -2,7 +2,7 @@
  * Which cases run side by side. Independent cases run concurrently (each on
  * its own sandbox); a case listed here runs alone, with nothing else in
  * flight, and says why; on a local backend the cases that only wait overlap
- * the others. See ADR-0029 and ADR-0031.
+ * the others. See ADR-0029 and ADR-0032.
  */
 import type { ConformanceCase } from './case.js';
 
@@ -41,7 +41,7 @@ export const RUNS_ALONE: ReadonlyMap<string, string> = new Map([
  * these overlap them and each other: a case that waits takes a slot of
  * nothing but time. Cases among them that must otherwise run alone
  * (they measure the grace period) do so on a remote backend and under an
- * explicit `concurrency`, as before (ADR-0029, ADR-0031).
+ * explicit `concurrency`, as before (ADR-0029, ADR-0032).
  */
 export const WAITS: ReadonlyMap<string, string> = new Map([
   ['teardown.sigkill-after-grace', 'it waits out the grace period twice'],

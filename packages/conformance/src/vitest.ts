@@ -4,10 +4,11 @@ import { CASES, isAdvisory, manifestForReport, runCase, validateOptions, type Co
 import { missingTools } from './probes.js';
 import { runsAlone } from './schedule.js';
 import { deselected } from './select.js';
+import { watchWarnings } from './warnings.js';
 import { KIT_SPEC_VERSION } from './version.js';
 
-/** Options of {@link describeConformance}: the engine's, minus the progress hooks. */
-export type DescribeConformanceOptions = Omit<ConformanceOptions, 'onCaseStart' | 'onCaseEnd'>;
+/** Options of {@link describeConformance}: the engine's, minus the progress and warning hooks. */
+export type DescribeConformanceOptions = Omit<ConformanceOptions, 'onCaseStart' | 'onCaseEnd' | 'onWarning'>;
 
 /**
  * Registers the conformance kit in a Vitest suite: one test per case, each
@@ -17,7 +18,9 @@ export type DescribeConformanceOptions = Omit<ConformanceOptions, 'onCaseStart' 
  * above 1 as `concurrency`, independent cases are registered as concurrent
  * tests (Vitest's `maxConcurrency` bounds them); cases that must run alone
  * stay sequential. `'auto'` (the default) is sequential here: tests are
- * registered before any sandbox exists to measure.
+ * registered before any sandbox exists to measure. What the adapter raises
+ * where no caller can catch it fails the test of the case whose work raised
+ * it; a warning a case provokes on purpose is not printed (ADR-0031).
  *
  * @example
  * ```ts
@@ -33,8 +36,12 @@ export function describeConformance(options: DescribeConformanceOptions): void {
   let manifest: CapabilityManifest | undefined;
   let problem: string | undefined;
 
+  let releaseWarnings: (() => void) | undefined;
+
   describe(`Sandstream ${KIT_SPEC_VERSION} conformance`, () => {
     beforeAll(async () => {
+      // A warning a case provokes on purpose is not printed; any other is, as usual (warnings.ts).
+      releaseWarnings = watchWarnings({}, () => false);
       await hooks.setup?.();
       const probe: Sandbox = await options.factory();
       try {
@@ -45,6 +52,7 @@ export function describeConformance(options: DescribeConformanceOptions): void {
       }
     });
     afterAll(async () => {
+      releaseWarnings?.();
       await hooks.teardown?.();
     });
     const unknown = [...expected].filter((id) => !CASES.some((c) => c.id === id));

@@ -7,7 +7,8 @@
  * Broken adapters leak processes on purpose: each test has its own Lab,
  * whose marker variable finds and kills what its sandboxes left running.
  */
-import { afterAll, describe, test, type ExpectStatic } from 'vitest';
+import { afterAll, beforeAll, describe, test, type ExpectStatic } from 'vitest';
+import { captureWarnings, type CapturedWarnings } from '@sandstream/test-support/warnings';
 import { hasCapability, type Capability, type CapabilityManifest, type CaseStatus, type ConformanceReport } from '@sandstream/types';
 import { createLocalSandbox } from '@sandstream/adapter-local';
 import { unless } from '@sandstream/test-support/skips';
@@ -26,6 +27,14 @@ const LOCAL_CAPABILITIES: Readonly<CapabilityManifest> = await (async () => {
   await probe.close();
   return capabilities;
 })();
+
+// Broken adapters leak Processes on purpose, and the garbage-collection case collects
+// the whole process: the runtime's leak warnings for what they leaked are expected here.
+let leakWarnings: CapturedWarnings | undefined;
+beforeAll(() => {
+  leakWarnings = captureWarnings(['SANDSTREAM_PROCESS_LEAKED']);
+});
+afterAll(() => leakWarnings?.release());
 
 /**
  * One case at a time: 'auto' turns concurrent when the measured round trip

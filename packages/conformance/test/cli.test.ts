@@ -38,18 +38,32 @@ describe('sandstream-conformance CLI', () => {
     expect(out.stdout).toMatch(/time\s+\d+\.\d s/);
     // Cases were excluded, so the verdict is not a conformance claim.
     expect(out.stdout).toMatch(/PASSED the \d+ cases that ran; with \d+ disabled, this is not a conformance claim/);
+    const one = await cli([fixture('local-fast.mjs'), '--include', 'stream.synchronous'], { NO_COLOR: '1' });
+    expect(one.stdout).toMatch(/PASSED the 1 case that ran; with \d+ disabled/);
     expect(out.stdout).not.toMatch(/CONFORMS/);
     expect(out.stdout).not.toMatch(/\u001b\[/);
   });
 
-  test('lists the adapter\'s warnings after the summary instead of through the progress, and hides disabled cases', async () => {
+  test('prints no warning for the leak teardown.garbage-collected provokes on purpose, and hides disabled cases', async () => {
     const out = await cli([fixture('local-fast.mjs'), '--include', 'teardown.garbage-collected'], { NO_COLOR: '1' });
     expect(out.code).toBe(0);
     expect(out.stderr).toBe('');
+    expect(out.stdout).toMatch(/✓ teardown\.garbage-collected/);
     expect(out.stdout).not.toMatch(/^\(node:\d+\)/m);
-    expect(out.stdout).toMatch(/PASSED[\s\S]*Warnings emitted during the run \(1\):\n\s+Warning \[SANDSTREAM_PROCESS_LEAKED\]/);
+    expect(out.stdout).not.toMatch(/SANDSTREAM_PROCESS_LEAKED|[Ww]arning/);
     expect(out.stdout).not.toMatch(/disabled\)/);
     expect(out.stdout).toMatch(/disabled\s+\d+/);
+  });
+
+  test('lists an unexpected warning after the summary, naming the case that provoked it', async () => {
+    const out = await cli([fixture('warns.mjs'), '--include', 'stream.synchronous'], { NO_COLOR: '1' });
+    expect(out.code).toBe(0);
+    expect(out.stdout).not.toMatch(/^\(node:\d+\)/m);
+    expect(out.stdout).toMatch(/PASSED[\s\S]*Unexpected warnings emitted during the run \(1\):\n\s+Warning \[X_ADAPTER_WARNING\] \(stream\.synchronous\): the adapter's own warning/);
+    const json = await cli([fixture('warns.mjs'), '--include', 'stream.synchronous', '--reporter', 'json']);
+    // Machine-readable output stays parseable; the warning goes to stderr.
+    expect((JSON.parse(json.stdout) as ConformanceReport).ok).toBe(true);
+    expect(json.stderr).toMatch(/Warning \[X_ADAPTER_WARNING\] \(stream\.synchronous\)/);
   });
 
   test('exits 1 and names the failing case when a required case fails', async () => {
@@ -152,5 +166,45 @@ describe('sandstream-conformance CLI', () => {
     expect(old.code).toBe(2);
     expect(old.stderr).toMatch(/--only was renamed --include/);
   });
-});
 
+  test('an adapter that raises an error nobody can catch (a naive child_process Sandbox\'s stdin EPIPE): the case fails naming it, the run goes on, exit 1', async () => {
+    const out = await cli([fixture('naive-child-process.mjs'), '--include', 'stdin.*'], { NO_COLOR: '1' });
+    expect(out.stderr).toBe('');
+    expect(out.code).toBe(1);
+    expect(out.stdout).toMatch(/✗ stdin\.stopped-reading .*\n\s+the adapter raised an uncaught exception: Error \[EPIPE\]: write EPIPE .*where no caller could catch it/);
+    // The cases after it ran too, and the summary is there.
+    expect(out.stdout).toMatch(/✓ stdin\.large-input/);
+    expect(out.stdout).toMatch(/DOES NOT CONFORM/);
+    for (const reporter of ['json', 'junit', 'tap']) {
+      const file = join(scratch, `naive.${reporter}`);
+      const written = await cli([fixture('naive-child-process.mjs'), '--include', 'stdin.stopped-reading', '--reporter', reporter, '--out', file]);
+      expect(written.code, reporter).toBe(1);
+      const text = readFileSync(file, 'utf8');
+      expect(text, reporter).toMatch(/stdin\.stopped-reading[\s\S]*uncaught exception: Error \[EPIPE\]: write EPIPE/);
+    }
+    const report = JSON.parse(readFileSync(join(scratch, 'naive.json'), 'utf8')) as ConformanceReport;
+    expect(validatorFor('ConformanceReport')(report)).toBe(true);
+    expect(report.cases.find((c) => c.id === 'stdin.stopped-reading')?.status).toBe('fail');
+  });
+
+  test('an error the adapter raises after the report: exit 2 naming the case, and the --out report written again with the case failed', async () => {
+    const file = join(scratch, 'late.json');
+    const out = await cli([fixture('late-fault.mjs'), '--include', 'stream.synchronous', '--reporter', 'json', '--out', file]);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toMatch(/^sandstream-conformance: after the report, the adapter raised an uncaught exception: Error: a disposed Process's callback ran after the run .* in the work of the case stream\.synchronous, after the case ended/);
+    const report = JSON.parse(readFileSync(file, 'utf8')) as ConformanceReport;
+    expect(validatorFor('ConformanceReport')(report)).toBe(true);
+    expect(report.ok).toBe(false);
+    expect(report.summary.fail).toBe(1);
+    const entry = report.cases.find((c) => c.id === 'stream.synchronous');
+    expect(entry?.status).toBe('fail');
+    expect(entry?.message).toMatch(/^after the report was written, the adapter raised an uncaught exception: Error: a disposed Process's callback ran after the run/);
+  });
+
+  test('a TypeScript adapter module this Node.js cannot import: exit 2, saying how to run one', async () => {
+    const out = await cli([fixture('typescript-adapter.ts')]);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toMatch(/cannot load .*typescript-adapter\.ts: Node\.js \d+\.\d+\.\d+ cannot import TypeScript by itself\. Build the adapter to JavaScript \(tsc\) and pass the \.js file; or run the kit with a TypeScript loader: .*NODE_OPTIONS='--import tsx' npx sandstream-conformance/);
+    expect(out.stderr).not.toMatch(/Unknown file extension|--help/);
+  });
+});

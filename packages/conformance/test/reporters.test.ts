@@ -110,6 +110,8 @@ describe('machine reporters', () => {
     const tap = formatTap(report);
     expect(tap.split('\n').slice(0, 4)).toEqual(['TAP version 14', '1..2', 'ok 1 stream.synchronous - break terminates', 'not ok 2 teardown.break - break terminates']);
     expect(tap).toMatch(/^# does not conform: 1 passed, 1 failed, 0 skipped, 0 disabled, 0 errors$/m);
+    const oneError = formatTap({ ...report, summary: { ...report.summary, error: 1 } });
+    expect(oneError).toMatch(/^# does not conform: 1 passed, 1 failed, 0 skipped, 0 disabled, 1 error$/m);
   });
 });
 
@@ -124,7 +126,7 @@ describe('verdicts and tolerated failures', () => {
   test('CONFORMS only when no case was disabled', () => {
     expect(formatSummary(conforming, false)).toMatch(/CONFORMS to Sandstream 1\.0/);
     const partial = { ...conforming, summary: { ...conforming.summary, disabled: 1 } };
-    expect(formatSummary(partial, false)).toMatch(/PASSED the 1 cases that ran; with 1 disabled, this is not a conformance claim/);
+    expect(formatSummary(partial, false)).toMatch(/PASSED the 1 case that ran; with 1 disabled, this is not a conformance claim/);
     expect(formatSummary(partial, false)).not.toMatch(/CONFORMS/);
   });
 

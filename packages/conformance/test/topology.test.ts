@@ -8,7 +8,8 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { captureWarnings, type CapturedWarnings } from '@sandstream/test-support/warnings';
 import type { ConformanceReport, Sandbox } from '@sandstream/types';
 import { unless } from '@sandstream/test-support/skips';
 import { runConformance, type ConformanceHooks } from '../src/index.js';
@@ -17,6 +18,18 @@ import { canMakePidNamespaces, isolatedFactory, isolatedHooks, topologySandbox, 
 
 const TIMEOUT = 60_000;
 const labs: Lab[] = [];
+
+// The leaking fixtures drop their leaked Processes once the case is over, and the collector
+// this file runs collects them: the runtime's leak warnings for those commands are expected here.
+let leakWarnings: CapturedWarnings | undefined;
+beforeAll(() => {
+  leakWarnings = captureWarnings(['SANDSTREAM_PROCESS_LEAKED']);
+});
+afterAll(() => {
+  leakWarnings?.release();
+  // Every one names a command teardown.close started (its token), none anything else.
+  expect(leakWarnings?.warnings.filter((w) => !w.message.includes('sandstream-close-')).map((w) => w.message)).toEqual([]);
+});
 afterEach(async () => {
   for (const lab of labs.splice(0)) await lab.cleanup();
 });

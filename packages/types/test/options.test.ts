@@ -119,6 +119,23 @@ describe('planStream-only options', () => {
   });
 });
 
+describe('an option of the other call', () => {
+  it.each<[string, Plan, unknown, string]>([
+    ['onOutput given to stream()', stream, { onOutput: () => undefined }, '`onOutput` is an option of run(), not stream() (iterate the Process'],
+    ['maxOutputBytes given to stream()', stream, { maxOutputBytes: 10 }, '`maxOutputBytes` is an option of run(), not stream() (stream() buffers nothing'],
+    ['stdin given to run()', run, { stdin: 'pipe' }, "`stdin` is an option of stream(), not run() (run() takes its whole standard input up front as `input`"],
+  ])('%s: the error names the call that takes it, and what to use instead', (_what, plan, options, reason) => {
+    const key = `options.${Object.keys(options as object)[0]!}`;
+    rejects(() => plan(['true'], options), key);
+    expect(() => plan(['true'], options)).toThrow(`${key}: unknown option: ${reason}`);
+  });
+
+  it('an option of neither call stays a bare unknown option', () => {
+    expect(() => run(['true'], { shell: true })).toThrow(/^options\.shell: unknown option$/);
+    expect(() => stream(['true'], { shell: true })).toThrow(/^options\.shell: unknown option$/);
+  });
+});
+
 describe('accepted options are normalised', () => {
   it('planRun applies the defaults', () => {
     const plan = planRun(['ls']);

@@ -2,11 +2,25 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { typescriptBlocks } from '@sandstream/test-support/readme-blocks';
 import { createExecResult } from '../src/result.js';
+import { planRun, planStream } from '../src/runtime/execution-plan.js';
 import { createEchoSandbox, manifestProblems, roundTrip, runTests } from './readme-examples.js';
 
 const examples = readFileSync(new URL('./readme-examples.ts', import.meta.url), 'utf8');
 
 const blocks = typescriptBlocks(new URL('../README.md', import.meta.url));
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+/** The members of the option interfaces, as the committed API report records them. */
+function optionMembers(): Set<string> {
+  const report = readFileSync(new URL('../api/types.api.md', import.meta.url), 'utf8');
+  const members = new Set<string>();
+  for (const name of ['CommandOptions', 'RunOptions', 'StreamOptions']) {
+    const body = new RegExp(`export interface ${name}\\b[^{]*\\{([^}]*)\\}`).exec(report)?.[1];
+    expect(body, name).toBeDefined();
+    for (const match of body!.matchAll(/readonly (\w+)\?:/g)) members.add(match[1]!);
+  }
+  return members;
+}
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -23,6 +37,27 @@ describe('README.md', () => {
       expect(examples).toContain(block);
     },
   );
+
+  it('lists every per-call option, and which of run() and stream() takes it, as the runtime checks them', () => {
+    const section = readme.slice(readme.indexOf('## Options of `run()` and `stream()`'), readme.indexOf('## Examples'));
+    const rows = [...section.matchAll(/^\| `(\w+)` \| (yes|no) \| (yes|no) \|/gm)].map(([, key, run, stream]) => ({ key: key!, run, stream }));
+    expect(new Set(rows.map((row) => row.key))).toEqual(optionMembers());
+    expect(rows.length).toBe(optionMembers().size);
+    for (const { key, run, stream } of rows) {
+      const given = { [key]: undefined };
+      const takes = (plan: () => unknown): 'yes' | 'no' => {
+        try {
+          plan();
+          return 'yes';
+        } catch (error) {
+          expect((error as Error).message).toContain('unknown option');
+          return 'no';
+        }
+      };
+      expect(takes(() => planRun(['true'], given)), `run() and ${key}`).toBe(run);
+      expect(takes(() => planStream(['true'], given)), `stream() and ${key}`).toBe(stream);
+    }
+  });
 
   it('streams lines through the runtime and reports success', async () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);

@@ -4,6 +4,7 @@ import { posix } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
+import { noSuchExecutable } from '../argv-hint.js';
 import { limitArgs } from '../limits.js';
 import { CommandPipes } from '../pipes.js';
 import { switchUserArgs, type UserIds } from '../users.js';
@@ -165,7 +166,7 @@ export class IsolatedDriver implements ProcessDriver {
         if (newline < 0 || settled) return;
         const line = text.slice(0, newline);
         if (!line.startsWith('ok ')) {
-          if (!line.startsWith('cwd ')) return reject(`ENOENT: no such executable ${JSON.stringify(command.argv[0])} in the sandbox`);
+          if (!line.startsWith('cwd ')) return reject(noSuchExecutable(command.argv, ' in the sandbox'));
           const problem = line.slice(4);
           const code = problem.includes('not a directory') ? 'ENOTDIR' : problem.includes('accessible') ? 'EACCES' : 'ENOENT';
           return reject(`${code}: the working directory ${JSON.stringify(cwd)} ${problem} in the sandbox`);

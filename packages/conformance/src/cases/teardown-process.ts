@@ -486,6 +486,7 @@ export const teardownCases = [
     title: 'a Process garbage-collected without disposal is terminated by a safety net',
     requirements: ['SS-TEAR-9'],
     needs: ['streaming'],
+    expectedWarnings: ['SANDSTREAM_PROCESS_LEAKED'],
     async run(ctx) {
       const gc = await exposeGc();
       const dir = await scratch(ctx);

@@ -1,5 +1,6 @@
 import type { CaseResult, ConformanceReport } from '@sandstream/types';
 import type { ConformanceCase } from '../case.js';
+import { counted } from './words.js';
 
 /** Colours unless NO_COLOR is set (https://no-color.org) or the stream is not a terminal. */
 export function useColor(stream: NodeJS.WriteStream | { isTTY?: boolean }): boolean {
@@ -101,7 +102,7 @@ export function formatSummary(report: ConformanceReport, color: boolean): string
   const verdict = !report.ok
     ? `${paint('red', paint('bold', 'DOES NOT CONFORM'))} to Sandstream ${report.specVersion}`
     : s.disabled > 0
-      ? `${paint('yellow', paint('bold', 'PASSED'))} the ${report.cases.length - s.disabled} cases that ran; with ${s.disabled} disabled, this is not a conformance claim`
+      ? `${paint('yellow', paint('bold', 'PASSED'))} the ${counted(report.cases.length - s.disabled, 'case')} that ran; with ${s.disabled} disabled, this is not a conformance claim`
       : `${paint('green', paint('bold', 'CONFORMS'))} to Sandstream ${report.specVersion}`;
   return ['', ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`), '', `  ${verdict}`, ''].join('\n');
 }

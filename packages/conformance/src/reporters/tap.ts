@@ -1,5 +1,6 @@
 import type { ConformanceReport } from '@sandstream/types';
 import { isAdvisory } from '../engine.js';
+import { counted } from './words.js';
 
 /** TAP version 14: skipped and disabled cases are SKIP; expected and advisory failures are TODO. */
 export function formatTap(report: ConformanceReport): string {
@@ -23,6 +24,6 @@ export function formatTap(report: ConformanceReport): string {
         out.push('  ---', `  status: ${c.status}`, `  message: ${JSON.stringify(why)}`, `  requirements: [${c.requirements.join(', ')}]`, '  ...');
     }
   });
-  out.push(`# ${report.ok ? 'conforms' : 'does not conform'}: ${report.summary.pass} passed, ${report.summary.fail} failed, ${report.summary.skipped} skipped, ${report.summary.disabled} disabled, ${report.summary.error} errors`, '');
+  out.push(`# ${report.ok ? 'conforms' : 'does not conform'}: ${report.summary.pass} passed, ${report.summary.fail} failed, ${report.summary.skipped} skipped, ${report.summary.disabled} disabled, ${counted(report.summary.error, 'error')}`, '');
   return out.join('\n');
 }

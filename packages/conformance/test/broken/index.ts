@@ -2,6 +2,7 @@
 import type { BrokenAdapter } from './adapter.js';
 import { callAdapters } from './calls.js';
 import { contractAdapters } from './contract-1-1.js';
+import { faultAdapters } from './faults.js';
 import { outputAdapters } from './output.js';
 import { stallingAdapters } from './stalling.js';
 import { strengthenedAdapters } from './strengthened.js';
@@ -10,5 +11,13 @@ import { teardownAdapters } from './teardown.js';
 export type { BrokenAdapter } from './adapter.js';
 export { GRACE_MS, Lab, markedProcesses, MARKER } from './lab.js';
 
-export const BROKEN_ADAPTERS: readonly BrokenAdapter[] = [...callAdapters, ...teardownAdapters, ...outputAdapters, ...strengthenedAdapters, ...contractAdapters, ...stallingAdapters];
+export const BROKEN_ADAPTERS: readonly BrokenAdapter[] = [
+  ...callAdapters,
+  ...teardownAdapters,
+  ...outputAdapters,
+  ...strengthenedAdapters,
+  ...contractAdapters,
+  ...faultAdapters,
+  ...stallingAdapters,
+];
 export { textOnlyLocal } from './contract-1-1.js';

@@ -78,6 +78,17 @@ export class WrappedProcess implements Process {
   }
 }
 
+/** A StdinWriter delegating to `inner`, except for the calls `defects` replaces. */
+export function wrapStdin(inner: StdinWriter, defects: Partial<Pick<StdinWriter, 'write' | 'end'>>): StdinWriter {
+  return {
+    get closed() {
+      return inner.closed;
+    },
+    write: defects.write ?? ((data) => inner.write(data)),
+    end: defects.end ?? (() => inner.end()),
+  };
+}
+
 /** What a defective Sandbox replaces; everything else is delegated. */
 export interface SandboxDefects {
   /** Replaces the inner sandbox's name. */

@@ -38,6 +38,21 @@ export interface ExecutionPlan {
 const COMMON_KEYS = ['timeout', 'env', 'cwd', 'signal', 'limits', 'user', 'input'] as const;
 const RUN_KEYS = new Set<string>([...COMMON_KEYS, 'maxOutputBytes', 'onOutput']);
 const STREAM_KEYS = new Set<string>([...COMMON_KEYS, 'stdin']);
+
+/** What to use instead, for an option of the other call: the error says it, so a caller need not open the `.d.ts`. */
+const OTHER_CALL_HINTS: Readonly<Record<string, string>> = {
+  maxOutputBytes: "stream() buffers nothing: the Process yields each chunk as it arrives",
+  onOutput: 'iterate the Process that stream() returns to see each chunk',
+  stdin: "run() takes its whole standard input up front as `input`; for a writer, use stream() with stdin: 'pipe'",
+};
+
+/** The reason an option the call does not take is rejected: it names the call that does take it. */
+function unknownOption(key: string, call: 'run' | 'stream'): string {
+  const [other, otherKeys] = call === 'run' ? (['stream', STREAM_KEYS] as const) : (['run', RUN_KEYS] as const);
+  if (!otherKeys.has(key)) return 'unknown option';
+  const hint = OTHER_CALL_HINTS[key];
+  return `unknown option: \`${key}\` is an option of ${other}(), not ${call}()${hint === undefined ? '' : ` (${hint})`}`;
+}
 const LIMIT_KEYS = new Set<string>(['cpuSeconds', 'addressSpaceBytes', 'fileSizeBytes', 'openFiles']);
 
 function noNul(key: string, value: string): string {
@@ -115,15 +130,16 @@ function isAbortSignal(value: unknown): value is AbortSignal {
 function planCommand(
   argv: unknown,
   options: unknown,
-  allowed: ReadonlySet<string>,
+  call: 'run' | 'stream',
 ): { plan: Omit<ExecutionPlan, 'maxOutputBytes' | 'onOutput' | 'interactive' | 'command'>; raw: Record<string, unknown>; argv: readonly string[] } {
   const checkedArgv = validateArgv(argv);
   if (options !== undefined && !isPlainObject(options)) {
     throw new InvalidArgument('options', `must be an object, got ${describe(options)}`);
   }
   const raw = options ?? {};
+  const allowed = call === 'run' ? RUN_KEYS : STREAM_KEYS;
   for (const key of Object.keys(raw)) {
-    if (!allowed.has(key)) throw new InvalidArgument(`options.${key}`, 'unknown option');
+    if (!allowed.has(key)) throw new InvalidArgument(`options.${key}`, unknownOption(key, call));
   }
   const o = raw as CommandOptions;
   const plan = {
@@ -156,7 +172,7 @@ function commandSpec(argv: readonly string[], raw: Record<string, unknown>, stdi
  * {@link InvalidArgument} naming the offending key; nothing is started.
  */
 export function planRun(argv: unknown, options?: RunOptions): ExecutionPlan {
-  const { plan, raw, argv: checked } = planCommand(argv, options, RUN_KEYS);
+  const { plan, raw, argv: checked } = planCommand(argv, options, 'run');
   const max = raw['maxOutputBytes'];
   if (max !== undefined && (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 0)) {
     throw new InvalidArgument('options.maxOutputBytes', `must be a non-negative integer, got ${describe(max)}`);
@@ -176,7 +192,7 @@ export function planRun(argv: unknown, options?: RunOptions): ExecutionPlan {
 
 /** Validates the arguments of `stream()`, like {@link planRun}. */
 export function planStream(argv: unknown, options?: StreamOptions): ExecutionPlan {
-  const { plan, raw, argv: checked } = planCommand(argv, options, STREAM_KEYS);
+  const { plan, raw, argv: checked } = planCommand(argv, options, 'stream');
   const stdin = raw['stdin'];
   if (stdin !== undefined && stdin !== 'pipe' && stdin !== 'ignore') {
     throw new InvalidArgument('options.stdin', `must be "pipe" or "ignore", got ${describe(stdin)}`);
