@@ -18,7 +18,7 @@ import { REQUIREMENTS } from './requirements.js';
 import { createSandbox, runCaseWatched, withTimeout, type CaseOutcome } from './run-case.js';
 import { describeFault, FAULT_ADVICE, inPhaseScope, watchRun, type Fault, type RunWatch } from './faults.js';
 import { watchWarnings } from './warnings.js';
-import { autoConcurrency, runsAlone, runScheduled } from './schedule.js';
+import { aloneUnder, runsAlone, runScheduled, schedulePlan, WAITING_CONCURRENCY, waitsUnder } from './schedule.js';
 import { deselected } from './select.js';
 import { KIT_SPEC_VERSION, KIT_VERSION } from './version.js';
 
@@ -204,10 +204,11 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
     });
     faults.setPhase('the run, between cases');
     const indexed = CASES.map((testCase, index) => ({ testCase, index }));
+    const plan = schedulePlan(concurrency, roundTripMs);
     await runScheduled(
       indexed,
-      concurrency === 'auto' ? autoConcurrency(roundTripMs) : concurrency,
-      ({ testCase }) => runsAlone(testCase) !== undefined,
+      plan.concurrency,
+      ({ testCase }) => aloneUnder(plan, testCase),
       async ({ testCase, index }) => {
         const left = deselected(testCase, options);
         if (left !== undefined) return finish(index, testCase, { status: 'disabled', message: left, durationMs: 0 });
@@ -215,6 +216,7 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
         options.onCaseStart?.(testCase);
         finish(index, testCase, await runCaseWatched({ testCase, manifest, factory: options.factory, timeoutMs: caseTimeoutMs, graceMs, hooks }, faults.watch));
       },
+      { waits: ({ testCase }) => waitsUnder(plan, testCase), longest: ({ testCase }) => runsAlone(testCase) !== undefined, waiting: WAITING_CONCURRENCY },
     );
   } finally {
     faults.setPhase('the teardown hook');

@@ -29,7 +29,9 @@ export interface ConformanceOptions {
   /**
    * How many independent cases run at once, each on its own sandbox; cases
    * that must run alone still do. `'auto'` (the default): 1 on a backend
-   * whose round trip is under 30 ms (local), 4 on a slower one (ADR-0029).
+   * whose round trip is under 30 ms (local), with the cases that only wait
+   * overlapping them (ADR-0032), 4 on a slower one (ADR-0029). A number is a
+   * hard cap on the cases at once.
    */
   readonly concurrency?: number | 'auto';
   /** Called as each case starts and ends, for live progress. */

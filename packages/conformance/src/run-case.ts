@@ -9,6 +9,7 @@ import { ConformanceFailure, describeError, flattenSuppressed, HarnessError } fr
 import type { ConformanceCase } from './case.js';
 import { createContext, type ContextHandle } from './context.js';
 import type { ConformanceHooks } from './hooks.js';
+import { describePending, trackCalls, type CallTracker } from './pending.js';
 import { sweep } from './probes.js';
 import { FAULT_ADVICE, inCaseScope, raceFaults, type LiveScope, type RunWatch } from './faults.js';
 import { describeTermination, terminationOf, type Termination } from './termination.js';
@@ -125,22 +126,32 @@ async function runCaseScoped(run: CaseRun, scope: LiveScope): Promise<CaseOutcom
   let creating: Promise<Sandbox> | undefined;
   let sandbox: Sandbox | undefined;
   let handle: ContextHandle | undefined;
+  let tracker: CallTracker | undefined;
   let termination: Termination | undefined;
   let outcome: CaseOutcome;
   let timedOut = false;
+  // A call found hung once the command's end was known fails the case at once (see pending.ts).
+  let cutShort!: (failure: Error) => void;
+  const hung = new Promise<never>((_, reject) => (cutShort = reject));
+  hung.catch(() => undefined);
   try {
     await withTimeout(
-      raceFaults(scope, async () => {
-        creating = createSandbox(factory);
-        sandbox = await creating;
-        // The case may have timed out while the factory was slow: start nothing.
-        if (controller.signal.aborted) return;
-        termination = terminationOf(sandbox, { graceMs: run.graceMs, label: 'the graceMs option (--grace-ms)' });
-        handle = createContext(sandbox, { factory, termination, signal: controller.signal, hooks });
-        await testCase.run(handle.ctx);
-      }),
+      Promise.race([
+        raceFaults(scope, async () => {
+          creating = createSandbox(factory);
+          sandbox = await creating;
+          // The case may have timed out while the factory was slow: start nothing.
+          if (controller.signal.aborted) return;
+          termination = terminationOf(sandbox, { graceMs: run.graceMs, label: 'the graceMs option (--grace-ms)' });
+          // The case's calls into the adapter go through a view that knows which are pending.
+          tracker = trackCalls(sandbox, { bound: () => handle!.ctx.timeoutFor(1_000), hung: cutShort });
+          handle = createContext(tracker.sandbox, { factory, termination, signal: controller.signal, hooks: unwrappingAttach(hooks, tracker) });
+          await testCase.run(handle.ctx);
+        }),
+        hung,
+      ]),
       timeoutMs,
-      () => new CaseTimeout(`did not finish within ${timeoutMs} ms: the adapter hung (or the case needs a longer caseTimeoutMs)`),
+      () => new CaseTimeout(timeoutMessage(timeoutMs, tracker)),
     );
     outcome = done('pass');
   } catch (error) {
@@ -150,6 +161,7 @@ async function runCaseScoped(run: CaseRun, scope: LiveScope): Promise<CaseOutcom
     const settings = verdict.status === 'fail' && handle?.usedTermination() && termination ? ` [${describeTermination(termination)}]` : '';
     outcome = done(verdict.status, `${verdict.message}${settings}`);
   }
+  tracker?.stop();
   controller.abort(new CaseTimeout('case ended'));
   if (sandbox === undefined) {
     // The factory is still working: close what it eventually returns.
@@ -183,6 +195,18 @@ async function runCaseScoped(run: CaseRun, scope: LiveScope): Promise<CaseOutcom
     if (note !== undefined) outcome = { ...outcome, message: `${outcome.message ?? ''} (${note})` };
   }
   return outcome;
+}
+
+/** What a case that ran into its limit says: which call never settled, and how to raise the limit. */
+function timeoutMessage(timeoutMs: number, tracker: CallTracker | undefined): string {
+  const awaited = tracker === undefined ? 'the factory did not return a sandbox' : describePending(tracker.pending());
+  return `did not finish within ${timeoutMs} ms: ${awaited}. If the adapter is only slow, raise the per-case limit: --case-timeout <ms> on the command line, caseTimeoutMs in the API`;
+}
+
+/** `hooks` whose attach() gets the adapter's own sandbox, not the case's view of it. */
+function unwrappingAttach(hooks: ConformanceHooks, tracker: CallTracker): ConformanceHooks {
+  const attach = hooks.attach;
+  return attach === undefined ? hooks : { ...hooks, attach: (sandbox) => attach.call(hooks, tracker.unwrap(sandbox)) };
 }
 
 async function attachBounded(hooks: ConformanceHooks, sandbox: Sandbox): Promise<Sandbox | undefined> {

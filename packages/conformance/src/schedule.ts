@@ -1,7 +1,8 @@
 /**
  * Which cases run side by side. Independent cases run concurrently (each on
  * its own sandbox); a case listed here runs alone, with nothing else in
- * flight, and says why. See ADR-0029.
+ * flight, and says why; on a local backend the cases that only wait overlap
+ * the others. See ADR-0029 and ADR-0032.
  */
 import type { ConformanceCase } from './case.js';
 
@@ -33,17 +34,86 @@ export const RUNS_ALONE: ReadonlyMap<string, string> = new Map([
   ['teardown.sigkill-after-grace', 'it measures the grace period to a fraction of its length'],
 ]);
 
+/**
+ * Cases that spend nearly all their time waiting (on the grace period, on
+ * sleeps of the sandbox's own clock) rather than on the CPU or on moving
+ * data, and why. On a local backend, where other cases run one at a time,
+ * these overlap them and each other: a case that waits takes a slot of
+ * nothing but time. Cases among them that must otherwise run alone
+ * (they measure the grace period) do so on a remote backend and under an
+ * explicit `concurrency`, as before (ADR-0029, ADR-0032).
+ */
+export const WAITS: ReadonlyMap<string, string> = new Map([
+  ['teardown.sigkill-after-grace', 'it waits out the grace period twice'],
+  ['teardown.leader-exit', 'it waits out the grace period'],
+  ['teardown.leader-exit-stream', 'it waits out the grace period'],
+  ['termination.settings', 'it waits out the grace period'],
+  ['teardown.after-caller-abort', 'it waits out the grace period'],
+  ['teardown.timeout-stream', "it waits for the command's timeout"],
+  ['teardown.timeout-run', "it waits for the command's timeout"],
+  ['process.kill-stop-cont', "it watches heartbeats over the sandbox's own sleeps"],
+  ['teardown.dispose', "it watches the heartbeat stop over a sleep of the sandbox's clock"],
+  ['teardown.dispose-never-iterated', "it watches the heartbeat stop over a sleep of the sandbox's clock"],
+  ['teardown.break', "it watches the heartbeat stop over a sleep of the sandbox's clock"],
+  ['teardown.throw', "it watches the heartbeat stop over a sleep of the sandbox's clock"],
+  ['teardown.return', "it watches the heartbeat stop over a sleep of the sandbox's clock"],
+  ['teardown.abort-stream', "it watches the heartbeat stop over a sleep of the sandbox's clock"],
+]);
+
+/** How many waiting cases overlap at most, beside the others, on a local backend. */
+export const WAITING_CONCURRENCY = 8;
+
 /** Why `testCase` must run alone, or undefined when it may run beside others. */
 export function runsAlone(testCase: ConformanceCase): string | undefined {
   return testCase.runsAlone || RUNS_ALONE.get(testCase.id);
 }
 
+/** How a run lays out its cases: `concurrency: 'auto'` chooses it from the measured round trip. */
+export interface SchedulePlan {
+  /** How many cases that neither wait nor run alone run at once. */
+  readonly concurrency: number;
+  /**
+   * Whether the cases of {@link WAITS} overlap the others, at most
+   * {@link WAITING_CONCURRENCY} of them at once, those that would run alone
+   * included. Only on a local backend under `'auto'`.
+   */
+  readonly overlapWaiting: boolean;
+}
+
+/** The plan for `concurrency`: 'auto' overlaps waiting cases on a local backend only. */
+export function schedulePlan(concurrency: number | 'auto', roundTripMs: number | undefined): SchedulePlan {
+  if (concurrency !== 'auto') return { concurrency, overlapWaiting: false };
+  const shared = autoConcurrency(roundTripMs);
+  return { concurrency: shared, overlapWaiting: shared === 1 };
+}
+
+/** Whether `testCase` runs with nothing beside it under `plan`. */
+export function aloneUnder(plan: SchedulePlan, testCase: ConformanceCase): boolean {
+  return runsAlone(testCase) !== undefined && !(plan.overlapWaiting && WAITS.has(testCase.id));
+}
+
+/** Whether `testCase` runs in the lane of waiting cases under `plan`. */
+export function waitsUnder(plan: SchedulePlan, testCase: ConformanceCase): boolean {
+  return plan.overlapWaiting && WAITS.has(testCase.id);
+}
+
+/** Runs `task` for each of `items`, at most `concurrency` at a time, in list order. */
+async function pool<T>(items: readonly T[], concurrency: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await task(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+}
+
 /**
  * Runs `task` for each item: first every item that may share the machine,
- * at most `concurrency` at a time, taken in order of the list; then, one by
- * one with nothing beside them, the items for which `alone` holds. Grouping
- * the solo items at the end keeps a long shared item from leaving the other
- * slots idle at every solo item it would otherwise have to wait for.
+ * at most `concurrency` at a time, taken in order of the list, and beside
+ * them the items for which `waits` holds, at most `waiting` at a time, those
+ * that would run alone first (they wait longest); then, one by one with
+ * nothing beside them, the items for which `alone` holds. Grouping the solo
+ * items at the end keeps a long shared item from leaving the other slots
+ * idle at every solo item it would otherwise have to wait for.
  * Resolves when every task has settled; tasks must not reject.
  */
 export async function runScheduled<T>(
@@ -51,12 +121,15 @@ export async function runScheduled<T>(
   concurrency: number,
   alone: (item: T) => boolean,
   task: (item: T) => Promise<void>,
+  overlap: { readonly waits: (item: T) => boolean; readonly longest: (item: T) => boolean; readonly waiting: number } = {
+    waits: () => false,
+    longest: () => false,
+    waiting: 0,
+  },
 ): Promise<void> {
-  const shared = items.filter((item) => !alone(item));
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < shared.length) await task(shared[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, shared.length) }, worker));
+  const waiting = items.filter((item) => !alone(item) && overlap.waits(item));
+  const ordered = [...waiting.filter(overlap.longest), ...waiting.filter((item) => !overlap.longest(item))];
+  const shared = items.filter((item) => !alone(item) && !overlap.waits(item));
+  await Promise.all([pool(ordered, overlap.waiting, task), pool(shared, concurrency, task)]);
   for (const item of items.filter(alone)) await task(item);
 }

@@ -19,12 +19,13 @@ function stall(ms: number): void {
 }
 
 describe('a host whose event loop stalls', () => {
-  test('when SIGTERM is reported, a correct adapter still passes the grace-period cases', { timeout: 120_000 }, async () => {
+  // 'auto' on the local backend runs the two side by side (they only wait): each stall then falls in both.
+  test.for<1 | 'auto'>([1, 'auto'])('when SIGTERM is reported, a correct adapter still passes the grace-period cases (concurrency %s)', { timeout: 120_000 }, async (concurrency) => {
     const lab = new Lab('host-stall');
     let stalls = 0;
     try {
       const report = await runConformance({
-        concurrency: 1,
+        concurrency,
         include: ['termination.settings', 'teardown.sigkill-after-grace'],
         factory: () =>
           wrapSandbox(lab.local(), {

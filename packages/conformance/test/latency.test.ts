@@ -69,4 +69,27 @@ describe('the latency-injecting wrapper', () => {
     expect(await mostAtOnce(() => lab.local())).toBe(1);
     expect(await mostAtOnce(() => latencySandbox(lab, 50))).toBeGreaterThan(1);
   });
+
+  test('on the local backend, by default, cases that only wait overlap the others; under concurrency 1 nothing overlaps', { timeout: 120_000 }, async () => {
+    // Two that wait out the grace period, two that watch a heartbeat stop, two that do neither.
+    const include = ['teardown.leader-exit', 'termination.settings', 'teardown.break', 'teardown.dispose', 'result.exit-codes', 'environment.env'];
+    const run = async (concurrency: 1 | 'auto'): Promise<{ most: number; problems: string[] }> => {
+      let running = 0;
+      let most = 0;
+      const report = await runConformance({
+        factory: () => lab.local(),
+        include,
+        concurrency,
+        onCaseStart: () => (most = Math.max(most, ++running)),
+        onCaseEnd: (result) => void (result.status !== 'disabled' && running--),
+      });
+      return { most, problems: report.cases.filter((c) => c.status !== 'pass' && c.status !== 'disabled').map((c) => `${c.id}: ${c.message}`) };
+    };
+    const auto = await run('auto');
+    expect(auto.problems).toEqual([]);
+    expect(auto.most).toBeGreaterThanOrEqual(4);
+    const serial = await run(1);
+    expect(serial.problems).toEqual([]);
+    expect(serial.most).toBe(1);
+  });
 });

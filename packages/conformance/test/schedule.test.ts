@@ -1,6 +1,7 @@
 /** The scheduler of concurrent cases, driven by promises the test resolves: no timing involved. */
 import { describe, expect, test } from 'vitest';
-import { autoConcurrency, LOCAL_ROUND_TRIP_MS, REMOTE_CONCURRENCY, runScheduled } from '../src/schedule.js';
+import { CASES } from '../src/index.js';
+import { aloneUnder, autoConcurrency, LOCAL_ROUND_TRIP_MS, REMOTE_CONCURRENCY, runScheduled, runsAlone, schedulePlan, WAITS, waitsUnder } from '../src/schedule.js';
 
 /** A task per item that records its start and waits until the test releases it. */
 function gate() {
@@ -49,6 +50,63 @@ describe('runScheduled', () => {
     expect(started).toEqual(['a', 'b']);
     release('b');
     await done;
+  });
+});
+
+describe('runScheduled with a lane of waiting items', () => {
+  test('waiting items run beside the shared ones, the longest first, at most `waiting` at once; solo items still wait for all of them', async () => {
+    const { started, task, release } = gate();
+    const items = ['a', 'w1', 'W2', 'solo', 'b', 'w3'];
+    const overlap = { waits: (item: string) => item.toLowerCase().startsWith('w'), longest: (item: string) => item === 'W2', waiting: 2 };
+    const done = runScheduled(items, 1, (item) => item === 'solo', task, overlap);
+    await tick();
+    expect(started).toEqual(['W2', 'w1', 'a']);
+    release('a');
+    await tick();
+    expect(started).toEqual(['W2', 'w1', 'a', 'b']);
+    release('W2');
+    await tick();
+    expect(started).toEqual(['W2', 'w1', 'a', 'b', 'w3']);
+    release('b');
+    release('w1');
+    await tick();
+    // w3 still runs: the solo item waits for it.
+    expect(started).toEqual(['W2', 'w1', 'a', 'b', 'w3']);
+    release('w3');
+    await tick();
+    expect(started.at(-1)).toBe('solo');
+    release('solo');
+    await done;
+  });
+});
+
+describe('schedulePlan', () => {
+  const byId = (id: string) => CASES.find((c) => c.id === id)!;
+
+  test('every case named in WAITS exists', () => {
+    expect([...WAITS.keys()].filter((id) => !CASES.some((c) => c.id === id))).toEqual([]);
+  });
+
+  test("on a local backend under 'auto', waiting cases overlap, the grace-period ones included; heavy cases still run alone", () => {
+    const plan = schedulePlan('auto', 3);
+    expect(plan).toEqual({ concurrency: 1, overlapWaiting: true });
+    const grace = byId('teardown.sigkill-after-grace');
+    expect(runsAlone(grace)).toBeDefined();
+    expect(aloneUnder(plan, grace)).toBe(false);
+    expect(waitsUnder(plan, grace)).toBe(true);
+    expect(aloneUnder(plan, byId('limits.cpu'))).toBe(true);
+    expect(waitsUnder(plan, byId('limits.cpu'))).toBe(false);
+    expect(waitsUnder(plan, byId('result.exit-codes'))).toBe(false);
+  });
+
+  test('on a remote backend, and under an explicit concurrency, nothing changes: grace-period cases run alone, waiting cases share the pool', () => {
+    for (const plan of [schedulePlan('auto', LOCAL_ROUND_TRIP_MS), schedulePlan(1, 3), schedulePlan(4, 3)]) {
+      expect(plan.overlapWaiting).toBe(false);
+      expect(aloneUnder(plan, byId('teardown.sigkill-after-grace'))).toBe(true);
+      expect(waitsUnder(plan, byId('teardown.break'))).toBe(false);
+      expect(aloneUnder(plan, byId('teardown.break'))).toBe(false);
+    }
+    expect(schedulePlan('auto', LOCAL_ROUND_TRIP_MS).concurrency).toBe(REMOTE_CONCURRENCY);
   });
 });
 

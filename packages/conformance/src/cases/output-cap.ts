@@ -1,6 +1,7 @@
 import { type ExecResult, type OutputChunk } from '@sandstream/types';
 import { check, checkEqual, checkErrorCode, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
+import { seenInRun, signal } from './support/arrival.js';
 import { bound, expectGoneNow, readPid, scratch } from './support/observe.js';
 
 import { checkSequence, COUNT, join, SEQUENCE_SCRIPT } from './support/sequence.js';
@@ -42,20 +43,28 @@ export const outputCapCases = [
     async run(ctx) {
       const dir = await scratch(ctx);
       // The command waits for a file the callback creates: only a live callback lets it finish.
-      const script = `echo first; while [ ! -f "$1/go" ]; do sleep 0.02; done; ${SEQUENCE_SCRIPT}; echo last`;
+      // It creates "printed" once it wrote its first line, so a callback held back is told from a slow start.
+      const script = `echo first; : > "$1/printed"; while [ ! -f "$1/go" ]; do sleep 0.02; done; ${SEQUENCE_SCRIPT}; echo last`;
       const received: OutputChunk[] = [];
+      const first = signal();
+      const controller = new AbortController();
       let released = false;
-      const result = await ctx.sandbox.run(['sh', '-c', script, 'sh', dir], {
+      const running = ctx.sandbox.run(['sh', '-c', script, 'sh', dir], {
         maxOutputBytes: 10,
         timeout: await bound(ctx, 15_000),
+        signal: controller.signal,
         onOutput: (chunk) => {
           received.push({ stream: chunk.stream, data: Uint8Array.from(chunk.data) });
           if (!released) {
             released = true;
+            first.saw();
             ctx.exec(['touch', `${dir}/go`]).catch(() => undefined);
           }
         },
       });
+      const got = (): string => Buffer.from(join(received, 'stdout')).toString('latin1');
+      await seenInRun(running, first.promise, { ctx, marker: `${dir}/printed`, what: 'onOutput was not called while the command ran: its first line', got }, controller);
+      const result = await running;
       check(!result.timedOut, 'onOutput was not called while the command ran (it waited for the callback until the timeout)');
       const stdout = Buffer.from(join(received, 'stdout')).toString('latin1');
       check(stdout.startsWith('first\n') && stdout.endsWith('last\n'), 'onOutput missed the first or the last line');

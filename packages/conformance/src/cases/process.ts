@@ -12,7 +12,7 @@ const USR1_SCRIPT = [
   '( trap \'echo usr1 >> "$1/$2-child"\' USR1; trap \'echo usr2 >> "$1/$2-child"\' USR2; echo x > "$1/$2-child-ready"; while :; do sleep 0.05; done ) &',
   'trap \'echo usr1 >> "$1/$2"\' USR1; trap \'echo usr2 >> "$1/$2"\' USR2',
   'while [ ! -f "$1/$2-child-ready" ]; do sleep 0.01; done',
-  'echo ready',
+  'echo ready; : > "$1/$2-printed"',
   'while :; do sleep 0.05; done',
 ].join('\n');
 
@@ -21,7 +21,7 @@ const BEATING_SCRIPT = [
   '( i=0; while :; do i=$((i+1)); echo $i > "$1/child-beat"; sleep 0.05; done ) &',
   'i=0; echo $i > "$1/leader-beat"',
   'while [ ! -s "$1/child-beat" ]; do sleep 0.01; done',
-  'echo ready',
+  'echo ready; : > "$1/printed"',
   'while :; do i=$((i+1)); echo $i > "$1/leader-beat"; sleep 0.05; done',
 ].join('\n');
 
@@ -126,8 +126,8 @@ export const processCases = [
       const dir = await scratch(ctx);
       await using target = ctx.sandbox.stream(['sh', '-c', USR1_SCRIPT, 'sh', dir, 'target']);
       await using neighbour = ctx.sandbox.stream(['sh', '-c', USR1_SCRIPT, 'sh', dir, 'neighbour']);
-      await untilReady(target[Symbol.asyncIterator]());
-      await untilReady(neighbour[Symbol.asyncIterator]());
+      await untilReady(target[Symbol.asyncIterator](), { ctx, marker: `${dir}/target-printed` });
+      await untilReady(neighbour[Symbol.asyncIterator](), { ctx, marker: `${dir}/neighbour-printed` });
       const within = await bound(ctx, 5_000);
       await target.kill('SIGUSR1');
       await ctx.poll(async () => readMarker(ctx, `${dir}/target`), within, 'kill(\'SIGUSR1\') never reached the command');
@@ -153,7 +153,7 @@ export const processCases = [
     async run(ctx) {
       const dir = await scratch(ctx);
       await using proc = ctx.sandbox.stream(['sh', '-c', BEATING_SCRIPT, 'sh', dir]);
-      await untilReady(proc[Symbol.asyncIterator]());
+      await untilReady(proc[Symbol.asyncIterator](), { ctx, marker: `${dir}/printed` });
       const beats = (): Promise<{ leader: boolean; child: boolean }> => beating(ctx, dir);
       const before = await beats();
       if (!before.leader || !before.child) throw new HarnessError('the command\'s heartbeats are not beating before any signal; nothing can be concluded');

@@ -2,7 +2,7 @@ import { hasCapability } from '@sandstream/types';
 import { check, checkEqual, checkErrorCode, codeOf, ConformanceFailure, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
 import { ALL_BYTES, collect } from './support/collect.js';
-import { bound, settledWithin } from './support/observe.js';
+import { bound, scratch, settledWithin } from './support/observe.js';
 import { echoable, INPUT_BYTES } from './support/payload.js';
 import { untilReady } from './support/tree.js';
 
@@ -149,8 +149,9 @@ export const stdinCases = [
     needs: ['stdin', 'streaming'],
     async run(ctx) {
       // The command closes its standard input and runs on; nothing in it reads.
-      await using proc = ctx.sandbox.stream(['sh', '-c', 'exec 0<&-; echo ready; while :; do sleep 0.05; done'], { stdin: 'pipe' });
-      await untilReady(proc[Symbol.asyncIterator]());
+      const dir = await scratch(ctx);
+      await using proc = ctx.sandbox.stream(['sh', '-c', 'exec 0<&-; echo ready; : > "$1/printed"; while :; do sleep 0.05; done', 'sh', dir], { stdin: 'pipe' });
+      await untilReady(proc[Symbol.asyncIterator](), { ctx, marker: `${dir}/printed` });
       const within = await bound(ctx, 5_000);
       const block = new Uint8Array(64 * 1024);
       // Far more than any pipe holds: the writes must fail, not pile up.

@@ -1,5 +1,5 @@
 import type { ExecResult, Process } from '@sandstream/types';
-import { check, checkErrorCode, codeOf, ConformanceFailure, describeError, rejectionOf } from '../assert.js';
+import { check, checkErrorCode, ConformanceFailure, describeError, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
 import {
@@ -15,10 +15,11 @@ import {
   survivorsFailure,
   termination,
   touch,
-  watchHostLag,
   type Watched,
 } from './support/observe.js';
-import { expectTreeGone, startTree, untilReady, watchTree, type Tree } from './support/tree.js';
+import { runThenAbortWhenReady } from './support/abort-when-ready.js';
+import { seenInRun, signal } from './support/arrival.js';
+import { expectTreeGone, loopingUntilReady, startTree, treePrinted, untilReady, watchTree, type Tree } from './support/tree.js';
 
 const decoder = new TextDecoder();
 
@@ -32,16 +33,16 @@ function checkEqualText(actual: string, expected: string, what: string): void {
  * processes.
  */
 async function loopUntilReady(ctx: CaseContext, tree: Tree, leave: (processes: Watched[]) => 'break'): Promise<Watched[]> {
-  let seen = '';
-  let processes: Watched[] = [];
-  for await (const chunk of tree.proc) {
-    seen += decoder.decode(chunk.data);
-    if (seen.includes('ready')) {
-      processes = await watchTree(ctx, tree);
-      if (leave(processes) === 'break') break;
+  return loopingUntilReady(ctx, tree, async (note) => {
+    let processes: Watched[] = [];
+    for await (const chunk of tree.proc) {
+      if (note(decoder.decode(chunk.data))) {
+        processes = await watchTree(ctx, tree);
+        if (leave(processes) === 'break') break;
+      }
     }
-  }
-  return processes;
+    return processes;
+  });
 }
 
 class Thrown extends Error {
@@ -124,7 +125,7 @@ export const teardownCases = [
       let processes: Watched[] = [];
       try {
         await using proc = tree.proc;
-        await untilReady(proc[Symbol.asyncIterator]());
+        await untilReady(proc[Symbol.asyncIterator](), treePrinted(ctx, tree));
         processes = await watchTree(ctx, tree);
       } catch (error) {
         throw await survivorsFailure(ctx, processes, tree.dir, 'disposal at `await using` scope exit', error);
@@ -188,15 +189,12 @@ export const teardownCases = [
     needs: ['streaming'],
     async run(ctx) {
       const tree = await startTree(ctx);
-      const firstReady = async (): Promise<Watched[]> => {
-        let seen = '';
+      const processes = await loopingUntilReady(ctx, tree, async (note): Promise<Watched[]> => {
         for await (const chunk of tree.proc) {
-          seen += decoder.decode(chunk.data);
-          if (seen.includes('ready')) return await watchTree(ctx, tree);
+          if (note(decoder.decode(chunk.data))) return await watchTree(ctx, tree);
         }
         return [];
-      };
-      const processes = await firstReady();
+      });
       check(tree.proc.exited, 'return left the loop while the command still runs');
       await expectTreeGone(ctx, tree, processes, 'when return left the loop');
     },
@@ -210,7 +208,7 @@ export const teardownCases = [
       const controller = new AbortController();
       const tree = await startTree(ctx, { signal: controller.signal });
       const iterator = tree.proc[Symbol.asyncIterator]();
-      await untilReady(iterator);
+      await untilReady(iterator, treePrinted(ctx, tree));
       const processes = await watchTree(ctx, tree);
       controller.abort(new Error('caller gave up'));
       let error: unknown;
@@ -242,13 +240,20 @@ export const teardownCases = [
       const dir = await scratch(ctx);
       const controller = new AbortController();
       // The command prints "partial" only once its pid is recorded.
-      const script = 'echo $$ > "$1/leader"; echo partial; while :; do sleep 0.05; done';
+      const script = 'echo $$ > "$1/leader"; echo partial; : > "$1/printed"; while :; do sleep 0.05; done';
+      let seen = '';
+      const partial = signal();
       const pending = ctx.sandbox.run(['sh', '-c', script, 'sh', dir], {
         signal: controller.signal,
         onOutput: (chunk) => {
-          if (decoder.decode(chunk.data).includes('partial')) controller.abort(new Error('enough'));
+          seen += decoder.decode(chunk.data);
+          if (seen.includes('partial')) {
+            partial.saw();
+            controller.abort(new Error('enough'));
+          }
         },
       });
+      await seenInRun(pending, partial.promise, { ctx, marker: `${dir}/printed`, what: 'the line "partial" (through run()\'s onOutput)', got: () => seen }, controller);
       const error = await rejectionOf(pending, 'run() with an aborted signal');
       checkErrorCode(error, 'ABORTED', 'run() after abort');
       const result = (error as { result?: { stdout?: unknown; streamed?: unknown } }).result;
@@ -383,18 +388,19 @@ export const teardownCases = [
     requirements: ['SS-TEAR-7'],
     async run(ctx) {
       const dir = await scratch(ctx);
-      const script = 'trap \'echo handled > "$1/term"; exit 7\' TERM; echo ready; while :; do sleep 0.05; done';
+      const script = 'trap \'echo handled > "$1/term"; exit 7\' TERM; echo ready; : > "$1/printed"; while :; do sleep 0.05; done';
       const handled = async (how: string): Promise<void> => {
         check((await readMarker(ctx, `${dir}/term`))?.trim() === 'handled', `${how}: the command's SIGTERM handler never ran; was it killed outright?`);
         await ctx.exec(['rm', '-f', `${dir}/term`]);
       };
       // Aborting run() once the handler is installed starts the termination sequence at a known point.
-      const { result: aborted } = await runThenAbortWhenReady(ctx, ['sh', '-c', script, 'sh', dir]);
+      const { result: aborted } = await runThenAbortWhenReady(ctx, ['sh', '-c', script, 'sh', dir], undefined, { ctx, marker: `${dir}/printed` });
       await handled('after run() was aborted');
       check(aborted?.exitCode === 7, `the handler's exit code 7 was not reported by run() (got ${aborted?.exitCode}/${aborted?.signal})`);
       if (!ctx.sandbox.capabilities.streaming) return;
+      await ctx.exec(['rm', '-f', `${dir}/printed`]);
       const proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
-      await untilReady(proc[Symbol.asyncIterator]());
+      await untilReady(proc[Symbol.asyncIterator](), { ctx, marker: `${dir}/printed` });
       await proc[Symbol.asyncDispose]();
       await handled('after disposal');
       const result = await proc.wait();
@@ -407,9 +413,8 @@ export const teardownCases = [
     requirements: ['SS-TEAR-7', 'SS-TEAR-6'],
     runsAlone: 'it measures the grace period to a fraction of its length',
     async run(ctx) {
-      const dir = await scratch(ctx);
       // The command reports SIGTERM and carries on; its child ignores SIGTERM. Only SIGKILL ends them.
-      const script = 'trap "echo term" TERM; echo $$ > "$1/leader"; ( trap "" TERM; while :; do sleep 0.05; done ) & echo $! > "$1/child"; echo ready; while :; do sleep 0.01; done';
+      const script = 'trap "echo term" TERM; echo $$ > "$1/leader"; ( trap "" TERM; while :; do sleep 0.05; done ) & echo $! > "$1/child"; echo ready; : > "$1/printed"; while :; do sleep 0.01; done';
       const { graceMs, killWaitMs, source } = termination(ctx);
       const slack = await bound(ctx, 1_000);
       const rtt = await roundTrip(ctx);
@@ -423,35 +428,38 @@ export const teardownCases = [
         check(spacing + rtt + hostLag >= graceMs * 0.8, `${how}: the command was killed ${Math.round(spacing)} ms after SIGTERM reached it, before the grace period ${timing}`);
         check(spacing - hostLag <= graceMs + killWaitMs + slack, `${how}: the command was killed ${Math.round(spacing)} ms after SIGTERM reached it, beyond the grace period and the kill wait ${timing}`);
       };
-      const checkGone = async (how: string): Promise<void> => {
-        const processes: Watched[] = [
-          { pid: await readPid(ctx, `${dir}/leader`, 'the command'), role: 'the command itself' },
-          { pid: await readPid(ctx, `${dir}/child`, 'its child'), role: 'a child of the command' },
-        ];
-        await expectGoneNow(ctx, processes, dir, how);
-      };
-      const { result: aborted, termAt, endedAt, hostLag } = await runThenAbortWhenReady(ctx, ['sh', '-c', script, 'sh', dir], { dir, names: ['leader', 'child'] });
-      checkTimely(termAt, endedAt, hostLag, 'after run() was aborted');
-      check(aborted?.signal === 'SIGKILL', `a command that outlived SIGTERM should end by SIGKILL (got ${aborted?.exitCode}/${aborted?.signal})`);
-      await checkGone('after SIGKILL at the abort of run()');
-      if (!ctx.sandbox.capabilities.streaming) return;
-      const proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
-      const iterator = proc[Symbol.asyncIterator]();
-      await untilReady(iterator);
-      const processes: Watched[] = [
+      const recorded = async (dir: string): Promise<Watched[]> => [
         { pid: await readPid(ctx, `${dir}/leader`, 'the command'), role: 'the command itself' },
         { pid: await readPid(ctx, `${dir}/child`, 'its child'), role: 'a child of the command' },
       ];
-      // Disposal ends the iteration, so the command's report of SIGTERM is not seen here: the
-      // spacing is measured from the call, which only errs towards a longer one.
-      const disposing = performance.now();
-      await disposeExplained(ctx, proc, processes, dir);
-      const elapsed = performance.now() - disposing;
-      check(elapsed >= graceMs * 0.8, `disposal: the command was killed ${Math.round(elapsed)} ms after disposal began, before the grace period (${graceMs} ms, from ${source})`);
-      check(elapsed <= graceMs + killWaitMs + slack, `disposal: teardown took ${Math.round(elapsed)} ms, beyond the grace period (${graceMs} ms, from ${source}) and the kill wait`);
-      const result = await proc.wait();
-      check(result.signal === 'SIGKILL', `a command that outlived SIGTERM should end by SIGKILL (got ${result.exitCode}/${result.signal})`);
-      await checkGone('after SIGKILL at disposal');
+      const checkGone = async (dir: string, how: string): Promise<void> => expectGoneNow(ctx, await recorded(dir), dir, how);
+      const underRun = async (): Promise<void> => {
+        const dir = await scratch(ctx);
+        const { result: aborted, termAt, endedAt, hostLag } = await runThenAbortWhenReady(ctx, ['sh', '-c', script, 'sh', dir], { dir, names: ['leader', 'child'] }, { ctx, marker: `${dir}/printed` });
+        checkTimely(termAt, endedAt, hostLag, 'after run() was aborted');
+        check(aborted?.signal === 'SIGKILL', `a command that outlived SIGTERM should end by SIGKILL (got ${aborted?.exitCode}/${aborted?.signal})`);
+        await checkGone(dir, 'after SIGKILL at the abort of run()');
+      };
+      const underStream = async (): Promise<void> => {
+        const dir = await scratch(ctx);
+        const proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
+        const iterator = proc[Symbol.asyncIterator]();
+        await untilReady(iterator, { ctx, marker: `${dir}/printed` });
+        const processes = await recorded(dir);
+        // Disposal ends the iteration, so the command's report of SIGTERM is not seen here: the
+        // spacing is measured from the call, which only errs towards a longer one.
+        const disposing = performance.now();
+        await disposeExplained(ctx, proc, processes, dir);
+        const elapsed = performance.now() - disposing;
+        check(elapsed >= graceMs * 0.8, `disposal: the command was killed ${Math.round(elapsed)} ms after disposal began, before the grace period (${graceMs} ms, from ${source})`);
+        check(elapsed <= graceMs + killWaitMs + slack, `disposal: teardown took ${Math.round(elapsed)} ms, beyond the grace period (${graceMs} ms, from ${source}) and the kill wait`);
+        const result = await proc.wait();
+        check(result.signal === 'SIGKILL', `a command that outlived SIGTERM should end by SIGKILL (got ${result.exitCode}/${result.signal})`);
+        await checkGone(dir, 'after SIGKILL at disposal');
+      };
+      // The two ways wait out their grace periods side by side, each with a command of its own;
+      // run()'s failure is reported first, as when they ran one after the other.
+      await bothInOrder(underRun(), ctx.sandbox.capabilities.streaming ? underStream() : Promise.resolve());
     },
   }),
   defineCase({
@@ -462,9 +470,9 @@ export const teardownCases = [
     async run(ctx) {
       const controller = new AbortController();
       const dir = await scratch(ctx);
-      const script = 'trap "" TERM; echo $$ > "$1/leader"; echo ready; while :; do sleep 0.05; done';
+      const script = 'trap "" TERM; echo $$ > "$1/leader"; echo ready; : > "$1/printed"; while :; do sleep 0.05; done';
       const proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir], { signal: controller.signal });
-      await untilReady(proc[Symbol.asyncIterator]());
+      await untilReady(proc[Symbol.asyncIterator](), { ctx, marker: `${dir}/printed` });
       const leader: Watched[] = [{ pid: await readPid(ctx, `${dir}/leader`, 'the command'), role: 'the command itself' }];
       await expectAlive(ctx, leader, dir);
       controller.abort(new Error('caller gave up'));
@@ -501,6 +509,13 @@ export const teardownCases = [
 ];
 
 
+/** Waits for both; rejects with the first one's reason if it rejected, else with the second's. */
+async function bothInOrder(first: Promise<void>, second: Promise<void>): Promise<void> {
+  const [a, b] = await Promise.allSettled([first, second]);
+  if (a.status === 'rejected') throw a.reason;
+  if (b.status === 'rejected') throw b.reason;
+}
+
 /** Starts a command whose Process nobody keeps, then collects garbage until the command is gone. */
 async function dropAndCollect(ctx: CaseContext, gc: () => void, script: string, dir: string): Promise<void> {
   // Held until the probe has seen the command alive: a collection before that (V8's own, or a
@@ -519,56 +534,6 @@ async function dropAndCollect(ctx: CaseContext, gc: () => void, script: string, 
     gc();
     await ctx.sleep(50);
   }
-}
-
-/**
- * Runs `argv` with run() and aborts it as soon as it printed `ready`, so the
- * termination sequence starts at a point the command has reached, whatever
- * the backend's start latency. Returns the AbortError's result.
- */
-async function runThenAbortWhenReady(
-  ctx: CaseContext,
-  argv: string[],
-  watch?: { dir: string; names: readonly string[] },
-): Promise<{ result: ExecResult | undefined; abortedAt: number; termAt: number; endedAt: number; hostLag: number }> {
-  const controller = new AbortController();
-  let seen = '';
-  let abortedAt = 0;
-  let termAt = 0;
-  const lag = watchHostLag();
-  let hostLag = 0;
-  let error: unknown;
-  try {
-    error = await rejectionOf(
-      ctx.sandbox.run(argv, {
-        signal: controller.signal,
-        timeout: 30_000,
-        onOutput: (chunk) => {
-          seen += decoder.decode(chunk.data);
-          if (termAt === 0 && seen.includes('term')) termAt = performance.now();
-          if (!controller.signal.aborted && seen.includes('ready')) {
-            abortedAt = performance.now();
-            controller.abort(new Error('the case ends the command'));
-          }
-        },
-      }),
-      'run() aborted once ready',
-    );
-  } finally {
-    hostLag = lag.stop();
-  }
-  const endedAt = performance.now();
-  if (codeOf(error) !== 'ABORTED' && watch !== undefined) {
-    // Name what survived, not only that no exit came.
-    const processes: Watched[] = [];
-    for (const name of watch.names) {
-      const text = await readMarker(ctx, `${watch.dir}/${name}`);
-      if (text !== undefined && /^[0-9]+\s*$/.test(text)) processes.push({ pid: Number(text), role: name === 'leader' ? 'the command itself' : `its ${name}` });
-    }
-    throw await survivorsFailure(ctx, processes, watch.dir, 'run() aborted once ready', error);
-  }
-  checkErrorCode(error, 'ABORTED', 'run() aborted once ready');
-  return { result: (error as { result?: ExecResult }).result, abortedAt, termAt, endedAt, hostLag };
 }
 
 async function exposeGc(): Promise<() => void> {

@@ -3,6 +3,8 @@ import { check, checkErrorCode, ConformanceFailure, describeError, HarnessError,
 import { defineCase } from '../case.js';
 import { helperExec, type CaseContext } from '../context.js';
 import { probeAlive, splitToken } from '../probes.js';
+import { arrivalOf } from './support/arrival.js';
+import { scratch } from './support/observe.js';
 
 const decoder = new TextDecoder();
 
@@ -17,17 +19,30 @@ export const closeCases = [
       // a handle from the adapter's `attach` hook, or else a second sandbox, which sees the
       // first one's processes only where sandboxes share a host (checked before close()).
       const token = ctx.token('close');
-      const forever = ['sh', '-c', 'echo $$; while :; do sleep 0.05; done', 'sh', token];
+      // Each command creates its own marker once it printed its pid, so a pid held back is told from a slow start.
+      const dir = await scratch(ctx);
+      const forever = (n: number): Forever => {
+        const marker = `${dir}/printed-${n}`;
+        return { argv: ['sh', '-c', 'echo $$; : > "$1"; while :; do sleep 0.05; done', 'sh', marker, token], marker };
+      };
       const observer = await openObserver(ctx);
       try {
         await closeAndProbe(ctx, observer, forever, token);
       } finally {
+        // The case's sandbox is closed: its scratch directory goes through the observer, where it still exists.
+        await observer.sandbox.run(['rm', '-rf', dir], { timeout: 10_000 }).catch(() => undefined);
         // The observer's close() must leave the environment alone; a failure midway must not leak it.
         await observer.sandbox.close().catch(() => undefined);
       }
     },
   }),
 ];
+
+/** A command that runs until it is ended, and the marker it creates once it printed its pid. */
+interface Forever {
+  readonly argv: string[];
+  readonly marker: string;
+}
 
 interface Observer {
   readonly sandbox: Sandbox;
@@ -47,18 +62,21 @@ async function openObserver(ctx: CaseContext): Promise<Observer> {
 }
 
 /** Starts commands in `ctx.sandbox`, closes it, and checks through the observer that they are gone. */
-async function closeAndProbe(ctx: CaseContext, observer: Observer, forever: string[], token: string): Promise<void> {
+async function closeAndProbe(ctx: CaseContext, observer: Observer, forever: (n: number) => Forever, token: string): Promise<void> {
   const { sandbox } = ctx;
   const pids: Array<Promise<number>> = [];
-  const printedPid = (): { onOutput(chunk: { data: Uint8Array }): void; pid: Promise<number> } => {
+  const printedPid = (command: Forever, how: string): { onOutput(chunk: { data: Uint8Array }): void; pid: Promise<number> } => {
     let resolve!: (pid: number) => void;
-    const pid = new Promise<number>((r) => (resolve = r));
+    const printed = new Promise<number>((r) => (resolve = r));
     let seen = '';
+    const pid = arrivalOf(printed, { ctx, marker: command.marker, what: `the pid printed by a command under ${how}`, got: () => seen });
+    pid.catch(() => undefined);
     return { pid, onOutput: (chunk) => { seen += decoder.decode(chunk.data); if (seen.includes('\n')) resolve(Number(seen.trim())); } };
   };
-  const runPid = printedPid();
+  const runCommand = forever(0);
+  const runPid = printedPid(runCommand, 'run()');
   pids.push(runPid.pid);
-  const running = sandbox.run(forever, { onOutput: runPid.onOutput });
+  const running = sandbox.run(runCommand.argv, { onOutput: runPid.onOutput });
   const settled = running.then(
     (result) => check(result.signal !== null || result.exitCode !== 0, 'a run() cut short by close() reports success'),
     (error: unknown) => {
@@ -67,9 +85,10 @@ async function closeAndProbe(ctx: CaseContext, observer: Observer, forever: stri
   );
   // Awaited below; handled now so an earlier failure cannot leave it unhandled.
   settled.catch(() => undefined);
-  const procs = sandbox.capabilities.streaming ? [sandbox.stream(forever), sandbox.stream(forever)] : [];
-  for (const proc of procs) {
-    const pid = printedPid();
+  const commands = sandbox.capabilities.streaming ? [forever(1), forever(2)] : [];
+  const procs = commands.map((command) => sandbox.stream(command.argv));
+  for (const [i, proc] of procs.entries()) {
+    const pid = printedPid(commands[i]!, 'stream()');
     const iterator = proc[Symbol.asyncIterator]();
     pids.push(pid.pid);
     void iterator.next().then((next) => { if (!next.done) pid.onOutput(next.value); }, () => undefined);

@@ -1,9 +1,8 @@
-import type { ExecResult } from '@sandstream/types';
-import { check, checkErrorCode, rejectionOf } from '../assert.js';
+import { check } from '../assert.js';
 import { defineCase } from '../case.js';
-import { bound, roundTrip, termination, watchHostLag } from './support/observe.js';
+import { runThenAbortWhenReady } from './support/abort-when-ready.js';
+import { bound, roundTrip, scratch, termination } from './support/observe.js';
 
-const decoder = new TextDecoder();
 /** The command's tick after SIGTERM: one pass of its loop sleeps at least this long. */
 const TICK_MS = 10;
 
@@ -23,33 +22,10 @@ export const terminationCases = [
       // The command says when SIGTERM arrives and carries on: only SIGKILL ends it. After SIGTERM it
       // writes a tick per pass of at least TICK_MS, so the ticks that reach us prove, on the sandbox's
       // own clock, that at least ticks × TICK_MS passed before SIGKILL, whatever the host was doing.
-      const script = `trap "echo term; t=1" TERM; echo ready; while :; do sleep ${TICK_MS / 1000}; if [ -n "$t" ]; then echo tick; fi; done`;
-      const controller = new AbortController();
-      let seen = '';
-      let termAt = 0;
-      const lag = watchHostLag();
-      let hostLag = 0;
-      let error: unknown;
-      try {
-        error = await rejectionOf(
-          ctx.sandbox.run(['sh', '-c', script], {
-            signal: controller.signal,
-            timeout: 60_000,
-            onOutput: (chunk) => {
-              seen += decoder.decode(chunk.data);
-              if (termAt === 0 && seen.includes('term')) termAt = performance.now();
-              if (!controller.signal.aborted && seen.includes('ready')) controller.abort(new Error('the case ends the command'));
-            },
-          }),
-          'run() aborted once ready',
-        );
-      } finally {
-        // A stall of this process moves when it saw SIGTERM's report and the end, not when they happened.
-        hostLag = lag.stop();
-      }
-      const endedAt = performance.now();
-      checkErrorCode(error, 'ABORTED', 'run() aborted once ready');
-      const result = (error as { result?: ExecResult }).result;
+      // It creates "printed" right after "ready", so output held back is told from a slow start.
+      const dir = await scratch(ctx);
+      const script = `trap "echo term; t=1" TERM; echo ready; : > "$1/printed"; while :; do sleep ${TICK_MS / 1000}; if [ -n "$t" ]; then echo tick; fi; done`;
+      const { result, termAt, endedAt, hostLag, seen } = await runThenAbortWhenReady(ctx, ['sh', '-c', script, 'sh', dir], undefined, { ctx, marker: `${dir}/printed` }, 60_000);
       check(termAt > 0, 'the command never reported the SIGTERM that termination must begin with');
       check(result?.signal === 'SIGKILL', `a command that outlives SIGTERM should end by SIGKILL (got ${result?.exitCode}/${result?.signal})`);
       // From the command's own report of SIGTERM to the end: the report and the end travel the same

@@ -1,8 +1,46 @@
 import { encodeExecResult, type OutputChunk } from '@sandstream/types';
 import { check, checkEqual, checkErrorCode, codeOf, ConformanceFailure, describeError, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
+import { arrivalOf } from './support/arrival.js';
 import { collect } from './support/collect.js';
-import { bound, settledWithin } from './support/observe.js';
+import type { CaseContext } from '../context.js';
+import { bound, readMarker, scratch, settledWithin } from './support/observe.js';
+import { Progress } from './support/progress.js';
+
+// 32 MiB on stdout then 8 MiB on stderr, in pieces of 1 MiB, the count so far in "progress" after each.
+const DRAIN_SCRIPT = [
+  'i=0; while [ $i -lt 32 ]; do head -c 1048576 /dev/zero; i=$((i+1)); echo $i > "$1/progress"; done',
+  'while [ $i -lt 40 ]; do head -c 1048576 /dev/zero >&2; i=$((i+1)); echo $i > "$1/progress"; done',
+  'exit 4',
+].join('\n');
+
+/**
+ * `waiting` (a wait() with output unread), failing once the command's
+ * progress stands still while it is pending: nothing drains the output, and
+ * the command waits on a full pipe. Still means several times the longest
+ * the progress took to advance, and at least a measured bound, so a slow
+ * sandbox is never taken for a stuck one.
+ */
+async function drained<T>(ctx: CaseContext, waiting: Promise<T>, dir: string): Promise<T> {
+  const step = await bound(ctx, 100);
+  const still = await bound(ctx, 1_000);
+  const watch = new Progress();
+  for (;;) {
+    const outcome = await settledWithin(waiting, step);
+    if (outcome !== 'pending') {
+      if (outcome.rejected) throw outcome.reason;
+      return outcome.value;
+    }
+    const progress = Number((await readMarker(ctx, `${dir}/progress`))?.trim() ?? '0');
+    const stillFor = watch.see(progress);
+    if (watch.stuck(stillFor, still)) {
+      throw new ConformanceFailure(
+        `wait() did not drain the unread output: while it was pending, the command stood still for ${Math.round(stillFor)} ms ` +
+          `with ${progress} of its 40 MiB written (it waits on a full pipe), and wait() had not settled`,
+      );
+    }
+  }
+}
 
 /** Process.wait(): SS-WAIT-*. */
 export const waitCases = [
@@ -48,9 +86,11 @@ export const waitCases = [
     needs: ['streaming', 'stdin'],
     async run(ctx) {
       // A line-oriented server, as an stdio MCP server is: a reply on stdout and a log line on stderr per request.
-      const script = 'while IFS= read -r line; do echo "log $line" >&2; echo "reply $line"; done; echo bye >&2; echo end';
+      // After the n-th reply it creates "replied-n", so a reply held back is told from a slow server.
+      const dir = await scratch(ctx);
+      const script = 'n=0; while IFS= read -r line; do n=$((n+1)); echo "log $line" >&2; echo "reply $line"; : > "$1/replied-$n"; done; echo bye >&2; echo end';
       const within = await bound(ctx, 5_000);
-      await using proc = ctx.sandbox.stream(['sh', '-c', script], { stdin: 'pipe' });
+      await using proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir], { stdin: 'pipe' });
       // The loop is reading (waiting for its first chunk) when the other task calls wait().
       const iterator = proc[Symbol.asyncIterator]();
       const ask = (): Promise<IteratorResult<OutputChunk, undefined>> => {
@@ -75,7 +115,8 @@ export const waitCases = [
       const count = 20;
       for (let i = 1; i <= count; i++) {
         await proc.stdin!.write(`request ${i}\n`);
-        await readUntil(() => seen.stdout.includes(`reply request ${i}\n`), `the reply to request ${i}`);
+        const what = `the reply to request ${i}`;
+        await arrivalOf(readUntil(() => seen.stdout.includes(`reply request ${i}\n`), what), { ctx, marker: `${dir}/replied-${i}`, what: `${what}, while another task awaited wait(),`, got: () => seen.stdout });
       }
       await proc.stdin!.end();
       await readUntil(() => seen.stdout.endsWith('end\n') && seen.stderr.endsWith('bye\n'), 'the rest of the output after end-of-file');
@@ -95,8 +136,9 @@ export const waitCases = [
     needs: ['streaming'],
     timeoutMs: 30_000,
     async run(ctx) {
-      await using proc = ctx.sandbox.stream(['sh', '-c', 'head -c 33554432 /dev/zero; head -c 8388608 /dev/zero >&2; exit 4']);
-      const result = await proc.wait();
+      const dir = await scratch(ctx);
+      await using proc = ctx.sandbox.stream(['sh', '-c', DRAIN_SCRIPT, 'sh', dir]);
+      const result = await drained(ctx, proc.wait(), dir);
       check(result.exitCode === 4, `wait() reports ${result.exitCode}/${result.signal}, expected exit code 4`);
       check(!result.timedOut, 'the command timed out');
       // What wait() discarded is gone: a later loop ends at once (or is refused as InvalidState), and gets nothing.

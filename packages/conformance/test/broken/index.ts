@@ -5,6 +5,7 @@ import { contractAdapters } from './contract-1-1.js';
 import { faultAdapters } from './faults.js';
 import { largeDataAdapters } from './large-data.js';
 import { outputAdapters } from './output.js';
+import { stallingAdapters } from './stalling.js';
 import { strengthenedAdapters } from './strengthened.js';
 import { teardownAdapters } from './teardown.js';
 
@@ -19,5 +20,6 @@ export const BROKEN_ADAPTERS: readonly BrokenAdapter[] = [
   ...contractAdapters,
   ...faultAdapters,
   ...largeDataAdapters,
+  ...stallingAdapters,
 ];
 export { textOnlyLocal } from './contract-1-1.js';

@@ -1,6 +1,7 @@
 import type { Process, StreamOptions } from '@sandstream/types';
 import { ConformanceFailure, HarnessError } from '../../assert.js';
 import type { CaseContext } from '../../context.js';
+import { arrivalOf, signal, type Printed } from './arrival.js';
 import { expectAlive, expectGoneNow, readPid, scratch, type Watched } from './observe.js';
 
 /**
@@ -94,12 +95,47 @@ export async function watchTree(ctx: CaseContext, tree: Tree): Promise<Watched[]
   return processes;
 }
 
-/** Reads chunks until `ready` was printed. */
-export async function untilReady(iterator: AsyncIterator<{ data: Uint8Array }>): Promise<void> {
+/**
+ * Reads chunks until `ready` was printed. With `printed` (the command
+ * creates a marker right after printing it), an adapter that holds the line
+ * back fails within a measured bound instead of the case's limit.
+ */
+export async function untilReady(iterator: AsyncIterator<{ data: Uint8Array }>, printed?: Printed): Promise<void> {
   let seen = '';
-  while (!seen.includes('ready')) {
-    const next = await iterator.next();
-    if (next.done) throw new ConformanceFailure('the command ended before printing "ready"');
-    seen += Buffer.from(next.value.data).toString('latin1');
-  }
+  const reading = (async () => {
+    while (!seen.includes('ready')) {
+      const next = await iterator.next();
+      if (next.done) throw new ConformanceFailure('the command ended before printing "ready"');
+      seen += Buffer.from(next.value.data).toString('latin1');
+    }
+  })();
+  if (printed === undefined) return reading;
+  await arrivalOf(reading, { ...printed, what: 'the line "ready" (iterating the Process)', got: () => seen });
+}
+
+/**
+ * Runs `loop`, the case's own `for await` over the tree's output, which
+ * passes what it reads to `note` (true once "ready" was seen); fails within
+ * a measured bound if the tree printed "ready" but the loop never saw it.
+ */
+export async function loopingUntilReady<T>(ctx: CaseContext, tree: Tree, loop: (note: (text: string) => boolean) => Promise<T>): Promise<T> {
+  let seen = '';
+  const ready = signal();
+  const looping = loop((text) => {
+    seen += text;
+    if (!seen.includes('ready')) return false;
+    ready.saw();
+    return true;
+  });
+  const ended = looping.then(
+    () => undefined,
+    () => undefined,
+  );
+  await arrivalOf(Promise.race([ready.promise, ended]), { ...treePrinted(ctx, tree), what: 'the line "ready" (iterating the Process with for await)', got: () => seen });
+  return looping;
+}
+
+/** How the kit knows a tree printed "ready": its heartbeat, written after the line. */
+export function treePrinted(ctx: CaseContext, tree: { dir: string }): Printed {
+  return { ctx, marker: `${tree.dir}/heartbeat` };
 }
