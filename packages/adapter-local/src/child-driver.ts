@@ -3,7 +3,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
-import { describeExhaustion } from './exhaustion.js';
+import { closeOrphanedPipes, describeExhaustion, spawnMark } from './exhaustion.js';
 import { limitArgs } from './limits.js';
 import { CommandPipes } from './pipes.js';
 import { groupHasLiveMember } from './process-group.js';
@@ -151,6 +151,7 @@ export class ChildDriver implements ProcessDriver {
     }
     const [file, ...args] = [...wrapper, ...command.argv];
     let child: ChildProcess;
+    const mark = spawnMark();
     try {
       child = spawn(file!, args, {
         cwd,
@@ -203,6 +204,7 @@ export class ChildDriver implements ProcessDriver {
     // Out of descriptors (EMFILE, ENFILE), Node.js makes no pipes at all and
     // reports the failure through 'error' only.
     if (child.stdout && child.stderr) this.pipes = new CommandPipes(child, events);
+    else closeOrphanedPipes(mark);
     return started;
   }
 

@@ -7,7 +7,7 @@ import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProce
 import { limitArgs } from '../limits.js';
 import { CommandPipes } from '../pipes.js';
 import { switchUserArgs, type UserIds } from '../users.js';
-import { describeExhaustion, exhaustionHint, exhaustionInText } from '../exhaustion.js';
+import { closeOrphanedPipes, describeExhaustion, exhaustionHint, exhaustionInText, spawnMark } from '../exhaustion.js';
 import { hostStat, readFirstChild, type Environment } from './environment.js';
 import type { IsolationSupport } from './probe.js';
 import { ENTRY_SCRIPT } from './scripts.js';
@@ -136,6 +136,7 @@ export class IsolatedDriver implements ProcessDriver {
       ...command.argv,
     ];
     let child: ChildProcess;
+    const mark = spawnMark();
     try {
       child = spawn(support.nsenter, args, {
         cwd: '/',
@@ -153,7 +154,8 @@ export class IsolatedDriver implements ProcessDriver {
     const report = child.stdio?.[3] as Readable | undefined;
     const go = child.stdio?.[4] as Writable | undefined;
     if (!report || !go || !child.stdout || !child.stderr) {
-      // Out of descriptors (EMFILE, ENFILE): Node.js made no pipes, and only 'error' follows.
+      // Out of descriptors (EMFILE, ENFILE): Node.js gave the child no pipes, and only 'error' follows.
+      closeOrphanedPipes(mark);
       const error = await failed;
       throw new SpawnFailed(command.argv, spawnError(error), { cause: error });
     }

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseProcStat } from '@sandstream/types/runtime';
-import { describeExhaustion } from '../exhaustion.js';
+import { closeOrphanedPipes, describeExhaustion, spawnMark } from '../exhaustion.js';
 import { groupHasLiveMember } from '../process-group.js';
 import type { IsolationSupport } from './probe.js';
 import { INIT_SCRIPT } from './scripts.js';
@@ -80,6 +80,7 @@ export class Environment {
       ...(network ? [] : ['--net']),
     ];
     const mountArgs = mounts.flatMap((mount) => [mount.source, mount.target, mount.readonly ? 'ro' : 'rw']);
+    const mark = spawnMark();
     this.holder = spawn(
       support.unshare,
       [...unshareArgs, '--', '/bin/sh', '-c', INIT_SCRIPT, 'sandstream-init', root, workDir, network ? '0' : '1', ...mountArgs],
@@ -94,7 +95,8 @@ export class Environment {
     // Listened to at once: a spawn that failed emits 'error' on the next tick.
     const spawnError = new Promise<NodeJS.ErrnoException>((resolve) => holder.on('error', resolve));
     if (!holder.stdout || !holder.stderr || !holder.stdio?.[3]) {
-      // Out of descriptors (EMFILE, ENFILE): Node.js made no pipes, and only 'error' follows.
+      // Out of descriptors (EMFILE, ENFILE): Node.js gave the child no pipes, and only 'error' follows.
+      closeOrphanedPipes(mark);
       rmSync(this.stateDir, { recursive: true, force: true });
       this.ended = Promise.resolve();
       this.ready = spawnError.then((error) => {
