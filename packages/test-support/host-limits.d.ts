@@ -7,13 +7,14 @@ export interface HostLimits {
 }
 /**
  * The argv that runs `argv` as a uid that owns no task when this process is root (root is exempt
- * from RLIMIT_NPROC), else `argv` itself; `{ skip }` with the reason when setpriv is missing.
+ * from RLIMIT_NPROC), else `argv` itself, with what to change in its environment (`env`: HOME);
+ * `{ skip }` with the reason when setpriv is missing.
  *
- * @example const run = asUnusedUid([process.execPath, 'flood.mjs']); if ('argv' in run) spawn(run.argv[0]!, run.argv.slice(1));
+ * @example const run = asUnusedUid([process.execPath, 'flood.mjs']); if ('argv' in run) spawn(run.argv[0]!, run.argv.slice(1), { env: { ...process.env, ...run.env } });
  */
 export declare function asUnusedUid(
   argv: readonly string[],
-): { readonly argv: string[]; readonly uid: number | undefined } | { readonly skip: string };
+): { readonly argv: string[]; readonly uid: number | undefined; readonly env: Readonly<Record<string, string>> } | { readonly skip: string };
 /** Why {@link limitSelf} cannot work in this process, or undefined. */
 export declare function limitSelfUnavailable(limits?: HostLimits): string | undefined;
 /**

@@ -5,6 +5,7 @@
 // process's pid, and setpriv runs it as another uid when it is root.
 import { spawn } from 'node:child_process';
 import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 
 /** A util-linux program from the usual directories, or undefined. */
 function findExecutable(name) {
@@ -59,16 +60,18 @@ function unusedUid() {
  * The argv that runs `argv` as a uid that owns no task, when this process
  * is root (setpriv, no groups: it reads what others may read and writes
  * where others may, such as /tmp): root is exempt from RLIMIT_NPROC, so
- * {@link limitSelf} can limit processes only in a process of another uid.
- * Otherwise `argv` itself. `{ skip }` with the reason when setpriv is
+ * {@link limitSelf} can limit processes only in a process of another uid;
+ * `env` holds what its environment must change (HOME, which root's is not
+ * the other uid's to enter). Otherwise `argv` itself. `{ skip }` with the reason when setpriv is
  * missing.
  */
 export function asUnusedUid(argv) {
-  if (process.getuid?.() !== 0) return { argv: [...argv], uid: undefined };
+  if (process.getuid?.() !== 0) return { argv: [...argv], uid: undefined, env: {} };
   const setpriv = findExecutable('setpriv');
   if (setpriv === undefined) return { skip: 'util-linux setpriv is not installed (as root, a process limit needs another uid)' };
   const uid = unusedUid();
-  return { argv: [setpriv, `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...argv], uid };
+  // root's home is not the other uid's to enter (a program that starts commands there gets EACCES).
+  return { argv: [setpriv, `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...argv], uid, env: { HOME: tmpdir() } };
 }
 
 /** Why {@link limitSelf} cannot work here, or undefined. */
