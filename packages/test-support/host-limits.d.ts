@@ -29,3 +29,30 @@ export declare function limitSelf(limits?: HostLimits): Promise<{ openFiles?: nu
 export declare function liftSelfLimits(): Promise<void>;
 /** This process's soft limits of descriptors and processes (`unlimited` or a number, as text). */
 export declare function softLimits(): { readonly openFiles: string; readonly processes: string };
+/** What one step of {@link runOutOfDescriptors} gave. */
+export type StepOutcome = { readonly ok: unknown } | { readonly error: string; readonly code: string | undefined; readonly message: string };
+/**
+ * Runs this process out of descriptors (a low limit through {@link limitSelf}, then every
+ * descriptor left held) under a remote adapter's sandbox, two commands waiting for input: what a
+ * write, a start, and both commands once there is room again, gave.
+ *
+ * @example const report = await runOutOfDescriptors(sandbox); // report.write: { error: 'TransportError', ... }
+ */
+export declare function runOutOfDescriptors(sandbox: import('@sandstream/types').Sandbox): Promise<{
+  readonly write: StepOutcome;
+  readonly start: StepOutcome;
+  readonly kept: StepOutcome;
+  readonly ends: readonly StepOutcome[];
+  readonly read: readonly string[];
+  readonly after: StepOutcome;
+}>;
+/**
+ * Runs `argv` (a script that prints one JSON document) as a child process, SIGKILLed after
+ * `boundMs` (default 120 s): its exit status, the parsed document (undefined when not JSON), its stderr.
+ *
+ * @example const { code, report } = await runJsonChild([process.execPath, 'fixture.mjs']);
+ */
+export declare function runJsonChild<T = unknown>(
+  argv: readonly string[],
+  options?: { readonly env?: NodeJS.ProcessEnv; readonly boundMs?: number },
+): Promise<{ readonly code: number | null; readonly report: T | undefined; readonly stderr: string }>;

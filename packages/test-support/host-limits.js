@@ -4,7 +4,7 @@
 // Node.js cannot set its own limits: util-linux's prlimit sets them on the
 // process's pid, and setpriv runs it as another uid when it is root.
 import { spawn } from 'node:child_process';
-import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
 /** A util-linux program from the usual directories, or undefined. */
@@ -170,4 +170,84 @@ export async function liftSelfLimits() {
 /** This process's soft limits of descriptors and processes (`unlimited` or a number, as text). */
 export function softLimits() {
   return { openFiles: limitOf('Max open files').soft, processes: limitOf('Max processes').soft };
+}
+
+/** What a promise gave: `{ ok: value }`, or the error's class, code and message. */
+function outcome(promise) {
+  return promise.then(
+    (value) => ({ ok: value }),
+    (error) => ({ error: error?.constructor?.name, code: error?.code, message: String(error?.message) }),
+  );
+}
+
+/** Everything a Process streams, as text; what arrived when the loop fails. */
+function collectText(proc) {
+  let text = '';
+  const decoder = new TextDecoder();
+  return (async () => {
+    for await (const chunk of proc) text += decoder.decode(chunk.data, { stream: true });
+    return text;
+  })().catch(() => text);
+}
+
+/**
+ * Runs this process out of descriptors under `sandbox` (a remote adapter's,
+ * whose emulator runs elsewhere): two commands wait for a line on standard
+ * input; then a low limit, and every descriptor left held, while one
+ * command is written to and another is started; then room again, the
+ * other command is given its line and the first is killed. Resolves with
+ * what each step gave: `write`, `start`, `kept` (the write once there is
+ * room), `ends` (both commands' exit), `read` (their output), `after` (a
+ * start once there is room), each an `{ ok }` or `{ error, code, message }`.
+ */
+export async function runOutOfDescriptors(sandbox) {
+  const report = {};
+  const script = 'read -r x; echo "got $x"; exit 3';
+  const [cut, kept] = [sandbox.stream(['sh', '-c', script], { stdin: 'pipe' }), sandbox.stream(['sh', '-c', script], { stdin: 'pipe' })];
+  await Promise.all([cut.started(), kept.started()]);
+  const read = [collectText(cut), collectText(kept)];
+  // Iterated first: wait() alone would discard the output.
+  const ends = [cut, kept].map((proc) => outcome(proc.wait().then((r) => ({ exitCode: r.exitCode, signal: r.signal }))));
+  await limitSelf({ openFiles: readdirSync('/proc/self/fd').length + 8 });
+  const held = [];
+  for (;;) {
+    try {
+      held.push(openSync('/dev/null', 'r'));
+    } catch {
+      break;
+    }
+  }
+  report.write = await outcome(cut.stdin.write('lost\n'));
+  report.start = await outcome(sandbox.run(['echo', 'refused']));
+  for (const fd of held) closeSync(fd);
+  await liftSelfLimits();
+  // The command whose write failed still waits for input nobody can vouch for: ended by its owner.
+  report.kept = await outcome(kept.stdin.write('hello\n').then(() => kept.stdin.end()));
+  await cut.kill();
+  report.ends = await Promise.all(ends);
+  report.read = await Promise.all(read);
+  report.after = await outcome(sandbox.run(['echo', 'after']).then((r) => r.stdoutText));
+  return report;
+}
+
+/**
+ * Runs `argv` (a Node.js script that prints one JSON document) as a child
+ * process, SIGKILLed after `boundMs`; resolves with its exit status, the
+ * parsed document (undefined when its output was not JSON) and its stderr.
+ */
+export async function runJsonChild(argv, { env = process.env, boundMs = 120_000 } = {}) {
+  const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env });
+  let out = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (text) => (out += text));
+  child.stderr.setEncoding('utf8').on('data', (text) => (stderr += text));
+  const timer = setTimeout(() => child.kill('SIGKILL'), boundMs);
+  const code = await new Promise((resolve) => child.once('close', resolve)).finally(() => clearTimeout(timer));
+  let report;
+  try {
+    report = JSON.parse(out);
+  } catch {
+    report = undefined;
+  }
+  return { code, report, stderr };
 }

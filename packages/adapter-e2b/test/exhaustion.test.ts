@@ -9,27 +9,18 @@
  * nothing. The child lowers its own limit (prlimit on its pid) and holds
  * every descriptor left.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { limitSelfUnavailable } from '@sandstream/test-support/host-limits';
+import { limitSelfUnavailable, runJsonChild } from '@sandstream/test-support/host-limits';
 import { unless } from '@sandstream/test-support/skips';
-import { within } from './helpers.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/exhaust-client.mjs', import.meta.url));
 
 describe('this host out of file descriptors', () => {
   unless(it, limitSelfUnavailable())('a write and a start give TransportError; a running command loses nothing', async () => {
-    const child = spawn(process.execPath, [FIXTURE], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-    const code = await within(60_000, new Promise<number | null>((resolve) => child.once('close', resolve)), 'the flooded client').finally(() =>
-      child.kill('SIGKILL'),
-    );
+    const { code, report: parsed, stderr } = await runJsonChild<Record<string, unknown>>([process.execPath, FIXTURE], { boundMs: 60_000 });
     expect(code, stderr).toBe(0);
-    const report = JSON.parse(out) as Record<string, unknown>;
+    const report = parsed!;
     const ranOut = /connect EMFILE .*run out of file descriptors: raise its limit \(`ulimit -n`\) or run fewer commands at once/;
     // Before: { error: 'StdinClosed', message: 'standard input is closed: connect EMFILE ...' }.
     expect(report['write']).toMatchObject({ error: 'TransportError', code: 'TRANSPORT', message: expect.stringMatching(ranOut) });

@@ -8,13 +8,12 @@
  * process limit, as root, it runs under an unused uid, since root is exempt
  * from RLIMIT_NPROC.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { asUnusedUid, limitSelfUnavailable, type HostLimits } from '@sandstream/test-support/host-limits';
+import { asUnusedUid, limitSelfUnavailable, runJsonChild, type HostLimits } from '@sandstream/test-support/host-limits';
 import { unless } from '@sandstream/test-support/skips';
 import { probe } from '../src/isolation/probe.js';
-import { MARKER, RUN_ID, within } from './helpers.js';
+import { MARKER, RUN_ID } from './helpers.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/exhaust-host.mjs', import.meta.url));
 
@@ -38,26 +37,7 @@ async function floodUnder(
   const argv = [process.execPath, FIXTURE, isolation, String(flood), JSON.stringify(limits)];
   const run = limits.processes === undefined ? { argv, env: {} } : asUnusedUid(argv);
   if ('skip' in run) throw new Error(run.skip);
-  const child = spawn(run.argv[0]!, run.argv.slice(1), {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...run.env, [MARKER]: RUN_ID },
-  });
-  let out = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
-  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  const code = await within(
-    120_000,
-    new Promise<number | null>((resolve) => child.once('close', resolve)),
-    'the Node.js process that floods the sandbox',
-  ).finally(() => child.kill('SIGKILL'));
-  let report: HostReport | undefined;
-  try {
-    report = JSON.parse(out) as HostReport;
-  } catch {
-    report = undefined;
-  }
-  return { code, report, stderr };
+  return runJsonChild<HostReport>(run.argv, { env: { ...process.env, ...run.env, [MARKER]: RUN_ID }, boundMs: 120_000 });
 }
 
 function expectTypedAndNothingLost(

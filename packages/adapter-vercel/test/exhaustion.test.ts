@@ -8,25 +8,20 @@
  * lose nothing. The child lowers its own limit (prlimit on its pid) and
  * holds every descriptor left.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { limitSelfUnavailable } from '@sandstream/test-support/host-limits';
+import { limitSelfUnavailable, runJsonChild } from '@sandstream/test-support/host-limits';
 import { unless } from '@sandstream/test-support/skips';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/exhaust-client.mjs', import.meta.url));
 
 describe('this host out of file descriptors', () => {
   unless(it, limitSelfUnavailable())('a start gives TransportError with what to do; the running commands lose nothing', async () => {
-    const child = spawn(process.execPath, [FIXTURE], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 80_000);
-    const code = await new Promise<number | null>((resolve) => child.once('close', resolve)).finally(() => clearTimeout(timer));
+    const { code, report: parsed, stderr } = await runJsonChild<Record<string, { ok?: unknown; error?: string; message?: string }>>([process.execPath, FIXTURE], {
+      boundMs: 80_000,
+    });
     expect(code, stderr).toBe(0);
-    const report = JSON.parse(out) as Record<string, { ok?: unknown; error?: string; message?: string }>;
+    const report = parsed!;
     const ranOut = /connect EMFILE .*run out of file descriptors: raise its limit \(`ulimit -n`\) or run fewer commands at once/;
     // Before: the same TransportError, without what to do.
     expect(report['start']).toMatchObject({ error: 'TransportError', message: expect.stringMatching(ranOut) });

@@ -7,10 +7,9 @@
  * are set on that process (prlimit on its own pid, once its warm-up is
  * done), and as root the process limit needs it to run as another uid.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { limitSelfUnavailable } from '@sandstream/test-support/host-limits';
+import { limitSelfUnavailable, runJsonChild } from '@sandstream/test-support/host-limits';
 import { unless } from '@sandstream/test-support/skips';
 import { ADAPTERS, type SoakReport } from '../src/index.js';
 
@@ -21,19 +20,7 @@ const COUNT: Readonly<Record<string, number>> = { local: 60, e2b: 30, vercel: 30
 /** Runs the soak CLI with `flags`; resolves with its exit status, its JSON report and its stderr. */
 async function soak(adapter: string, flags: readonly string[]): Promise<{ code: number | null; report: SoakReport | undefined; stderr: string }> {
   const args = ['--expose-gc', CLI, '--adapter', adapter, '--count', String(COUNT[adapter]), '--concurrency', '10', '--seed', '7', '--kill-wait-ms', '5000', '--json', ...flags];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
-  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  let report: SoakReport | undefined;
-  try {
-    report = JSON.parse(out) as SoakReport;
-  } catch {
-    report = undefined;
-  }
-  return { code, report, stderr };
+  return runJsonChild<SoakReport>([process.execPath, ...args], { boundMs: 170_000 });
 }
 
 const LIMITS = [
