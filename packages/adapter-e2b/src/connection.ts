@@ -58,6 +58,8 @@ const CLIENT_MADE =
 export function isDaemonAnswer(error: unknown): error is ConnectError {
   if (!(error instanceof ConnectError)) return false;
   if (CLIENT_MADE.test(error.rawMessage)) return false;
+  // The client wraps this host's own failed system calls as Internal ("connect EMFILE").
+  if (systemErrorIn(error) !== undefined) return false;
   return (
     error.code === Code.NotFound ||
     error.code === Code.InvalidArgument ||
@@ -69,8 +71,39 @@ export function isDaemonAnswer(error: unknown): error is ConnectError {
   );
 }
 
+/** The first error of this host's own system calls (it has a `syscall`: `connect EMFILE`) in the cause chain, if any. */
+function systemErrorIn(error: unknown): NodeJS.ErrnoException | undefined {
+  const seen = new Set<unknown>();
+  for (let cause: unknown = error; cause instanceof Error && !seen.has(cause); cause = cause.cause) {
+    seen.add(cause);
+    if (typeof (cause as NodeJS.ErrnoException).syscall === 'string') return cause as NodeJS.ErrnoException;
+  }
+  return undefined;
+}
+
+/**
+ * True when the request never left this host: its connection could not be
+ * opened (`connect EMFILE`, say), and nothing is sent before it is.
+ */
+export function neverSent(error: unknown): boolean {
+  return systemErrorIn(error)?.syscall === 'connect';
+}
+
+/** What ran out on this host and what to do, for the errno codes that say so. */
+const EXHAUSTION: Readonly<Record<string, string>> = {
+  EMFILE: 'this process has run out of file descriptors: raise its limit (`ulimit -n`) or run fewer commands at once',
+  ENFILE: "the system's open file table is full: close files elsewhere or run fewer commands at once",
+  ENOMEM: 'this host is out of memory: free memory or run fewer commands at once',
+};
+
 /** A short description of an error for messages. */
 export function describe(error: unknown): string {
+  const hint = EXHAUSTION[systemErrorIn(error)?.code ?? ''];
+  if (hint !== undefined) return `${describeOnly(error)} (${hint})`;
+  return describeOnly(error);
+}
+
+function describeOnly(error: unknown): string {
   if (error instanceof ConnectError) return `[${Code[error.code] ?? error.code}] ${error.rawMessage}`;
   if (error instanceof Error) return error.message;
   return String(error);

@@ -2,7 +2,7 @@ import { Code } from '@connectrpc/connect';
 import { SpawnFailed, StdinClosed, TransportError, type ResourceLimits, type Signal } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
 import { signalFromStatus } from './emulator/status.js';
-import { basicAuth, describe, isDaemonAnswer, type ProcessClient } from './connection.js';
+import { basicAuth, describe, isDaemonAnswer, neverSent, type ProcessClient } from './connection.js';
 import { Signal as EnvdSignal, type ProcessEvent, type StartResponse } from './gen/envd-process_pb.js';
 import { randomUUID } from 'node:crypto';
 import { LAUNCH, LAUNCH_FAILED, LAUNCH_OK, LAUNCH_PREFIX, RELAY, SIGNAL, UNBLOCK } from './scripts.js';
@@ -376,10 +376,13 @@ export class E2BDriver implements ProcessDriver {
         this.startFailed(new SpawnFailed(this.command.argv, `no such account ${JSON.stringify(this.command.user)} in the sandbox`, { cause: error }));
       } else {
         // It may be running: look for its tag and kill its group (best
-        // effort, bounded). Never started again.
-        await this.killByTag().catch(() => undefined);
+        // effort, bounded), unless the request never left this host. Never
+        // started again.
+        if (neverSent(error)) this.leftovers = false;
+        else await this.killByTag().catch(() => undefined);
+        const outcome = neverSent(error) ? 'could not be sent' : 'has an unknown outcome';
         this.startFailed(
-          new TransportError(`the start of ${JSON.stringify(this.command.argv[0] ?? '')} has an unknown outcome: ${describe(error)}`, {
+          new TransportError(`the start of ${JSON.stringify(this.command.argv[0] ?? '')} ${outcome}: ${describe(error)}`, {
             cause: error,
           }),
         );

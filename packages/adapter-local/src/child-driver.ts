@@ -4,6 +4,7 @@ import { delimiter, join, resolve } from 'node:path';
 import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
 import { noSuchExecutable } from './argv-hint.js';
+import { closeOrphanedPipes, describeExhaustion, spawnMark } from './exhaustion.js';
 import { limitArgs } from './limits.js';
 import { CommandPipes } from './pipes.js';
 import { groupHasLiveMember } from './process-group.js';
@@ -78,6 +79,8 @@ function findExecutable(file: string, path: string | undefined, cwd: string): st
 
 /** Why a spawn failed, in words a caller can act on. */
 function spawnFailure(command: CommandSpec, cwd: string, error: NodeJS.ErrnoException): string {
+  const exhausted = describeExhaustion(error);
+  if (exhausted !== undefined) return exhausted;
   const code = error.code ?? error.message;
   if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES') {
     let cwdProblem: string | undefined;
@@ -149,6 +152,7 @@ export class ChildDriver implements ProcessDriver {
     }
     const [file, ...args] = [...wrapper, ...command.argv];
     let child: ChildProcess;
+    const mark = spawnMark();
     try {
       child = spawn(file!, args, {
         cwd,
@@ -163,10 +167,12 @@ export class ChildDriver implements ProcessDriver {
       );
     }
     this.child = child;
-    this.pipes = new CommandPipes(child, events);
 
-    return new Promise<StartedProcess>((resolveStart, rejectStart) => {
+    const started = new Promise<StartedProcess>((resolveStart, rejectStart) => {
       child.once('spawn', () => resolveStart({ pid: child.pid! }));
+      // Listened to before anything else can throw: a spawn that failed
+      // (EMFILE, EAGAIN, ENOENT) emits 'error' on the next tick, and with no
+      // listener that would end this whole process.
       child.on('error', (error: NodeJS.ErrnoException) => {
         if (child.pid === undefined) {
           rejectStart(new SpawnFailed(command.argv, spawnFailure(command, cwd, error), { cause: error }));
@@ -196,6 +202,11 @@ export class ChildDriver implements ProcessDriver {
         this.reportExitIfFinished();
       });
     });
+    // Out of descriptors (EMFILE, ENFILE), Node.js makes no pipes at all and
+    // reports the failure through 'error' only.
+    if (child.stdout && child.stderr) this.pipes = new CommandPipes(child, events);
+    else closeOrphanedPipes(mark);
+    return started;
   }
 
   /** Reports the exit once the leader is reaped, the pipes are closed and the group is empty. */

@@ -11,13 +11,36 @@ export function httpStatusOf(error: unknown): number | undefined {
   return typeof response?.status === 'number' ? response.status : undefined;
 }
 
-/** A short description of an error and its causes, for messages. */
+/** What ran out on this host and what to do, for the errno codes of a request that could not be made. */
+const EXHAUSTION: Readonly<Record<string, string>> = {
+  EMFILE: 'this process has run out of file descriptors: raise its limit (`ulimit -n`) or run fewer commands at once',
+  ENFILE: "the system's open file table is full: close files elsewhere or run fewer commands at once",
+  ENOMEM: 'this host is out of memory: free memory or run fewer commands at once',
+};
+
+/** The hint of the first error of exhaustion in the cause chain, if any. */
+function exhaustionHint(error: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  for (let cause: unknown = error; cause instanceof Error && !seen.has(cause); cause = cause.cause) {
+    seen.add(cause);
+    const hint = EXHAUSTION[String((cause as { code?: unknown }).code)];
+    if (hint !== undefined) return hint;
+  }
+  return undefined;
+}
+
+/** A short description of an error and its causes, for messages; for a host out of descriptors or memory, what to do. */
 export function describeError(error: unknown): string {
+  const hint = exhaustionHint(error);
+  return hint === undefined ? describeChain(error) : `${describeChain(error)} (${hint})`;
+}
+
+function describeChain(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const status = httpStatusOf(error);
   const code = (error as { code?: unknown }).code;
   let text = `${error.name}${status === undefined ? '' : ` (HTTP ${status})`}${typeof code === 'string' ? ` [${code}]` : ''}: ${error.message}`;
-  if (error.cause !== undefined && error.cause !== error) text += `; cause: ${describeError(error.cause)}`;
+  if (error.cause !== undefined && error.cause !== error) text += `; cause: ${describeChain(error.cause)}`;
   return text;
 }
 

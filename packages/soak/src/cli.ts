@@ -4,15 +4,20 @@
  * runs a soak and prints its report. Exit status: 0 when every check held,
  * 1 on any violation, 2 when the harness itself failed (bad flags included).
  */
+import { spawn } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
 import { parseArgs } from 'node:util';
+import { asUnusedUid, limitSelfUnavailable } from '@sandstream/test-support/host-limits';
 import { formatReport } from './report.js';
 import { canCollect, runSoak, type SoakOptions } from './runner.js';
 import { ADAPTERS, type AdapterName } from './targets.js';
 
 const USAGE = `usage: sandstream-soak --adapter ${ADAPTERS.join('|')} [--count 2000] [--concurrency 50] [--seed N]
                        [--deadline-s 1800] [--process-bound-s 120] [--grace-ms 250] [--kill-wait-ms 20000]
-                       [--heap-bound-mib 8] [--json]
-Run with node --expose-gc to measure the heap.`;
+                       [--heap-bound-mib 8] [--fd-headroom N] [--proc-headroom N] [--json]
+Run with node --expose-gc to measure the heap. --fd-headroom and --proc-headroom run the processes
+with only N file descriptors above the baseline, or N tasks above those of the uid (as root, the
+run goes on as an unused uid: root is exempt from the process limit).`;
 
 class UsageError extends Error {}
 
@@ -41,6 +46,8 @@ function parse(argv: string[]): { options: SoakOptions; json: boolean } {
         'grace-ms': { type: 'string' },
         'kill-wait-ms': { type: 'string' },
         'heap-bound-mib': { type: 'string' },
+        'fd-headroom': { type: 'string' },
+        'proc-headroom': { type: 'string' },
         json: { type: 'boolean' },
         help: { type: 'boolean' },
       },
@@ -55,7 +62,7 @@ function parse(argv: string[]): { options: SoakOptions; json: boolean } {
   const adapter = values.adapter;
   if (adapter === undefined) throw new UsageError('--adapter is required');
   if (!(ADAPTERS as readonly string[]).includes(adapter)) throw new UsageError(`--adapter must be one of ${ADAPTERS.join(', ')}, got ${JSON.stringify(adapter)}`);
-  const options: SoakOptions = {
+  let options: SoakOptions = {
     adapter: adapter as AdapterName,
     count: integer('count', values.count, 2000, 1),
     concurrency: integer('concurrency', values.concurrency, 50, 1),
@@ -66,6 +73,14 @@ function parse(argv: string[]): { options: SoakOptions; json: boolean } {
     killWaitMs: integer('kill-wait-ms', values['kill-wait-ms'], 20_000, 0),
     heapBoundBytes: integer('heap-bound-mib', values['heap-bound-mib'], 8, 0) * 2 ** 20,
   };
+  const openFiles = values['fd-headroom'] === undefined ? undefined : integer('fd-headroom', values['fd-headroom'], 0, 1);
+  const processes = values['proc-headroom'] === undefined ? undefined : integer('proc-headroom', values['proc-headroom'], 0, 1);
+  if (openFiles !== undefined || processes !== undefined) {
+    // As root, a process limit is set after the run started again as another uid (main()).
+    const unavailable = limitSelfUnavailable();
+    if (unavailable !== undefined) throw new UsageError(`--fd-headroom and --proc-headroom: ${unavailable}`);
+    options = { ...options, hostLimits: { ...(openFiles === undefined ? {} : { openFiles }), ...(processes === undefined ? {} : { processes }) } };
+  }
   return { options, json: values.json ?? false };
 }
 
@@ -81,6 +96,7 @@ async function main(): Promise<number> {
     throw error;
   }
   const { options, json } = parsed;
+  if (options.hostLimits?.processes !== undefined && process.getuid?.() === 0) return asUnusedUidAgain();
   if (!canCollect()) console.error('sandstream-soak: global.gc is not exposed (run node with --expose-gc); the heap is not checked');
   console.error(`sandstream-soak: adapter ${options.adapter}, ${options.count} processes, concurrency ${options.concurrency}, seed ${options.seed}`);
   let lastTenth = 0;
@@ -96,6 +112,27 @@ async function main(): Promise<number> {
   });
   console.log(json ? JSON.stringify(report, null, 2) : formatReport(report));
   return report.violations.length === 0 ? 0 : 1;
+}
+
+/**
+ * Root is exempt from the process limit: the same command line runs again
+ * as a uid that owns nothing else, and its exit status is this one's.
+ */
+async function asUnusedUidAgain(): Promise<number> {
+  const again = asUnusedUid([process.execPath, ...process.execArgv, ...process.argv.slice(1)]);
+  if ('skip' in again) {
+    console.error(`sandstream-soak: --proc-headroom as root: ${again.skip}`);
+    return 2;
+  }
+  console.error(`sandstream-soak: root is exempt from the process limit; running as uid ${again.uid}`);
+  const child = spawn(again.argv[0]!, again.argv.slice(1), { stdio: 'inherit', env: { ...process.env, ...again.env } });
+  return new Promise((resolve) => {
+    child.once('error', (error) => {
+      console.error(`sandstream-soak: could not run as uid ${again.uid}: ${error.message}`);
+      resolve(2);
+    });
+    child.once('close', (code, signal) => resolve(code ?? (signal === null ? 2 : 128 + (osConstants.signals[signal] ?? 0))));
+  });
 }
 
 main().then(

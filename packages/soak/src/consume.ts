@@ -16,6 +16,12 @@ export interface ProcessOutcome {
   readonly verified: boolean;
   /** Bytes the consumer received. */
   readonly bytes: number;
+  /**
+   * Under a host process limit only ({@link ConsumeContext.forksMayFail}):
+   * the command's own shell could not fork and said so on stderr; its
+   * stdout was still checked as an exact prefix, and its end not at all.
+   */
+  readonly forkRefused?: boolean;
   /** From the consumer's ending action to the command being settled, in ms (undefined when it read to the end). */
   readonly teardownMs: number | undefined;
 }
@@ -30,6 +36,11 @@ export interface ConsumeContext {
   readonly waitBoundMs: number;
   /** The adapter delivers decoded text (no `binary-output`). */
   readonly textOnly: boolean;
+  /**
+   * The run is under a low process limit that the commands share (local
+   * commands are this host's processes): a command's own fork may fail.
+   */
+  readonly forksMayFail?: boolean;
 }
 
 /** The error a `throw` ending throws, to tell it from any error of the runtime. */
@@ -295,6 +306,13 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext): Promi
       }
       break;
     }
+  }
+  if (context.forksMayFail && check.forkRefused()) {
+    // What the command wrote before its fork failed is still exact; its end and the rest are its own.
+    const settled = problems.filter((problem) => /settle|not exited|did not resolve|did not end|close\(\) rejected/.test(problem));
+    const stdout = check.stdoutPrefixProblem();
+    if (stdout !== undefined && plan.command.prefixWhenEnded) settled.push(`stdout differs from what the command wrote before its fork failed: ${stdout}`);
+    return { problems: settled, verified: false, bytes: check.received(), teardownMs, forkRefused: true };
   }
   const prefix = check.prefixProblem();
   if (prefix !== undefined && !verified && plan.command.prefixWhenEnded) problems.push(`output differs from what the command wrote: ${prefix}`);

@@ -159,6 +159,25 @@ export class OutputCheck {
   }
 
   /**
+   * Whether standard error, from its first difference on, holds a shell's
+   * notice that it could not fork (dash: "sh: 3: Cannot fork"; bash:
+   * "fork: Resource temporarily unavailable"): the command itself was
+   * refused a process by the host's limit and said so.
+   */
+  forkRefused(): boolean {
+    const state = this.streams.stderr;
+    if (state.mismatch === undefined) return false;
+    const text = Buffer.from(state.after).toString('latin1');
+    return /Cannot fork|fork: (retry: )?Resource temporarily unavailable/.test(text);
+  }
+
+  /** The first difference in what arrived so far on standard output (an exact prefix is none). */
+  stdoutPrefixProblem(): string | undefined {
+    const state = this.streams.stdout;
+    return state.mismatch !== undefined && !this.replacedTail(state) ? state.mismatch : undefined;
+  }
+
+  /**
    * For a stream read to its end: the problems with its content, by checksum
    * and length (empty when byte-exact).
    */

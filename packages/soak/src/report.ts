@@ -27,6 +27,16 @@ export function formatReport(report: SoakReport): string {
     `  behaviours: ${counts(report.behaviours)}`,
     `  endings: ${counts(report.endings)}`,
     `  byte-exact: ${report.verified.processes} processes read to the end, ${mib(report.verified.bytes)} compared (sha-256 and length per stream); ${mib(report.bytes)} read in all`,
+    ...(report.hostLimits === undefined
+      ? []
+      : [
+          `  host limits: ${[
+            report.hostLimits.set.openFiles === undefined ? undefined : `${report.hostLimits.set.openFiles} file descriptors`,
+            report.hostLimits.set.processes === undefined ? undefined : `${report.hostLimits.set.processes} tasks for the uid`,
+          ]
+            .filter(Boolean)
+            .join(', ')}; refused with a typed error: ${counts(report.hostLimits.refused) || 'none'}; commands whose own fork failed: ${report.hostLimits.forkRefused}`,
+        ]),
     `  throughput: ${report.throughput.processesPerSecond.toFixed(1)} processes/s, ${report.throughput.mibPerSecond.toFixed(2)} MiB/s`,
     `  teardown latency: ${ms(report.teardown)}`,
     `  process duration: ${ms(report.processDuration)}`,

@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { liftSelfLimits, limitSelf } from '@sandstream/test-support/host-limits';
 import { markedProcesses } from '@sandstream/test-support/processes';
 import { hasCapability, type Sandbox } from '@sandstream/types';
 import { TIMED_OUT, within } from '@sandstream/types/runtime';
@@ -45,6 +46,16 @@ export interface SoakOptions {
   readonly settleBoundMs?: number;
   /** Called after each finished process. */
   readonly onProgress?: (finished: number, count: number) => void;
+  /**
+   * Runs the processes with this host's resources cut short (after the
+   * warm-up and baseline, lifted before the checks): `openFiles` more
+   * descriptors than the baseline holds, `processes` more tasks than this
+   * uid owns (see {@link HostLimits}; the process limit needs a uid other
+   * than root, which is exempt from it). Starts the host has no room for
+   * must fail with `SpawnFailed` or `TransportError` (counted as
+   * `refused`, not violations); everything else is checked as usual.
+   */
+  readonly hostLimits?: { readonly openFiles?: number; readonly processes?: number };
   /**
    * Wraps every sandbox the run uses, for tests of the runner itself (a
    * sandbox that drops a chunk or leaves a process must fail the run).
@@ -99,6 +110,17 @@ export interface SoakReport {
   readonly verified: { readonly processes: number; readonly bytes: number };
   /** Bytes received by consumers in all. */
   readonly bytes: number;
+  /**
+   * Under `hostLimits`: the limits set (absolute), the processes whose only
+   * problems were typed errors (`SpawnFailed`, `TransportError`: the host
+   * had no room), per error class, and the commands whose own shell could
+   * not fork (their stdout checked as an exact prefix).
+   */
+  readonly hostLimits?: {
+    readonly set: { readonly openFiles?: number; readonly processes?: number };
+    readonly refused: Readonly<Record<string, number>>;
+    readonly forkRefused: number;
+  };
   readonly durationMs: number;
   readonly throughput: { readonly processesPerSecond: number; readonly mibPerSecond: number };
   /** From the consumer's ending action to the command settled (early endings only), ms. */
@@ -127,6 +149,9 @@ export interface SoakReport {
 }
 
 const MAX_VIOLATIONS = 200;
+
+/** How consume() describes a typed error of a start the host had no room for, or of a link that broke for it. */
+const TYPED_FAILURE = /\b(SpawnFailed SPAWN_FAILED|TransportError TRANSPORT):/;
 
 function snapshot(): ResourceSnapshot {
   const fdKinds: Record<string, number> = {};
@@ -236,7 +261,17 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     };
     const digest = planDigest(seed, count, capabilities);
     const openSandbox = async (): Promise<Sandbox> => decorate(await target!.openSandbox());
-    const context = { shared, openSandbox, waitBoundMs: graceMs + killWaitMs + 10_000, textOnly: !capabilities.binary };
+    const limits = options.hostLimits;
+    const context = {
+      shared,
+      openSandbox,
+      waitBoundMs: graceMs + killWaitMs + 10_000,
+      textOnly: !capabilities.binary,
+      // Local commands are this host's processes, under the same limit.
+      forksMayFail: limits?.processes !== undefined && adapter === 'local',
+    };
+    const refused: Record<string, number> = {};
+    let forkRefused = 0;
 
     // Warm-up: the first command, stream and sandbox open what stays open for good (libuv's, the SDKs' agents).
     await shared.run(['true']);
@@ -250,6 +285,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const heapBaseline = await settledHeap();
     const baseline = snapshot();
 
+    const limitsSet = limits === undefined ? undefined : await limitSelf({
+      ...(limits.openFiles === undefined ? {} : { openFiles: baseline.fds + limits.openFiles }),
+      ...(limits.processes === undefined ? {} : { processes: limits.processes }),
+    });
     const monitor = new LoopDelayMonitor();
     const started = performance.now();
     const deadline = started + deadlineMs;
@@ -284,7 +323,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         return;
       }
       durations[index] = performance.now() - t0;
-      for (const problem of outcome.problems) violate('process', `${label}: ${problem}`);
+      if (outcome.forkRefused) forkRefused++;
+      let problems = outcome.problems;
+      if (limits !== undefined) {
+        // The host had no room: a typed error is the promise kept; anything else still counts.
+        const typed = problems.filter((problem) => TYPED_FAILURE.test(problem));
+        if (typed.length > 0) {
+          const kind = TYPED_FAILURE.exec(typed[0]!)![1]!.split(' ')[0]!;
+          refused[kind] = (refused[kind] ?? 0) + 1;
+          problems = problems.filter((problem) => !TYPED_FAILURE.test(problem));
+        }
+      }
+      for (const problem of problems) violate('process', `${label}: ${problem}`);
       bytes += outcome.bytes;
       if (outcome.verified) {
         verifiedProcesses++;
@@ -302,7 +352,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         options.onProgress?.(finished, count);
       }
     };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, count)) }, () => worker()));
+    try {
+      await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, count)) }, () => worker()));
+    } finally {
+      if (limits !== undefined) await liftSelfLimits();
+    }
     const durationMs = performance.now() - started;
     const loopDelay = monitor.stop();
     if (next < count) violate('deadline', `the run passed its deadline of ${deadlineMs} ms after starting ${next} of ${count} processes (seed ${seed})`);
@@ -373,6 +427,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       endings,
       verified: { processes: verifiedProcesses, bytes: verifiedBytes },
       bytes,
+      ...(limitsSet === undefined ? {} : { hostLimits: { set: limitsSet, refused, forkRefused } }),
       durationMs,
       throughput: { processesPerSecond: (finished / durationMs) * 1000, mibPerSecond: (bytes / 2 ** 20 / durationMs) * 1000 },
       teardown: percentiles(teardown.subarray(0, teardowns)),

@@ -8,7 +8,8 @@ import { noSuchExecutable } from '../argv-hint.js';
 import { limitArgs } from '../limits.js';
 import { CommandPipes } from '../pipes.js';
 import { switchUserArgs, type UserIds } from '../users.js';
-import { firstChild, hostStat, type Environment } from './environment.js';
+import { closeOrphanedPipes, describeExhaustion, exhaustionHint, exhaustionInText, spawnMark } from '../exhaustion.js';
+import { hostStat, readFirstChild, type Environment } from './environment.js';
 import type { IsolationSupport } from './probe.js';
 import { ENTRY_SCRIPT } from './scripts.js';
 
@@ -23,6 +24,11 @@ export interface IsolatedDriverOptions {
   readonly defaultCwd: string;
   readonly prlimitPath: string | undefined;
   readonly user: UserIds | undefined;
+}
+
+/** The reason of a spawn of `nsenter` that failed. */
+function spawnError(error: NodeJS.ErrnoException): string {
+  return describeExhaustion(error) ?? `${error.code ?? ''} ${error.message}`.trim();
 }
 
 const POLL_FIRST_MS = 1;
@@ -131,6 +137,7 @@ export class IsolatedDriver implements ProcessDriver {
       ...command.argv,
     ];
     let child: ChildProcess;
+    const mark = spawnMark();
     try {
       child = spawn(support.nsenter, args, {
         cwd: '/',
@@ -139,12 +146,28 @@ export class IsolatedDriver implements ProcessDriver {
         detached: true,
       });
     } catch (error) {
-      throw new SpawnFailed(command.argv, `${(error as Error).message}`, { cause: error });
+      throw new SpawnFailed(command.argv, spawnError(error as NodeJS.ErrnoException), { cause: error });
     }
     this.child = child;
-    const report = child.stdio[3] as Readable;
-    const go = child.stdio[4] as Writable;
+    // Listened to at once: a spawn that failed (EMFILE, EAGAIN) emits 'error'
+    // on the next tick, and with no listener that would end this process.
+    const failed = new Promise<NodeJS.ErrnoException>((resolve) => child.on('error', resolve));
+    const report = child.stdio?.[3] as Readable | undefined;
+    const go = child.stdio?.[4] as Writable | undefined;
+    if (!report || !go || !child.stdout || !child.stderr) {
+      // Out of descriptors (EMFILE, ENFILE): Node.js gave the child no pipes, and only 'error' follows.
+      closeOrphanedPipes(mark);
+      const error = await failed;
+      throw new SpawnFailed(command.argv, spawnError(error), { cause: error });
+    }
     for (const stream of [child.stdin, child.stdout, child.stderr, report, go]) stream?.on('error', () => undefined);
+    // What nsenter, setsid or the entry's shell say before the command runs
+    // (`nsenter: fork failed: …`), for the reason of a start that failed.
+    let entryStderr = '';
+    const keepEntryStderr = (data: Buffer): void => {
+      if (entryStderr.length < 4096) entryStderr += data.toString('utf8');
+    };
+    child.stderr.on('data', keepEntryStderr);
     // Its end of the socket closes when the command execs; reading lets 'close' come.
     (go as unknown as Readable).resume();
 
@@ -156,9 +179,16 @@ export class IsolatedDriver implements ProcessDriver {
         settled = true;
         rejectStart(new SpawnFailed(command.argv, reason, cause === undefined ? undefined : { cause }));
       };
-      const gone = (): string =>
-        environment.gone?.message ?? "the command could not enter the sandbox's namespaces";
-      child.once('error', (error: NodeJS.ErrnoException) => reject(`${error.code ?? ''} ${error.message}`.trim(), error));
+      const gone = (lookup?: NodeJS.ErrnoException): string => {
+        if (environment.gone !== undefined) return environment.gone.message;
+        const exhausted = lookup === undefined ? undefined : describeExhaustion(lookup);
+        if (exhausted !== undefined) return exhausted;
+        const said = entryStderr.trim();
+        const code = exhaustionInText(said);
+        const reason = code === undefined ? said : `${code}: ${exhaustionHint(code)} (${said})`;
+        return `the command could not enter the sandbox's namespaces${reason === '' ? '' : `: ${reason}`}`;
+      };
+      void failed.then((error) => reject(spawnError(error), error));
       report.setEncoding('utf8');
       report.on('data', (data: string) => {
         text += data;
@@ -171,9 +201,10 @@ export class IsolatedDriver implements ProcessDriver {
           const code = problem.includes('not a directory') ? 'ENOTDIR' : problem.includes('accessible') ? 'EACCES' : 'ENOENT';
           return reject(`${code}: the working directory ${JSON.stringify(cwd)} ${problem} in the sandbox`);
         }
-        const leader = child.pid === undefined ? undefined : firstChild(child.pid);
+        const found = child.pid === undefined ? {} : readFirstChild(child.pid);
+        const leader = found.pid;
         if (leader === undefined || hostStat(leader)?.pgrp !== leader) {
-          return reject(gone());
+          return reject(gone(found.error));
         }
         this.hostLeader = leader;
         this.sandboxLeader = Number(line.slice(3));
@@ -187,6 +218,7 @@ export class IsolatedDriver implements ProcessDriver {
           }
         }
         settled = true;
+        child.stderr!.off('data', keepEntryStderr);
         go.end('go\n');
         resolveStart({ pid: this.sandboxLeader });
       });

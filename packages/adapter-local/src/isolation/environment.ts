@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseProcStat } from '@sandstream/types/runtime';
+import { closeOrphanedPipes, describeExhaustion, spawnMark } from '../exhaustion.js';
 import { groupHasLiveMember } from '../process-group.js';
 import type { IsolationSupport } from './probe.js';
 import { INIT_SCRIPT } from './scripts.js';
@@ -79,6 +80,7 @@ export class Environment {
       ...(network ? [] : ['--net']),
     ];
     const mountArgs = mounts.flatMap((mount) => [mount.source, mount.target, mount.readonly ? 'ro' : 'rw']);
+    const mark = spawnMark();
     this.holder = spawn(
       support.unshare,
       [...unshareArgs, '--', '/bin/sh', '-c', INIT_SCRIPT, 'sandstream-init', root, workDir, network ? '0' : '1', ...mountArgs],
@@ -90,6 +92,20 @@ export class Environment {
       },
     );
     const holder = this.holder;
+    // Listened to at once: a spawn that failed emits 'error' on the next tick.
+    const spawnError = new Promise<NodeJS.ErrnoException>((resolve) => holder.on('error', resolve));
+    if (!holder.stdout || !holder.stderr || !holder.stdio?.[3]) {
+      // Out of descriptors (EMFILE, ENFILE): Node.js gave the child no pipes, and only 'error' follows.
+      closeOrphanedPipes(mark);
+      rmSync(this.stateDir, { recursive: true, force: true });
+      this.ended = Promise.resolve();
+      this.ready = spawnError.then((error) => {
+        this.failure = new EnvironmentGone(`the sandbox's environment did not start: ${describeExhaustion(error) ?? error.message}`);
+        throw this.failure;
+      });
+      this.ready.catch(() => undefined);
+      return;
+    }
     // Once ready, neither the environment nor its pipes keep this process
     // alive; until then they do, as a command may be waiting for it.
     const unref = (): void => {
@@ -113,14 +129,18 @@ export class Environment {
         this.failure = new EnvironmentGone(`the sandbox's environment did not start: ${reason}`);
         reject(this.failure);
       };
-      holder.once('error', (error) => fail(error.message));
+      void spawnError.then((error) => fail(describeExhaustion(error) ?? error.message));
       // unshare keeps the pipe open: the line, not end-of-file, says ready.
       holder.stdout!.setEncoding('utf8').on('data', (text: string) => {
         if (this.initPidValue !== undefined || this.failure !== undefined) return;
         stdout += text;
         if (!stdout.startsWith('ready\n')) return;
-        const pid = holder.pid === undefined ? undefined : firstChild(holder.pid);
-        if (pid === undefined) return fail('its init process could not be found');
+        const found = holder.pid === undefined ? {} : readFirstChild(holder.pid);
+        const pid = found.pid;
+        if (pid === undefined) {
+          const exhausted = found.error === undefined ? undefined : describeExhaustion(found.error);
+          return fail(`its init process could not be found${exhausted === undefined ? '' : ` (${exhausted})`}`);
+        }
         this.initPidValue = pid;
         unref();
         resolve();
@@ -235,7 +255,7 @@ export class Environment {
     this.destroying ??= (async () => {
       // Whoever awaits close() waits for the environment's end.
       this.holder.ref();
-      for (const stream of this.holder.stdio) (stream as unknown as { ref?(): void } | null)?.ref?.();
+      for (const stream of this.holder.stdio ?? []) (stream as unknown as { ref?(): void } | null)?.ref?.();
       // Not waiting for a start that may never finish: an init still building
       // the filesystem is killed as well.
       const init = this.initPidValue ?? (this.holder.pid === undefined ? undefined : firstChild(this.holder.pid));
@@ -247,7 +267,7 @@ export class Environment {
         }
       }
       // And should the init have been between fork and exec: its lifeline ends too.
-      this.holder.stdio[3]?.destroy();
+      this.holder.stdio?.[3]?.destroy();
       await this.ended;
       // Normally unshare, which outlives the namespace, closed the pipe last. Were it killed
       // earlier, the init's own close comes first, while the kernel still ends the rest: wait
@@ -279,10 +299,15 @@ function hostGone(pid: number): boolean {
 
 /** The first child of a host process, from /proc/<pid>/task/<pid>/children. */
 export function firstChild(pid: number): number | undefined {
+  return readFirstChild(pid).pid;
+}
+
+/** {@link firstChild}, with the error that kept it from being read (EMFILE, say). */
+export function readFirstChild(pid: number): { pid?: number; error?: NodeJS.ErrnoException } {
   try {
     const child = Number(readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim().split(' ')[0]);
-    return Number.isInteger(child) && child > 0 ? child : undefined;
-  } catch {
-    return undefined;
+    return Number.isInteger(child) && child > 0 ? { pid: child } : {};
+  } catch (error) {
+    return { error: error as NodeJS.ErrnoException };
   }
 }

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { describeExhaustion } from '../exhaustion.js';
 import { findUtility } from '../utilities.js';
 
 /**
@@ -34,13 +35,19 @@ const NAMESPACES = ['--pid', '--fork', '--mount', '--net', '--ipc', '--uts'];
 
 let cached: IsolationSupport | IsolationUnavailable | undefined;
 
+/** Answers that say this host was out of descriptors, processes or memory at the time: not kept, the next probe tries again. */
+const transient = new WeakSet<IsolationUnavailable>();
+let lastAttemptExhausted = false;
+
 function attempt(unshare: string, extra: readonly string[]): string | undefined {
   const result = spawnSync(unshare, [...extra, ...NAMESPACES, '--propagation', 'private', '--', '/bin/sh', '-c', 'mount -t tmpfs probe /tmp && mount -t proc proc /proc'], {
     stdio: ['ignore', 'ignore', 'pipe'],
     timeout: 10_000,
     encoding: 'utf8',
   });
-  if (result.error !== undefined) return result.error.message;
+  const exhausted = result.error === undefined ? undefined : describeExhaustion(result.error);
+  if (exhausted !== undefined) lastAttemptExhausted = true;
+  if (result.error !== undefined) return exhausted ?? result.error.message;
   if (result.status === 0) return undefined;
   const text = result.stderr.trim().split('\n').pop() ?? '';
   return text === '' ? `exit ${result.status ?? result.signal}` : text;
@@ -53,7 +60,11 @@ function attempt(unshare: string, extra: readonly string[]): string | undefined 
  */
 export function probeIsolation(): IsolationSupport {
   cached ??= probe();
-  if (cached instanceof IsolationUnavailable) throw cached;
+  if (cached instanceof IsolationUnavailable) {
+    const refusal = cached;
+    if (transient.has(refusal)) cached = undefined;
+    throw refusal;
+  }
   return cached;
 }
 
@@ -78,13 +89,16 @@ export function probe(find: (name: string) => string | undefined = findUtility):
     .map(([name]) => `util-linux \`${name === 'pivotRoot' ? 'pivot_root' : name}\` (not found in /usr/bin, /bin, /usr/local/bin, /usr/sbin, /sbin)`);
   if (absent.length > 0) return new IsolationUnavailable(absent);
   const found = tools as { [K in keyof typeof tools]: string };
+  lastAttemptExhausted = false;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const asRoot = isRoot ? attempt(found.unshare, []) : 'this process is not root';
   if (asRoot === undefined) return { via: 'root', ...found };
   const asUser = attempt(found.unshare, ['--user', '--map-root-user']);
   if (asUser === undefined) return { via: 'user-namespace', ...found };
-  return new IsolationUnavailable([
+  const refusal = new IsolationUnavailable([
     `permission to create PID, mount and network namespaces (${asRoot})`,
     `unprivileged user namespaces (${asUser}; see sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns)`,
   ]);
+  if (lastAttemptExhausted) transient.add(refusal);
+  return refusal;
 }
