@@ -2,83 +2,68 @@
  * The two shell programs of the isolated mode. Both run under `/bin/sh`
  * (any POSIX shell) inside the sandbox's namespaces, take their data as
  * positional parameters (never spliced into the script text), and use only
- * util-linux `mount` and POSIX utilities.
+ * util-linux `mount` and `pivot_root`, and POSIX utilities.
  */
 
 /**
  * The sandbox's init: pid 1 of its PID namespace, run by `unshare`. It
- * builds the sandbox's filesystem, pivots into it, reports `ready` on
- * standard output and then only reaps the orphans its namespace hands it,
- * until its descriptor 3 (a pipe from the host) reaches end-of-file.
- * When it ends, the kernel kills everything else in the namespace.
+ * applies the sandbox's mount table (layout.ts) with one `mount --all`,
+ * checks that the host's root came out read-only, adds the caller's
+ * mounts, pivots into the new root, reports `ready` on standard output and
+ * then only reaps the orphans its namespace hands it, until its descriptor
+ * 3 (a pipe from the host) reaches end-of-file. When it ends, the kernel
+ * kills everything else in the namespace. Loopback comes up meanwhile, in
+ * the background.
  *
- * Parameters: `$1` the host directory to build the new root on, `$2` the
- * work directory's path inside, `$3` whether to bring up loopback (1/0),
- * then triples `source target mode` (mode `ro` or `rw`) of extra mounts.
- * Nothing is created on a host filesystem: directories are made only in
- * the new root's tmpfs before it turns read-only, and in /tmp or the work
- * directory after.
+ * Parameters: `$1` the root skeleton's host path (it is bound onto itself:
+ * nothing is written into it), `$2` that path as /proc/self/mountinfo
+ * spells it, `$3` the work directory's path inside, `$4` whether to bring
+ * up loopback (1/0), `$5` the mount table's file, then triples `source target
+ * mode` (mode `ro` or `rw`) of extra mounts. Nothing is created on a host
+ * filesystem: the extra mounts' missing mount points are made only in /tmp
+ * or the work directory, which are private tmpfs mounts by then.
  *
- * The new root is a tmpfs holding a recursive bind of every top-level
- * entry of the host's root (except /proc, /dev, /tmp and /run; /sys
- * without the mounts below it where that is allowed), all made read-only
- * mount by mount; /dev is a minimal tmpfs (null, zero, full, random,
- * urandom, tty, a private devpts and /dev/shm), so no disk is reachable;
- * /proc is a new procfs of this PID namespace with /proc/sys read-only and
- * /proc/sysrq-trigger masked; /run (where host daemons keep their
- * sockets), /tmp and the work directory are private tmpfs mounts.
+ * The check reads the init's own mount table with shell builtins: every
+ * mount at or below the new root, except what is meant to be writable
+ * (the devices and mounts below /dev, and /proc, /run, /tmp and the work
+ * directory with what lies below them), must be read-only. A mount the
+ * table did not know of (one the host made between the table and
+ * `unshare`) is remounted read-only then, keeping its other flags; its
+ * escaped path is passed on as it is, since `mount` reads a table's fields
+ * unescaped.
  */
 export const INIT_SCRIPT = String.raw`set -eu
-root=$1 work=$2 loopback=$3
-shift 3
-mount -t tmpfs -o mode=0755 sandstream-root "$root"
-# The host root's top-level entries of one kind, as "$root/<name>" or "/<name>".
-entries() {
-  kind=$1 prefix=$2
-  shift 2
-  for entry in /* /.[!.]*; do
-    case $entry in /proc | /dev | /tmp | /run) continue ;; esac
-    if [ -L "$entry" ]; then [ "$kind" = link ] || continue
-    elif [ -d "$entry" ]; then [ "$kind" = dir ] || continue
-    elif [ -e "$entry" ]; then [ "$kind" = file ] || continue
-    else continue
-    fi
-    set -- "$@" "$prefix$entry"
-  done
-  [ $# -gt 0 ] || return 0
-  case $kind in
-    link) cp -P -- "$@" "$root/" ;;
-    dir) mkdir -- "$@" "$root/dev" "$root/proc" "$root/tmp" "$root/run" "$root$work" ;;
-    file) : ;;
+root=$1 escaped=$2 work=$3 loopback=$4 table=$5
+shift 5
+lo=
+if [ "$loopback" = 1 ]; then
+  { ip link set lo up 2>/dev/null || ifconfig lo up; } &
+  lo=$!
+fi
+mount --all --fstab "$table"
+fix=
+while read -r _ _ _ _ point flags _; do
+  case $point in "$escaped" | "$escaped"/*) ;; *) continue ;; esac
+  case ${"${point#\"$escaped\"}"} in /dev/* | /proc | /proc/* | /run | /run/* | /tmp | /tmp/* | "$work" | "$work"/*) continue ;; esac
+  case $flags in
+    ro | ro,*) continue ;;
+    rw) flags=ro ;;
+    rw,*) flags=ro,${"${flags#rw,}"} ;;
   esac
-}
-entries link ''
-entries dir "$root"
-for entry in /* /.[!.]*; do
-  case $entry in /proc | /dev | /tmp | /run) continue ;; esac
-  if [ -L "$entry" ]; then continue
-  elif [ "$entry" = /sys ]; then mount --bind /sys "$root/sys" 2>/dev/null || mount --rbind /sys "$root/sys"
-  elif [ -d "$entry" ]; then mount --rbind "$entry" "$root$entry"
-  elif [ -e "$entry" ]; then : >"$root$entry" && mount --bind "$entry" "$root$entry"
-  fi
-done
-# A minimal /dev: no disks or other host devices.
-mount -t tmpfs -o mode=0755,nosuid sandstream-dev "$root/dev"
-for node in null zero full random urandom tty; do
-  : >"$root/dev/$node"
-  mount --bind "/dev/$node" "$root/dev/$node"
-done
-mkdir "$root/dev/pts" "$root/dev/shm"
-ln -s /proc/self/fd "$root/dev/fd"
-ln -s /proc/self/fd/0 "$root/dev/stdin"
-ln -s /proc/self/fd/1 "$root/dev/stdout"
-ln -s /proc/self/fd/2 "$root/dev/stderr"
-if mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$root/dev/pts" 2>/dev/null; then ln -s pts/ptmx "$root/dev/ptmx"; fi
+  fix="${"${fix}"}none $point none remount,bind,$flags 0 0
+"
+done </proc/self/mountinfo
+if [ -n "$fix" ]; then
+  # mount reads a table from a regular file only: one in /run, removed before any command runs.
+  printf '%s' "$fix" >"$root/run/sandstream-fix"
+  mount --all --fstab "$root/run/sandstream-fix"
+  rm -f "$root/run/sandstream-fix"
+fi
 # Read-only, mount by mount (a bind's flags are per mount), keeping each
 # mount's other flags, which a user namespace may not clear. Mount points
 # in /proc/self/mountinfo escape space, tab, newline and backslash as \ooo.
 readonly_under() {
-  awk -v under="$1" -v dev="$root/dev" '
+  awk -v under="$1" '
     function unescape(path,   out, i, c) {
       out = ""
       for (i = 1; i <= length(path); i++) {
@@ -93,7 +78,6 @@ readonly_under() {
     }
     {
       point = unescape($5)
-      if (point == dev || index(point, dev "/") == 1) next
       if (point != under && index(point, under "/") != 1) next
       flags = $6
       if (flags ~ /^ro(,|$)/) next
@@ -103,16 +87,6 @@ readonly_under() {
     mount -o "remount,bind,$flags" "$point"
   done
 }
-readonly_under "$root"
-mount -t proc -o nosuid,nodev,noexec proc "$root/proc"
-# Kernel settings and triggers that are not per namespace stay out of reach.
-mount --bind "$root/proc/sys" "$root/proc/sys"
-mount -o remount,bind,ro,nosuid,nodev,noexec "$root/proc/sys"
-if [ -e "$root/proc/sysrq-trigger" ]; then mount --bind /dev/null "$root/proc/sysrq-trigger"; fi
-mount -t tmpfs -o mode=0755,nosuid,nodev sandstream-run "$root/run"
-mount -t tmpfs -o mode=1777,nosuid,nodev sandstream-tmp "$root/tmp"
-mount -t tmpfs -o mode=1777,nosuid,nodev sandstream-shm "$root/dev/shm"
-mount -t tmpfs -o mode=0777 sandstream-work "$root$work"
 # Extra mounts: a mount point that does not exist can be made only where
 # the sandbox is writable (/tmp, the work directory).
 while [ $# -gt 0 ]; do
@@ -122,9 +96,7 @@ while [ $# -gt 0 ]; do
   mount --rbind "$source" "$root$target"
   if [ "$mode" = ro ]; then readonly_under "$root$target"; fi
 done
-if [ "$loopback" = 1 ]; then
-  ip link set lo up 2>/dev/null || ifconfig lo up
-fi
+[ -z "$lo" ] || wait "$lo"
 cd "$root"
 pivot_root . .
 umount -l .
