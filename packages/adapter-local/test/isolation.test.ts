@@ -317,6 +317,20 @@ setInterval(() => {}, 1000);`;
     expect(isAlive(init)).toBe(false);
   });
 
+  it("a command's environment arrives as given, the variables the entry's shell resets or uses itself included", async () => {
+    const envOf = async (sb: ReturnType<typeof isolated>, env: Record<string, string>): Promise<string[]> =>
+      (await sb.run(['env', '-0'], { env })).stdoutText.split('\0').filter((entry) => entry !== '' && !/^(HOME|TMPDIR|PWD)=/.test(entry)).sort();
+    const sb = isolated();
+    const plain = testSandbox();
+    // Set again by the shell's own export, then by env(1): a name that is not an identifier, and the export loop's counter.
+    const reset = { IFS: 'x', OLDPWD: '/old', OPTIND: '4', SHLVL: '9', _: 'underscore', cwd: 'c', mode: 'm', ENV: 'e', VALUE: 'a b\nc $x `y` \\z' };
+    for (const env of [reset, { ...reset, 'NOT-AN-IDENTIFIER': '1' }, { ...reset, count: '3' }]) {
+      const inside = await envOf(sb, env);
+      expect(inside).toEqual(await envOf(plain, env));
+      expect(inside).toContain('OLDPWD=/old');
+    }
+  });
+
   it('a missing program or working directory inside the sandbox is SpawnFailed', async () => {
     const sb = isolated();
     await expect(sb.run(['sandstream-no-such-program'])).rejects.toThrow(/no such executable .* in the sandbox/);

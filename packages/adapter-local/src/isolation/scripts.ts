@@ -123,15 +123,16 @@ wait "$!" || :
  * makes the shell set PWD, which is restored or removed; and as the shell
  * passes on only variables whose names are shell identifiers, and its own
  * variables (`cwd`, `program`...) would replace the caller's of the same
- * name, the command's variables are set again by `env` (by its own path:
- * the command's PATH is the caller's) as the command is exec'd. The word
+ * name, the command's variables are set again as the command is exec'd:
+ * by the shell's own `export` where it can ({@link entryAssignments}), else
+ * by `env` (by its own path: the command's PATH is the caller's). The word
  * after them is always `setpriv`'s path, which holds no `=`.
  *
  * Parameters: `$1` working directory, `$2` `set`/`unset` and `$3` the
- * original PWD, `$4` the program to look up, `$5` a count N, then N
- * `NAME=VALUE` assignments, then the full exec argv.
+ * original PWD, `$4` the program to look up, `$5` `export:N` or `env:N`,
+ * then N `NAME=VALUE` assignments, then the full exec argv.
  */
-export const ENTRY_SCRIPT = String.raw`cwd=$1 pwdstate=$2 pwdvalue=$3 program=$4 count=$5
+export const ENTRY_SCRIPT = String.raw`cwd=$1 pwdstate=$2 pwdvalue=$3 program=$4 mode=${"${5%%:*}"} count=${"${5#*:}"}
 shift 5
 if ! cd -- "$cwd" 2>/dev/null; then
   if [ -d "$cwd" ]; then echo "cwd is not accessible" >&3; elif [ -e "$cwd" ]; then echo "cwd is not a directory" >&3; else echo "cwd does not exist" >&3; fi
@@ -149,8 +150,10 @@ case $program in
     done ;;
 esac
 if [ -z "$found" ]; then echo "no such executable" >&3; exit 127; fi
+# Shells that set _ on exec (bash, ksh, zsh as sh) leave the variables to env.
+[ -z "${"${BASH_VERSION-}${KSH_VERSION-}${ZSH_VERSION-}"}" ] || mode=env
 envtool=
-if [ "$count" -gt 0 ]; then
+if [ "$count" -gt 0 ] && [ "$mode" = env ]; then
   for envtool in /usr/bin/env /bin/env ''; do [ -x "$envtool" ] && break; done
   if [ -z "$envtool" ]; then echo "no env(1) in /usr/bin or /bin" >&3; exit 127; fi
 fi
@@ -160,5 +163,33 @@ read -r go <&4 || exit 125
 [ "$go" = go ] || exit 125
 exec 3>&- 4<&-
 [ "$count" = 0 ] && exec "$@"
-exec "$envtool" -- "$@"
+[ "$mode" = env ] && exec "$envtool" -- "$@"
+while [ "$count" -gt 0 ]; do
+  export "$1"
+  shift
+  count=$((count - 1))
+done
+exec "$@"
 `;
+
+/**
+ * Variables the `export` mode cannot set again: its loop counter, and those
+ * a shell keeps read-only or to itself (bash's PPID, UID, EUID, GROUPS,
+ * SHELLOPTS, BASHOPTS and BASH_*).
+ */
+const NOT_EXPORTABLE = new Set(['count', 'PPID', 'UID', 'EUID', 'GROUPS', 'SHELLOPTS', 'BASHOPTS']);
+
+/**
+ * The `mode:count, NAME=VALUE...` parameters of {@link ENTRY_SCRIPT} for a
+ * command's environment. In mode `export` the entry's shell sets every
+ * variable again itself as its last act (its own and the ones it resets,
+ * such as OLDPWD or IFS, included), so the command is exec'd without `env`,
+ * one program fewer per command; that takes names that are shell
+ * identifiers and a shell that leaves `_` alone (the script checks). Mode
+ * `env` has env(1) set them, any name included.
+ */
+export function entryAssignments(env: Readonly<Record<string, string>>): string[] {
+  const names = Object.keys(env);
+  const exportable = names.every((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !NOT_EXPORTABLE.has(name) && !name.startsWith('BASH_'));
+  return [`${exportable ? 'export' : 'env'}:${names.length}`, ...names.map((name) => `${name}=${env[name]}`)];
+}
