@@ -331,6 +331,32 @@ setInterval(() => {}, 1000);`;
     }
   });
 
+  it('a command started with its sandbox enters the finished sandbox, however late its entry comes', async () => {
+    // The first command enters the namespaces while the init still builds the filesystem and
+    // waits there; entries at every point of the build, the pivot included, must end up inside.
+    const check = ['sh', '-c', '[ -d /workspace ] && [ "$(pwd)" = /workspace ] && grep -q sandstream-init /proc/1/cmdline && ! [ -e /run/sandstream-fix ] && echo inside'];
+    for (let i = 0; i < 40; i++) {
+      const sb = isolated();
+      expect((await sb.run(check)).stdoutText, `sandbox ${i}`).toBe('inside\n');
+      await sb.close();
+    }
+  });
+
+  it("a command waiting for its sandbox's start gets SpawnFailed when the start fails, and leaves nothing behind", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sandstream-mount-'));
+    try {
+      // A mount point that cannot be made: the host's /usr is read-only inside.
+      const sb = isolated({ mounts: [{ source: dir, target: '/usr/sandstream-no-such-dir' }] });
+      const error = await sb.run(['true']).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(SpawnFailed);
+      expect((error as Error).message).toMatch(/environment did not start: .*Read-only file system/);
+      await expect(sb.run(['true'])).rejects.toBeInstanceOf(SpawnFailed);
+      await sb.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a missing program or working directory inside the sandbox is SpawnFailed', async () => {
     const sb = isolated();
     await expect(sb.run(['sandstream-no-such-program'])).rejects.toThrow(/no such executable .* in the sandbox/);
