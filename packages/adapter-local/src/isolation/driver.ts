@@ -80,15 +80,12 @@ export class IsolatedDriver implements ProcessDriver {
     const { command, options } = this;
     this.events = events;
     const { environment } = options;
-    // A command started before the filesystem is built enters the namespaces at once and waits
-    // inside for it (ENTRY_SCRIPT's hold): its own start overlaps the sandbox's.
-    const hold = !environment.isReady;
-    let init: number | undefined;
     try {
-      init = hold ? await environment.started : (await environment.ready, environment.initPid);
+      await environment.ready;
     } catch (error) {
       throw new SpawnFailed(command.argv, (error as Error).message, { cause: error });
     }
+    const init = environment.initPid;
     if (init === undefined) {
       throw new SpawnFailed(command.argv, environment.gone?.message ?? "the sandbox's environment has ended");
     }
@@ -111,7 +108,6 @@ export class IsolatedDriver implements ProcessDriver {
     const namespaces = ['--pid', '--mount', '--ipc', '--uts'];
     if (!environment.settings.network) namespaces.push('--net');
     if (support.via === 'user-namespace') namespaces.unshift('--user', '--preserve-credentials');
-    const variables = entryAssignments(env);
     const args = [
       '--target',
       String(init),
@@ -127,9 +123,7 @@ export class IsolatedDriver implements ProcessDriver {
       pwd ?? '',
       command.argv[0]!,
       // Set again as the command is exec'd where the entry's shell would drop or rewrite some (scripts.ts).
-      variables.mode,
-      hold ? 'hold' : 'go',
-      ...variables.assignments,
+      ...entryAssignments(env),
       ...wrapper,
       ...command.argv,
     ];
@@ -151,7 +145,7 @@ export class IsolatedDriver implements ProcessDriver {
     // Its end of the socket closes when the command execs; reading lets 'close' come.
     (go as unknown as Readable).resume();
 
-    const handshake = new Promise<StartedProcess>((resolveStart, rejectStart) => {
+    const started = await new Promise<StartedProcess>((resolveStart, rejectStart) => {
       let text = '';
       let settled = false;
       const reject = (reason: string, cause?: unknown): void => {
@@ -198,18 +192,6 @@ export class IsolatedDriver implements ProcessDriver {
       report.once('close', () => reject(gone()));
       child.once('close', () => reject(gone()));
     });
-    if (hold) {
-      // Its failure, should the entry end while it waits, is awaited below or superseded.
-      handshake.catch(() => undefined);
-      try {
-        await environment.ready;
-      } catch (error) {
-        // The namespace is gone, and the waiting entry with it.
-        throw new SpawnFailed(command.argv, (error as Error).message, { cause: error });
-      }
-      go.write('start\n');
-    }
-    const started = await handshake;
 
     this.pipes = new CommandPipes(child, events);
     if (this.paused) this.pipes.pause();

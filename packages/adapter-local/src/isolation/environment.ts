@@ -54,13 +54,6 @@ export class EnvironmentGone extends Error {
 export class Environment {
   /** Resolves once the filesystem is built and commands may enter. */
   readonly ready: Promise<void>;
-  /**
-   * Resolves with the init's host pid as soon as the namespaces exist, before
-   * the filesystem is built: a command may enter them then and wait there for
-   * `ready` (the init's pivot into the new root takes it along). Rejects as
-   * `ready` does.
-   */
-  readonly started: Promise<number>;
   private readonly holder: ChildProcess;
   private initPidValue: number | undefined;
   /** Resolves once the init and unshare are gone. */
@@ -127,30 +120,19 @@ export class Environment {
     // The init's standard output closes when the init (and unshare) are gone.
     this.ended = new Promise((resolve) => holder.stdout!.once('close', () => resolve()));
     const closed = new Promise<void>((resolve) => holder.once('close', () => resolve()));
-    let announce: (pid: number) => void = () => undefined;
-    let refuse: (error: Error) => void = () => undefined;
-    this.started = new Promise<number>((resolve, reject) => {
-      announce = resolve;
-      refuse = reject;
-    });
     this.ready = new Promise<void>((resolve, reject) => {
       const fail = (reason: string): void => {
         this.failure = new EnvironmentGone(`the sandbox's environment did not start: ${reason}`);
-        refuse(this.failure);
         reject(this.failure);
       };
       holder.once('error', (error) => fail(error.message));
-      let pid: number | undefined;
-      // unshare keeps the pipe open: the lines, not end-of-file, say started and ready.
+      // unshare keeps the pipe open: the line, not end-of-file, says ready.
       holder.stdout!.setEncoding('utf8').on('data', (text: string) => {
         if (this.initPidValue !== undefined || this.failure !== undefined) return;
         stdout += text;
-        if (pid === undefined && stdout.startsWith('started\n')) {
-          pid = holder.pid === undefined ? undefined : firstChild(holder.pid);
-          if (pid === undefined) return fail('its init process could not be found');
-          announce(pid);
-        }
-        if (pid === undefined || !stdout.startsWith('started\nready\n')) return;
+        if (!stdout.startsWith('ready\n')) return;
+        const pid = holder.pid === undefined ? undefined : firstChild(holder.pid);
+        if (pid === undefined) return fail('its init process could not be found');
         this.initPidValue = pid;
         unref();
         resolve();
@@ -168,7 +150,6 @@ export class Environment {
     });
     // A failure is reported to each command that tries to enter, not as an unhandled rejection.
     this.ready.catch(() => undefined);
-    this.started.catch(() => undefined);
     live.add(this);
     if (!exitHookInstalled) {
       exitHookInstalled = true;
@@ -192,11 +173,6 @@ export class Environment {
         // already gone
       }
     }
-  }
-
-  /** True once the filesystem is built (commands then enter without waiting). */
-  get isReady(): boolean {
-    return this.initPidValue !== undefined;
   }
 
   /** The init's pid on the host, once ready. */

@@ -9,8 +9,7 @@
  * The sandbox's init: pid 1 of its PID namespace, run by `unshare`. It
  * applies the sandbox's mount table (layout.ts) with one `mount --all`,
  * checks that the host's root came out read-only, adds the caller's
- * mounts, pivots into the new root, reports `ready` on standard output (after
- * `started`, its first act: commands may enter the namespaces then) and
+ * mounts, pivots into the new root, reports `ready` on standard output and
  * then only reaps the orphans its namespace hands it, until its descriptor
  * 3 (a pipe from the host) reaches end-of-file. When it ends, the kernel
  * kills everything else in the namespace. Loopback comes up meanwhile, in
@@ -34,7 +33,6 @@
  * unescaped.
  */
 export const INIT_SCRIPT = String.raw`set -eu
-echo started
 root=$1 escaped=$2 work=$3 loopback=$4 table=$5
 shift 5
 lo=
@@ -99,13 +97,10 @@ while [ $# -gt 0 ]; do
   if [ "$mode" = ro ]; then readonly_under "$root$target"; fi
 done
 [ -z "$lo" ] || wait "$lo"
-# The old root goes below the new one, on /run, not on top of it: a command
-# entering meanwhile (nsenter, between the two) then gets the new root, not
-# the old one stacked over it.
 cd "$root"
-pivot_root . run
+pivot_root . .
+umount -l .
 cd /
-umount -l /run
 echo ready
 # From here on: standard output stays open, so that its end-of-file tells the
 # host that this process, and with it the namespace, is gone. Descriptor 3
@@ -133,21 +128,12 @@ wait "$!" || :
  * by `env` (by its own path: the command's PATH is the caller's). The word
  * after them is always `setpriv`'s path, which holds no `=`.
  *
- * With `hold` it first waits for `start` on fd 4: it entered the
- * namespaces before the sandbox's filesystem was built, and checks nothing
- * until the init has pivoted it into the new root.
- *
  * Parameters: `$1` working directory, `$2` `set`/`unset` and `$3` the
  * original PWD, `$4` the program to look up, `$5` `export:N` or `env:N`,
- * `$6` `hold` or `go`, then N `NAME=VALUE` assignments, then the full exec
- * argv.
+ * then N `NAME=VALUE` assignments, then the full exec argv.
  */
-export const ENTRY_SCRIPT = String.raw`cwd=$1 pwdstate=$2 pwdvalue=$3 program=$4 mode=${"${5%%:*}"} count=${"${5#*:}"} hold=$6
-shift 6
-if [ "$hold" = hold ]; then
-  read -r start <&4 || exit 125
-  [ "$start" = start ] || exit 125
-fi
+export const ENTRY_SCRIPT = String.raw`cwd=$1 pwdstate=$2 pwdvalue=$3 program=$4 mode=${"${5%%:*}"} count=${"${5#*:}"}
+shift 5
 if ! cd -- "$cwd" 2>/dev/null; then
   if [ -d "$cwd" ]; then echo "cwd is not accessible" >&3; elif [ -e "$cwd" ]; then echo "cwd is not a directory" >&3; else echo "cwd does not exist" >&3; fi
   exit 127
@@ -194,7 +180,7 @@ exec "$@"
 const NOT_EXPORTABLE = new Set(['count', 'PPID', 'UID', 'EUID', 'GROUPS', 'SHELLOPTS', 'BASHOPTS']);
 
 /**
- * The `mode:count` and `NAME=VALUE...` parameters of {@link ENTRY_SCRIPT} for a
+ * The `mode:count, NAME=VALUE...` parameters of {@link ENTRY_SCRIPT} for a
  * command's environment. In mode `export` the entry's shell sets every
  * variable again itself as its last act (its own and the ones it resets,
  * such as OLDPWD or IFS, included), so the command is exec'd without `env`,
@@ -202,8 +188,8 @@ const NOT_EXPORTABLE = new Set(['count', 'PPID', 'UID', 'EUID', 'GROUPS', 'SHELL
  * identifiers and a shell that leaves `_` alone (the script checks). Mode
  * `env` has env(1) set them, any name included.
  */
-export function entryAssignments(env: Readonly<Record<string, string>>): { mode: string; assignments: string[] } {
+export function entryAssignments(env: Readonly<Record<string, string>>): string[] {
   const names = Object.keys(env);
   const exportable = names.every((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !NOT_EXPORTABLE.has(name) && !name.startsWith('BASH_'));
-  return { mode: `${exportable ? 'export' : 'env'}:${names.length}`, assignments: names.map((name) => `${name}=${env[name]}`) };
+  return [`${exportable ? 'export' : 'env'}:${names.length}`, ...names.map((name) => `${name}=${env[name]}`)];
 }
