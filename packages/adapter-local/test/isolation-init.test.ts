@@ -14,7 +14,7 @@ import type { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { unless } from '@sandstream/test-support/skips';
 import { firstChild } from '../src/isolation/environment.js';
-import { mountTable, skeletonFor } from '../src/isolation/layout.js';
+import { mountTable, removeSkeletons, skeletonFor } from '../src/isolation/layout.js';
 import { probe, type IsolationSupport } from '../src/isolation/probe.js';
 import { INIT_SCRIPT } from '../src/isolation/scripts.js';
 import { eventually, isAlive } from './helpers.js';
@@ -34,6 +34,8 @@ afterEach(() => {
     }
   }
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  // No sandbox of this process holds the skeleton made here.
+  removeSkeletons();
 });
 
 /** Mount point and per-mount flags of each mount a process sees, paths as /proc spells them. */

@@ -267,6 +267,9 @@ export class Environment {
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
       live.delete(this);
+      // The last one gone: the skeleton goes too (made again by the next sandbox), so a process
+      // that ends without its exit hook (a test runner's killed worker) leaves nothing behind.
+      if (live.size === 0) removeSkeletons();
     })();
     return this.destroying;
   }

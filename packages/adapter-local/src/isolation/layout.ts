@@ -88,7 +88,8 @@ const skeletons = new Map<string, Skeleton>();
  * (and again should the host's top-level entries change), shared by every
  * sandbox of the process, each of which binds it read-only as its `/` in
  * its own mount namespace. It holds only empty mount points and links; no
- * sandbox can write into it. Removed by {@link removeSkeletons} at exit.
+ * sandbox can write into it. Removed by {@link removeSkeletons} once no
+ * sandbox is left, and at exit.
  */
 export function skeletonFor(support: IsolationSupport, workDir: string): Skeleton {
   const entries = hostEntries();
