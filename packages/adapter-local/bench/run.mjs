@@ -20,6 +20,7 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { BWRAP_ARGS, bubblewrap, bwrapOnce } from './bubblewrap.mjs';
 import { allProcs, HAS_PROCFS, isLiveMember } from './procfs.mjs';
 
 const KiB = 1024;
@@ -680,6 +681,8 @@ async function streamBytes(sb, bytes) {
   return ms;
 }
 
+const BWRAP_SHOWN = BWRAP_ARGS.join(' ');
+
 async function createRunClose(options) {
   const t0 = now();
   const sb = createLocalSandbox(options);
@@ -716,12 +719,21 @@ async function benchIsolation(plain, cfg) {
         ri.push(await roundTripSandstream(isolated));
       }
     }
-    // Sandbox creation, a first command, close().
+    // Sandbox creation, a first command, close(); beside them, bubblewrap's
+    // one-shot sandbox, rotating the order so all three share machine noise.
+    const bwrap = bubblewrap();
     const ci = [];
     const cp = [];
+    const cb = [];
+    const steps = [
+      async () => ci.push(await createRunClose({ isolation: 'namespaces' })),
+      async () => cp.push(await createRunClose({})),
+      ...(bwrap.path === undefined ? [] : [async () => cb.push(await bwrapOnce(bwrap.path, now))]),
+    ];
+    for (const step of steps) await step(); // warm-up
+    ci.length = cp.length = cb.length = 0;
     for (let i = 0; i < cfg.isolationCreates; i++) {
-      ci.push(await createRunClose({ isolation: 'namespaces' }));
-      cp.push(await createRunClose({}));
+      for (let j = 0; j < steps.length; j++) await steps[(i + j) % steps.length]();
     }
     // Throughput.
     const bytes = cfg.streamBytes;
@@ -762,6 +774,18 @@ async function benchIsolation(plain, cfg) {
           target: 'stated',
           pass: true,
         },
+        ...(bwrap.path === undefined
+          ? []
+          : [
+              {
+                name: 'isolated create, run(true), close() vs bubblewrap one-shot, median',
+                sandstream: fmtMs(totalI),
+                raw: `bwrap ${fmtMs(median(cb))}`,
+                ratio: `${(totalI / median(cb)).toFixed(2)}x`,
+                target: '<= 3x',
+                pass: totalI / median(cb) <= 3,
+              },
+            ]),
         {
           name: `isolated vs plain: stream() throughput, ${fmtBytes(bytes)}`,
           sandstream: fmtRate(rateI),
@@ -777,6 +801,12 @@ async function benchIsolation(plain, cfg) {
           `(p10/p90 isolated ${fmtMs(quantile(ri, 0.1))}/${fmtMs(quantile(ri, 0.9))}, plain ${fmtMs(quantile(rp, 0.1))}/${fmtMs(quantile(rp, 0.9))})`,
         `           creation: ${cfg.isolationCreates} each; isolated: first command done after ${fmtMs(median(ci.map((x) => x.ready)))}, ` +
           `close() ${fmtMs(median(ci.map((x) => x.close)))}; plain: ${fmtMs(median(cp.map((x) => x.ready)))}, ${fmtMs(median(cp.map((x) => x.close)))}`,
+        `           isolated create-run-close p10/p90 ${fmtMs(quantile(ci.map((x) => x.total), 0.1))}/${fmtMs(quantile(ci.map((x) => x.total), 0.9))}`,
+        bwrap.path === undefined
+          ? `           bubblewrap: not measured: ${bwrap.absent}; the isolated mode's own figures above stand alone`
+          : `           bubblewrap: ${bwrap.version}, ${cfg.isolationCreates} one-shot runs, alternating with the two sandboxes: ` +
+            `\`${bwrap.path} ${BWRAP_SHOWN}\`, p10/p90 ${fmtMs(quantile(cb, 0.1))}/${fmtMs(quantile(cb, 0.9))}; ` +
+            `median of paired ratios ${median(ci.map((x, i) => x.total / cb[i])).toFixed(2)}x`,
         `           throughput: ${cfg.isolationStreamReps} reps each, alternating; isolated ${ti.map((ms) => fmtRate(bytes / ms)).join(' ')}`,
         `                       plain ${tp.map((ms) => fmtRate(bytes / ms)).join(' ')}`,
       ],
@@ -840,7 +870,7 @@ async function main() {
         rssBytes: 64 * MiB,
         rssReps: 1,
         isolationRoundTrips: 40,
-        isolationCreates: 3,
+        isolationCreates: 9,
         isolationStreamReps: 3,
       }
     : {
@@ -856,7 +886,7 @@ async function main() {
         rssBytes: 1 * GiB,
         rssReps: 3,
         isolationRoundTrips: 200,
-        isolationCreates: 11,
+        isolationCreates: 31,
         isolationStreamReps: 7,
       };
   const want = (name) => args.only === undefined || args.only.has(name);
@@ -905,7 +935,7 @@ async function main() {
       add(await benchRss(cfg));
     }
     if (want('isolation')) {
-      step("isolation: namespaces vs plain (round trip, creation and close(), throughput)");
+      step("isolation: namespaces vs plain (round trip, creation and close() beside bubblewrap's one-shot sandbox, throughput)");
       add(await benchIsolation(sb, cfg));
     }
   } finally {

@@ -5,7 +5,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -281,7 +281,7 @@ const server = net.createServer((s) => s.end('inside')).listen(0, '127.0.0.1', (
     const entry = new URL('../dist/index.js', import.meta.url).href;
     const script = `const { createLocalSandbox } = await import(${JSON.stringify(entry)});
 const sb = createLocalSandbox({ isolation: 'namespaces' });
-await sb.run(['true']);
+await sb.run(['sh', '-c', 'echo written > /workspace/file; echo written > /tmp/file']);
 console.log(sb.native.sandbox.initPid());
 setInterval(() => {}, 1000);`;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -290,16 +290,21 @@ setInterval(() => {}, 1000);`;
     expect(await eventually(() => out.includes('\n'), 30_000), 'the child never reported its sandbox').toBe(true);
     const init = Number(out.trim());
     expect(isAlive(init)).toBe(true);
-    // The init's arguments name the root it builds, inside the environment's host directory.
+    // The init's arguments name the root skeleton it binds, inside the process's host directory.
     const args = readFileSync(`/proc/${init}/cmdline`, 'latin1').split('\0');
     const stateDir = dirname(args[args.indexOf('sandstream-init') + 1]!);
     expect(stateDir.startsWith(tmpdir())).toBe(true);
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('close', resolve));
     expect(await eventually(() => !isAlive(init), 5_000)).toBe(true);
-    // A killed process removes nothing: only the empty directory stays behind (a known limit), and this test removes it.
-    expect(readdirSync(stateDir)).toEqual(['root']);
-    expect(readdirSync(join(stateDir, 'root'))).toEqual([]);
+    // A killed process removes nothing: its directory stays behind (a known limit), and this test removes it.
+    // It holds the skeleton (empty mount points and links) and the mount table, nothing a command wrote.
+    expect(readdirSync(stateDir).sort()).toEqual(['root', expect.stringMatching(/^table-[0-9a-f]+$/)]);
+    const root = join(stateDir, 'root');
+    expect(readdirSync(join(root, 'workspace'))).toEqual([]);
+    expect(readdirSync(join(root, 'tmp'))).toEqual([]);
+    const files = readdirSync(root, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+    expect(files.map((entry) => statSync(join(entry.parentPath, entry.name)).size).filter((size) => size > 0)).toEqual([]);
     rmSync(stateDir, { recursive: true });
   });
 

@@ -11,7 +11,7 @@ import { switchUserArgs, type UserIds } from '../users.js';
 import { closeOrphanedPipes, describeExhaustion, exhaustionHint, exhaustionInText, spawnMark } from '../exhaustion.js';
 import { hostStat, readFirstChild, type Environment } from './environment.js';
 import type { IsolationSupport } from './probe.js';
-import { ENTRY_SCRIPT } from './scripts.js';
+import { ENTRY_SCRIPT, entryAssignments } from './scripts.js';
 
 /** What the isolated driver needs besides the command. */
 export interface IsolatedDriverOptions {
@@ -103,7 +103,6 @@ export class IsolatedDriver implements ProcessDriver {
     if (user?.home !== undefined) identity['HOME'] = user.home;
     const env = { ...options.baseEnv, ...identity, ...command.env };
     const pwd = Object.hasOwn(env, 'PWD') ? env['PWD']! : undefined;
-    const assignments = Object.entries(env).map(([name, value]) => `${name}=${value}`);
     const wrapper: string[] = [];
     if (command.limits !== undefined) wrapper.push(...limitArgs(options.prlimitPath!, command.limits));
     // The command keeps its uid (root inside, as a container's) but no capability: it cannot
@@ -130,9 +129,8 @@ export class IsolatedDriver implements ProcessDriver {
       pwd === undefined ? 'unset' : 'set',
       pwd ?? '',
       command.argv[0]!,
-      // Set again as the command is exec'd: the entry's shell drops or rewrites some (scripts.ts).
-      String(assignments.length),
-      ...assignments,
+      // Set again as the command is exec'd where the entry's shell would drop or rewrite some (scripts.ts).
+      ...entryAssignments(env),
       ...wrapper,
       ...command.argv,
     ];

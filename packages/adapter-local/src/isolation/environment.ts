@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { parseProcStat } from '@sandstream/types/runtime';
 import { closeOrphanedPipes, describeExhaustion, spawnMark } from '../exhaustion.js';
 import { groupHasLiveMember } from '../process-group.js';
+import { mountTable, removeSkeletons, skeletonFor } from './layout.js';
 import type { IsolationSupport } from './probe.js';
 import { INIT_SCRIPT } from './scripts.js';
 
@@ -33,6 +32,7 @@ let exitHookInstalled = false;
 
 function endAllOnExit(): void {
   for (const environment of live) environment.endNow();
+  removeSkeletons();
 }
 
 /** The environment ended, or never started: a command cannot enter it. */
@@ -56,7 +56,6 @@ export class Environment {
   /** Resolves once the filesystem is built and commands may enter. */
   readonly ready: Promise<void>;
   private readonly holder: ChildProcess;
-  private readonly stateDir: string;
   private initPidValue: number | undefined;
   /** Resolves once the init and unshare are gone. */
   private readonly ended: Promise<void>;
@@ -65,9 +64,9 @@ export class Environment {
 
   constructor(readonly settings: EnvironmentSettings) {
     const { support, network, workDir, mounts } = settings;
-    this.stateDir = mkdtempSync(join(tmpdir(), 'sandstream-'));
-    const root = join(this.stateDir, 'root');
-    mkdirSync(root);
+    // Worked out here, so the init runs as few programs as it can (layout.ts).
+    const skeleton = skeletonFor(support, workDir);
+    const table = mountTable(skeleton, support, workDir);
     const unshareArgs = [
       ...(support.via === 'user-namespace' ? ['--user', '--map-root-user'] : []),
       '--pid',
@@ -83,7 +82,20 @@ export class Environment {
     const mark = spawnMark();
     this.holder = spawn(
       support.unshare,
-      [...unshareArgs, '--', '/bin/sh', '-c', INIT_SCRIPT, 'sandstream-init', root, workDir, network ? '0' : '1', ...mountArgs],
+      [
+        ...unshareArgs,
+        '--',
+        '/bin/sh',
+        '-c',
+        INIT_SCRIPT,
+        'sandstream-init',
+        skeleton.path,
+        skeleton.escaped,
+        workDir,
+        network ? '0' : '1',
+        table,
+        ...mountArgs,
+      ],
       {
         // Not standard input: Node.js closes a child's stdin when the child (unshare) exits.
         stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
@@ -166,10 +178,10 @@ export class Environment {
   }
 
   /**
-   * Synchronously ends the environment and removes its host directory:
-   * for this process's exit, when nothing can be awaited. (Were this
-   * process killed instead, the init sees its input end and ends the
-   * environment; only the empty directory stays behind.)
+   * Synchronously ends the environment: for this process's exit, when
+   * nothing can be awaited. (Were this process killed instead, the init
+   * sees its input end and ends the environment; only the process's root
+   * skeleton of empty mount points stays behind.)
    */
   endNow(): void {
     live.delete(this);
@@ -181,7 +193,6 @@ export class Environment {
         // already gone
       }
     }
-    rmSync(this.stateDir, { recursive: true, force: true });
   }
 
   /** The init's pid on the host, once ready. */
@@ -276,7 +287,9 @@ export class Environment {
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
       live.delete(this);
-      rmSync(this.stateDir, { recursive: true, force: true });
+      // The last one gone: the skeleton goes too (made again by the next sandbox), so a process
+      // that ends without its exit hook (a test runner's killed worker) leaves nothing behind.
+      if (live.size === 0) removeSkeletons();
     })();
     return this.destroying;
   }

@@ -29,6 +29,10 @@ export interface IsolationSupport {
   readonly setpriv: string;
   readonly mount: string;
   readonly pivotRoot: string;
+  /** Whether /sys can be bound without the mounts below it (refused in a user namespace when they are locked to it). */
+  readonly bindSys: boolean;
+  /** Whether a private devpts instance can be mounted (the sandbox then has /dev/pts and /dev/ptmx). */
+  readonly devpts: boolean;
 }
 
 const NAMESPACES = ['--pid', '--fork', '--mount', '--net', '--ipc', '--uts'];
@@ -39,18 +43,37 @@ let cached: IsolationSupport | IsolationUnavailable | undefined;
 const transient = new WeakSet<IsolationUnavailable>();
 let lastAttemptExhausted = false;
 
-function attempt(unshare: string, extra: readonly string[]): string | undefined {
-  const result = spawnSync(unshare, [...extra, ...NAMESPACES, '--propagation', 'private', '--', '/bin/sh', '-c', 'mount -t tmpfs probe /tmp && mount -t proc proc /proc'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+/**
+ * What the trial finds besides the namespaces themselves, each tried where
+ * the sandbox's init will do it; a refusal only leaves the feature out.
+ */
+const FEATURES = String.raw`mount -t tmpfs probe /tmp && mount -t proc proc /proc || exit
+mkdir /tmp/sys /tmp/pts
+if mount --bind /sys /tmp/sys 2>/dev/null; then echo bind-sys; fi
+if mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts /tmp/pts 2>/dev/null; then echo devpts; fi
+:`;
+
+/** The features found, or why the namespaces cannot be made. */
+function attempt(unshare: string, extra: readonly string[]): { features: string[] } | { error: string } {
+  const result = spawnSync(unshare, [...extra, ...NAMESPACES, '--propagation', 'private', '--', '/bin/sh', '-c', FEATURES], {
+    stdio: ['ignore', 'pipe', 'pipe'],
     timeout: 10_000,
     encoding: 'utf8',
   });
   const exhausted = result.error === undefined ? undefined : describeExhaustion(result.error);
   if (exhausted !== undefined) lastAttemptExhausted = true;
-  if (result.error !== undefined) return exhausted ?? result.error.message;
-  if (result.status === 0) return undefined;
+  if (result.error !== undefined) return { error: exhausted ?? result.error.message };
+  if (result.status === 0) return { features: result.stdout.split('\n') };
   const text = result.stderr.trim().split('\n').pop() ?? '';
-  return text === '' ? `exit ${result.status ?? result.signal}` : text;
+  return { error: text === '' ? `exit ${result.status ?? result.signal}` : text };
+}
+
+function supported(
+  via: IsolationSupport['via'],
+  tools: Omit<IsolationSupport, 'via' | 'bindSys' | 'devpts'>,
+  features: readonly string[],
+): IsolationSupport {
+  return { via, ...tools, bindSys: features.includes('bind-sys'), devpts: features.includes('devpts') };
 }
 
 /**
@@ -91,13 +114,13 @@ export function probe(find: (name: string) => string | undefined = findUtility):
   const found = tools as { [K in keyof typeof tools]: string };
   lastAttemptExhausted = false;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const asRoot = isRoot ? attempt(found.unshare, []) : 'this process is not root';
-  if (asRoot === undefined) return { via: 'root', ...found };
+  const asRoot = isRoot ? attempt(found.unshare, []) : { error: 'this process is not root' };
+  if ('features' in asRoot) return supported('root', found, asRoot.features);
   const asUser = attempt(found.unshare, ['--user', '--map-root-user']);
-  if (asUser === undefined) return { via: 'user-namespace', ...found };
+  if ('features' in asUser) return supported('user-namespace', found, asUser.features);
   const refusal = new IsolationUnavailable([
-    `permission to create PID, mount and network namespaces (${asRoot})`,
-    `unprivileged user namespaces (${asUser}; see sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns)`,
+    `permission to create PID, mount and network namespaces (${asRoot.error})`,
+    `unprivileged user namespaces (${asUser.error}; see sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns)`,
   ]);
   if (lastAttemptExhausted) transient.add(refusal);
   return refusal;

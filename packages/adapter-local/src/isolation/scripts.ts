@@ -2,83 +2,68 @@
  * The two shell programs of the isolated mode. Both run under `/bin/sh`
  * (any POSIX shell) inside the sandbox's namespaces, take their data as
  * positional parameters (never spliced into the script text), and use only
- * util-linux `mount` and POSIX utilities.
+ * util-linux `mount` and `pivot_root`, and POSIX utilities.
  */
 
 /**
  * The sandbox's init: pid 1 of its PID namespace, run by `unshare`. It
- * builds the sandbox's filesystem, pivots into it, reports `ready` on
- * standard output and then only reaps the orphans its namespace hands it,
- * until its descriptor 3 (a pipe from the host) reaches end-of-file.
- * When it ends, the kernel kills everything else in the namespace.
+ * applies the sandbox's mount table (layout.ts) with one `mount --all`,
+ * checks that the host's root came out read-only, adds the caller's
+ * mounts, pivots into the new root, reports `ready` on standard output and
+ * then only reaps the orphans its namespace hands it, until its descriptor
+ * 3 (a pipe from the host) reaches end-of-file. When it ends, the kernel
+ * kills everything else in the namespace. Loopback comes up meanwhile, in
+ * the background.
  *
- * Parameters: `$1` the host directory to build the new root on, `$2` the
- * work directory's path inside, `$3` whether to bring up loopback (1/0),
- * then triples `source target mode` (mode `ro` or `rw`) of extra mounts.
- * Nothing is created on a host filesystem: directories are made only in
- * the new root's tmpfs before it turns read-only, and in /tmp or the work
- * directory after.
+ * Parameters: `$1` the root skeleton's host path (it is bound onto itself:
+ * nothing is written into it), `$2` that path as /proc/self/mountinfo
+ * spells it, `$3` the work directory's path inside, `$4` whether to bring
+ * up loopback (1/0), `$5` the mount table's file, then triples `source target
+ * mode` (mode `ro` or `rw`) of extra mounts. Nothing is created on a host
+ * filesystem: the extra mounts' missing mount points are made only in /tmp
+ * or the work directory, which are private tmpfs mounts by then.
  *
- * The new root is a tmpfs holding a recursive bind of every top-level
- * entry of the host's root (except /proc, /dev, /tmp and /run; /sys
- * without the mounts below it where that is allowed), all made read-only
- * mount by mount; /dev is a minimal tmpfs (null, zero, full, random,
- * urandom, tty, a private devpts and /dev/shm), so no disk is reachable;
- * /proc is a new procfs of this PID namespace with /proc/sys read-only and
- * /proc/sysrq-trigger masked; /run (where host daemons keep their
- * sockets), /tmp and the work directory are private tmpfs mounts.
+ * The check reads the init's own mount table with shell builtins: every
+ * mount at or below the new root, except what is meant to be writable
+ * (the devices and mounts below /dev, and /proc, /run, /tmp and the work
+ * directory with what lies below them), must be read-only. A mount the
+ * table did not know of (one the host made between the table and
+ * `unshare`) is remounted read-only then, keeping its other flags; its
+ * escaped path is passed on as it is, since `mount` reads a table's fields
+ * unescaped.
  */
 export const INIT_SCRIPT = String.raw`set -eu
-root=$1 work=$2 loopback=$3
-shift 3
-mount -t tmpfs -o mode=0755 sandstream-root "$root"
-# The host root's top-level entries of one kind, as "$root/<name>" or "/<name>".
-entries() {
-  kind=$1 prefix=$2
-  shift 2
-  for entry in /* /.[!.]*; do
-    case $entry in /proc | /dev | /tmp | /run) continue ;; esac
-    if [ -L "$entry" ]; then [ "$kind" = link ] || continue
-    elif [ -d "$entry" ]; then [ "$kind" = dir ] || continue
-    elif [ -e "$entry" ]; then [ "$kind" = file ] || continue
-    else continue
-    fi
-    set -- "$@" "$prefix$entry"
-  done
-  [ $# -gt 0 ] || return 0
-  case $kind in
-    link) cp -P -- "$@" "$root/" ;;
-    dir) mkdir -- "$@" "$root/dev" "$root/proc" "$root/tmp" "$root/run" "$root$work" ;;
-    file) : ;;
+root=$1 escaped=$2 work=$3 loopback=$4 table=$5
+shift 5
+lo=
+if [ "$loopback" = 1 ]; then
+  { ip link set lo up 2>/dev/null || ifconfig lo up; } &
+  lo=$!
+fi
+mount --all --fstab "$table"
+fix=
+while read -r _ _ _ _ point flags _; do
+  case $point in "$escaped" | "$escaped"/*) ;; *) continue ;; esac
+  case ${"${point#\"$escaped\"}"} in /dev/* | /proc | /proc/* | /run | /run/* | /tmp | /tmp/* | "$work" | "$work"/*) continue ;; esac
+  case $flags in
+    ro | ro,*) continue ;;
+    rw) flags=ro ;;
+    rw,*) flags=ro,${"${flags#rw,}"} ;;
   esac
-}
-entries link ''
-entries dir "$root"
-for entry in /* /.[!.]*; do
-  case $entry in /proc | /dev | /tmp | /run) continue ;; esac
-  if [ -L "$entry" ]; then continue
-  elif [ "$entry" = /sys ]; then mount --bind /sys "$root/sys" 2>/dev/null || mount --rbind /sys "$root/sys"
-  elif [ -d "$entry" ]; then mount --rbind "$entry" "$root$entry"
-  elif [ -e "$entry" ]; then : >"$root$entry" && mount --bind "$entry" "$root$entry"
-  fi
-done
-# A minimal /dev: no disks or other host devices.
-mount -t tmpfs -o mode=0755,nosuid sandstream-dev "$root/dev"
-for node in null zero full random urandom tty; do
-  : >"$root/dev/$node"
-  mount --bind "/dev/$node" "$root/dev/$node"
-done
-mkdir "$root/dev/pts" "$root/dev/shm"
-ln -s /proc/self/fd "$root/dev/fd"
-ln -s /proc/self/fd/0 "$root/dev/stdin"
-ln -s /proc/self/fd/1 "$root/dev/stdout"
-ln -s /proc/self/fd/2 "$root/dev/stderr"
-if mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$root/dev/pts" 2>/dev/null; then ln -s pts/ptmx "$root/dev/ptmx"; fi
+  fix="${"${fix}"}none $point none remount,bind,$flags 0 0
+"
+done </proc/self/mountinfo
+if [ -n "$fix" ]; then
+  # mount reads a table from a regular file only: one in /run, removed before any command runs.
+  printf '%s' "$fix" >"$root/run/sandstream-fix"
+  mount --all --fstab "$root/run/sandstream-fix"
+  rm -f "$root/run/sandstream-fix"
+fi
 # Read-only, mount by mount (a bind's flags are per mount), keeping each
 # mount's other flags, which a user namespace may not clear. Mount points
 # in /proc/self/mountinfo escape space, tab, newline and backslash as \ooo.
 readonly_under() {
-  awk -v under="$1" -v dev="$root/dev" '
+  awk -v under="$1" '
     function unescape(path,   out, i, c) {
       out = ""
       for (i = 1; i <= length(path); i++) {
@@ -93,7 +78,6 @@ readonly_under() {
     }
     {
       point = unescape($5)
-      if (point == dev || index(point, dev "/") == 1) next
       if (point != under && index(point, under "/") != 1) next
       flags = $6
       if (flags ~ /^ro(,|$)/) next
@@ -103,16 +87,6 @@ readonly_under() {
     mount -o "remount,bind,$flags" "$point"
   done
 }
-readonly_under "$root"
-mount -t proc -o nosuid,nodev,noexec proc "$root/proc"
-# Kernel settings and triggers that are not per namespace stay out of reach.
-mount --bind "$root/proc/sys" "$root/proc/sys"
-mount -o remount,bind,ro,nosuid,nodev,noexec "$root/proc/sys"
-if [ -e "$root/proc/sysrq-trigger" ]; then mount --bind /dev/null "$root/proc/sysrq-trigger"; fi
-mount -t tmpfs -o mode=0755,nosuid,nodev sandstream-run "$root/run"
-mount -t tmpfs -o mode=1777,nosuid,nodev sandstream-tmp "$root/tmp"
-mount -t tmpfs -o mode=1777,nosuid,nodev sandstream-shm "$root/dev/shm"
-mount -t tmpfs -o mode=0777 sandstream-work "$root$work"
 # Extra mounts: a mount point that does not exist can be made only where
 # the sandbox is writable (/tmp, the work directory).
 while [ $# -gt 0 ]; do
@@ -122,9 +96,7 @@ while [ $# -gt 0 ]; do
   mount --rbind "$source" "$root$target"
   if [ "$mode" = ro ]; then readonly_under "$root$target"; fi
 done
-if [ "$loopback" = 1 ]; then
-  ip link set lo up 2>/dev/null || ifconfig lo up
-fi
+[ -z "$lo" ] || wait "$lo"
 cd "$root"
 pivot_root . .
 umount -l .
@@ -151,15 +123,16 @@ wait "$!" || :
  * makes the shell set PWD, which is restored or removed; and as the shell
  * passes on only variables whose names are shell identifiers, and its own
  * variables (`cwd`, `program`...) would replace the caller's of the same
- * name, the command's variables are set again by `env` (by its own path:
- * the command's PATH is the caller's) as the command is exec'd. The word
+ * name, the command's variables are set again as the command is exec'd:
+ * by the shell's own `export` where it can ({@link entryAssignments}), else
+ * by `env` (by its own path: the command's PATH is the caller's). The word
  * after them is always `setpriv`'s path, which holds no `=`.
  *
  * Parameters: `$1` working directory, `$2` `set`/`unset` and `$3` the
- * original PWD, `$4` the program to look up, `$5` a count N, then N
- * `NAME=VALUE` assignments, then the full exec argv.
+ * original PWD, `$4` the program to look up, `$5` `export:N` or `env:N`,
+ * then N `NAME=VALUE` assignments, then the full exec argv.
  */
-export const ENTRY_SCRIPT = String.raw`cwd=$1 pwdstate=$2 pwdvalue=$3 program=$4 count=$5
+export const ENTRY_SCRIPT = String.raw`cwd=$1 pwdstate=$2 pwdvalue=$3 program=$4 mode=${"${5%%:*}"} count=${"${5#*:}"}
 shift 5
 if ! cd -- "$cwd" 2>/dev/null; then
   if [ -d "$cwd" ]; then echo "cwd is not accessible" >&3; elif [ -e "$cwd" ]; then echo "cwd is not a directory" >&3; else echo "cwd does not exist" >&3; fi
@@ -177,8 +150,10 @@ case $program in
     done ;;
 esac
 if [ -z "$found" ]; then echo "no such executable" >&3; exit 127; fi
+# Shells that set _ on exec (bash, ksh, zsh as sh) leave the variables to env.
+[ -z "${"${BASH_VERSION-}${KSH_VERSION-}${ZSH_VERSION-}"}" ] || mode=env
 envtool=
-if [ "$count" -gt 0 ]; then
+if [ "$count" -gt 0 ] && [ "$mode" = env ]; then
   for envtool in /usr/bin/env /bin/env ''; do [ -x "$envtool" ] && break; done
   if [ -z "$envtool" ]; then echo "no env(1) in /usr/bin or /bin" >&3; exit 127; fi
 fi
@@ -188,5 +163,33 @@ read -r go <&4 || exit 125
 [ "$go" = go ] || exit 125
 exec 3>&- 4<&-
 [ "$count" = 0 ] && exec "$@"
-exec "$envtool" -- "$@"
+[ "$mode" = env ] && exec "$envtool" -- "$@"
+while [ "$count" -gt 0 ]; do
+  export "$1"
+  shift
+  count=$((count - 1))
+done
+exec "$@"
 `;
+
+/**
+ * Variables the `export` mode cannot set again: its loop counter, and those
+ * a shell keeps read-only or to itself (bash's PPID, UID, EUID, GROUPS,
+ * SHELLOPTS, BASHOPTS and BASH_*).
+ */
+const NOT_EXPORTABLE = new Set(['count', 'PPID', 'UID', 'EUID', 'GROUPS', 'SHELLOPTS', 'BASHOPTS']);
+
+/**
+ * The `mode:count, NAME=VALUE...` parameters of {@link ENTRY_SCRIPT} for a
+ * command's environment. In mode `export` the entry's shell sets every
+ * variable again itself as its last act (its own and the ones it resets,
+ * such as OLDPWD or IFS, included), so the command is exec'd without `env`,
+ * one program fewer per command; that takes names that are shell
+ * identifiers and a shell that leaves `_` alone (the script checks). Mode
+ * `env` has env(1) set them, any name included.
+ */
+export function entryAssignments(env: Readonly<Record<string, string>>): string[] {
+  const names = Object.keys(env);
+  const exportable = names.every((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !NOT_EXPORTABLE.has(name) && !name.startsWith('BASH_'));
+  return [`${exportable ? 'export' : 'env'}:${names.length}`, ...names.map((name) => `${name}=${env[name]}`)];
+}

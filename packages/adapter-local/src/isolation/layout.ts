@@ -1,0 +1,231 @@
+/**
+ * The host side of an isolated sandbox's filesystem: the root skeleton it
+ * pivots into and the mount table its init hands to one `mount --all`.
+ *
+ * Every program the init runs costs a fork and an exec (a millisecond or
+ * more each); the mounts themselves cost microseconds. So what can be
+ * known before the namespaces exist is worked out here, in this process:
+ * the skeleton's mount points and links are made once per process, and each
+ * sandbox's mounts (binds, read-only remounts, /dev, /proc, the private
+ * tmpfs mounts) become one table that a single `mount --all` applies. The
+ * init then checks in its own mount table, with shell builtins only, that
+ * every mount of the host's root came out read-only, and remounts any that
+ * did not (a host mount made meanwhile).
+ */
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { IsolationSupport } from './probe.js';
+
+/** Top-level host entries the sandbox gets its own of. */
+const PRIVATE = new Set(['proc', 'dev', 'tmp', 'run']);
+/** Host devices bound into the sandbox's /dev. */
+export const DEVICES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'] as const;
+
+/** One top-level entry of the host's root, as the skeleton mirrors it. */
+interface Entry {
+  readonly name: string;
+  readonly kind: 'dir' | 'file' | 'link';
+  /** A link's target. */
+  readonly target?: string;
+}
+
+/** A root skeleton: its host path, as given and as /proc/self/mountinfo spells it, and what it mirrors. */
+export interface Skeleton {
+  readonly path: string;
+  readonly escaped: string;
+  readonly entries: readonly Entry[];
+}
+
+/**
+ * Escapes a path as /proc/self/mountinfo does, and as libmount reads a
+ * mount table's fields back: space, tab, newline and backslash as `\ooo`.
+ */
+export function escapePath(path: string): string {
+  return path.replace(/[ \t\n\\]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+}
+
+function unescapePath(path: string): string {
+  return path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+}
+
+/** The host root's top-level entries, as the sandbox mirrors them (links copied, the rest bound). */
+function hostEntries(): Entry[] {
+  const entries: Entry[] = [];
+  for (const name of readdirSync('/').sort()) {
+    if (PRIVATE.has(name)) continue;
+    let stat;
+    try {
+      stat = lstatSync(`/${name}`);
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (stat.isSymbolicLink()) entries.push({ name, kind: 'link', target: readlinkSync(`/${name}`) });
+    else entries.push({ name, kind: stat.isDirectory() ? 'dir' : 'file' });
+  }
+  return entries;
+}
+
+const skeletons = new Map<string, Skeleton>();
+
+/**
+ * The skeleton for the host's root as it is now: made once per process
+ * (and again should the host's top-level entries change), shared by every
+ * sandbox of the process, each of which binds it read-only as its `/` in
+ * its own mount namespace. It holds only empty mount points and links; no
+ * sandbox can write into it. Removed by {@link removeSkeletons} once no
+ * sandbox is left, and at exit.
+ */
+export function skeletonFor(support: IsolationSupport, workDir: string): Skeleton {
+  const entries = hostEntries();
+  const key = JSON.stringify([entries, support.devpts, workDir]);
+  const known = skeletons.get(key);
+  if (known !== undefined && existsSync(known.path)) return known;
+  const state = mkdtempSync(join(tmpdir(), 'sandstream-'));
+  const path = join(state, 'root');
+  // Readable by every account: commands run as another `user` walk through it.
+  mkdirSync(path, { mode: 0o755 });
+  chmodSync(path, 0o755);
+  const dir = (relative: string): void => void mkdirSync(join(path, relative), { recursive: true, mode: 0o755 });
+  for (const entry of entries) {
+    const at = join(path, entry.name);
+    if (entry.kind === 'link') symlinkSync(entry.target!, at);
+    else if (entry.kind === 'dir') dir(entry.name);
+    else writeFileSync(at, '', { mode: 0o644 });
+  }
+  for (const name of PRIVATE) dir(name);
+  if (!entries.some((entry) => entry.name === workDir.slice(1).split('/')[0])) dir(workDir.slice(1));
+  for (const device of DEVICES) writeFileSync(join(path, 'dev', device), '', { mode: 0o644 });
+  dir('dev/pts');
+  dir('dev/shm');
+  symlinkSync('/proc/self/fd', join(path, 'dev/fd'));
+  for (const [name, fd] of [['stdin', 0], ['stdout', 1], ['stderr', 2]] as const) symlinkSync(`/proc/self/fd/${fd}`, join(path, 'dev', name));
+  if (support.devpts) symlinkSync('pts/ptmx', join(path, 'dev/ptmx'));
+  const real = realpathSync(path);
+  const skeleton = { path: real, escaped: escapePath(real), entries };
+  skeletons.set(key, skeleton);
+  return skeleton;
+}
+
+/** Removes every skeleton this process made (its sandboxes are gone or going). */
+export function removeSkeletons(): void {
+  for (const skeleton of skeletons.values()) rmSync(join(skeleton.path, '..'), { recursive: true, force: true });
+  skeletons.clear();
+}
+
+/** A mount of the host's mount table: where, and its per-mount flags other than rw/ro. */
+interface HostMount {
+  readonly point: string;
+  readonly flags: string;
+}
+
+function hostMounts(): HostMount[] {
+  const mounts: HostMount[] = [];
+  for (const line of readFileSync('/proc/self/mountinfo', 'latin1').split('\n')) {
+    const fields = line.split(' ');
+    if (fields.length < 6) continue;
+    mounts.push({ point: unescapePath(fields[4]!), flags: fields[5]! });
+  }
+  return mounts;
+}
+
+/** The remount options that make a mount with per-mount `flags` read-only, keeping the rest (a user namespace may not clear them). */
+export function readOnly(flags: string): string {
+  const rest = flags.split(',').filter((flag) => flag !== 'rw' && flag !== 'ro');
+  return ['remount', 'bind', 'ro', ...rest].join(',');
+}
+
+/** The flags of the host mount that holds `path`: the last-mounted of the longest mount point above it. */
+function flagsAt(mounts: readonly HostMount[], path: string): string {
+  let best: HostMount | undefined;
+  for (const mount of mounts) {
+    const above = mount.point === '/' || path === mount.point || path.startsWith(`${mount.point}/`);
+    if (above && (best === undefined || mount.point.length >= best.point.length)) best = mount;
+  }
+  return best?.flags ?? 'rw';
+}
+
+/**
+ * The path of the file holding the mount table of one sandbox, in the order `mount --all` applies it:
+ * the skeleton bound onto itself (a mount point to pivot into), each host
+ * directory bound recursively (`/sys` without the mounts below it where the
+ * probe found that allowed), each host file and device bound, then every
+ * one of these remounted read-only, mount by mount, with the flags the host
+ * gives it; then a private devpts, a new procfs with /proc/sys read-only and
+ * /proc/sysrq-trigger masked, and private tmpfs mounts on /run, /tmp,
+ * /dev/shm and the work directory.
+ */
+export function mountTable(skeleton: Skeleton, support: IsolationSupport, workDir: string): string {
+  return tableFile(skeleton, mountLines(skeleton, support, workDir));
+}
+
+/**
+ * The host file holding a mount table (`mount --fstab` reads only regular
+ * files), kept beside the skeleton: sandboxes of the same host layout share
+ * it, so none writes a file of its own.
+ */
+function tableFile(skeleton: Skeleton, table: string): string {
+  const path = join(skeleton.path, '..', `table-${createHash('sha256').update(table).digest('hex').slice(0, 32)}`);
+  if (!existsSync(path)) {
+    // Whole or not at all: a sandbox starting meanwhile never reads half a table.
+    const partial = `${path}.${process.pid}.partial`;
+    writeFileSync(partial, table, { mode: 0o600 });
+    renameSync(partial, path);
+  }
+  return path;
+}
+
+function mountLines(skeleton: Skeleton, support: IsolationSupport, workDir: string): string {
+  const root = skeleton.path;
+  const mounts = hostMounts();
+  const lines: string[] = [];
+  const remounts: string[] = [];
+  const line = (source: string, target: string, type: string, options: string): void => {
+    lines.push(`${escapePath(source)} ${escapePath(target)} ${type} ${options} 0 0`);
+  };
+  const remount = (target: string, flags: string): void => {
+    remounts.push(`none ${escapePath(target)} none ${readOnly(flags)} 0 0`);
+  };
+  line(root, root, 'none', 'bind');
+  remount(root, flagsAt(mounts, root));
+  for (const entry of skeleton.entries) {
+    if (entry.kind === 'link') continue;
+    const host = `/${entry.name}`;
+    const recursive = entry.kind === 'dir' && !(entry.name === 'sys' && support.bindSys);
+    line(host, `${root}${host}`, 'none', recursive ? 'rbind' : 'bind');
+    remount(`${root}${host}`, flagsAt(mounts, host));
+    if (!recursive) continue;
+    // The mounts below it came along: each is read-only only once remounted so.
+    const seen = new Map<string, string>();
+    for (const mount of mounts) if (mount.point.startsWith(`${host}/`)) seen.set(mount.point, mount.flags);
+    for (const [point, flags] of seen) remount(`${root}${point}`, flags);
+  }
+  for (const device of DEVICES) line(`/dev/${device}`, `${root}/dev/${device}`, 'none', 'bind');
+  lines.push(...remounts);
+  if (support.devpts) line('devpts', `${root}/dev/pts`, 'devpts', 'newinstance,ptmxmode=0666,mode=0620');
+  line('proc', `${root}/proc`, 'proc', 'nosuid,nodev,noexec');
+  // Kernel settings and triggers that are not per namespace stay out of reach.
+  line(`${root}/proc/sys`, `${root}/proc/sys`, 'none', 'bind');
+  lines.push(`none ${escapePath(`${root}/proc/sys`)} none remount,bind,ro,nosuid,nodev,noexec 0 0`);
+  if (existsSync('/proc/sysrq-trigger')) line('/dev/null', `${root}/proc/sysrq-trigger`, 'none', 'bind');
+  line('sandstream-run', `${root}/run`, 'tmpfs', 'mode=0755,nosuid,nodev');
+  line('sandstream-tmp', `${root}/tmp`, 'tmpfs', 'mode=1777,nosuid,nodev');
+  line('sandstream-shm', `${root}/dev/shm`, 'tmpfs', 'mode=1777,nosuid,nodev');
+  line('sandstream-work', `${root}${workDir}`, 'tmpfs', 'mode=0777');
+  return `${lines.join('\n')}\n`;
+}

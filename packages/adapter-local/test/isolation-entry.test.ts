@@ -1,0 +1,45 @@
+/**
+ * How a command enters an isolated sandbox: a first command waits for the
+ * sandbox's start, and fails with it; the entry's shell sets the command's
+ * variables again before it execs.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SpawnFailed } from '@sandstream/types';
+import type { LocalSandboxOptions } from '../src/index.js';
+import { testSandbox } from './helpers.js';
+
+const isolated = (options: LocalSandboxOptions = {}) => testSandbox({ isolation: 'namespaces', ...options });
+
+describe("isolation: 'namespaces', the entry of commands", () => {
+  it("a command's environment arrives as given, the variables the entry's shell resets or uses itself included", async () => {
+    const envOf = async (sb: ReturnType<typeof isolated>, env: Record<string, string>): Promise<string[]> =>
+      (await sb.run(['env', '-0'], { env })).stdoutText.split('\0').filter((entry) => entry !== '' && !/^(HOME|TMPDIR|PWD)=/.test(entry)).sort();
+    const sb = isolated();
+    const plain = testSandbox();
+    // Set again by the shell's own export, then by env(1): a name that is not an identifier, and the export loop's counter.
+    const reset = { IFS: 'x', OLDPWD: '/old', OPTIND: '4', SHLVL: '9', _: 'underscore', cwd: 'c', mode: 'm', ENV: 'e', VALUE: 'a b\nc $x `y` \\z' };
+    for (const env of [reset, { ...reset, 'NOT-AN-IDENTIFIER': '1' }, { ...reset, count: '3' }]) {
+      const inside = await envOf(sb, env);
+      expect(inside).toEqual(await envOf(plain, env));
+      expect(inside).toContain('OLDPWD=/old');
+    }
+  });
+
+  it("a command waiting for its sandbox's start gets SpawnFailed when the start fails, and leaves nothing behind", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sandstream-mount-'));
+    try {
+      // A mount point that cannot be made: the host's /usr is read-only inside.
+      const sb = isolated({ mounts: [{ source: dir, target: '/usr/sandstream-no-such-dir' }] });
+      const error = await sb.run(['true']).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(SpawnFailed);
+      expect((error as Error).message).toMatch(/environment did not start: .*Read-only file system/);
+      await expect(sb.run(['true'])).rejects.toBeInstanceOf(SpawnFailed);
+      await sb.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
