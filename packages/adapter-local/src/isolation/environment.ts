@@ -109,7 +109,8 @@ export class Environment {
     if (!holder.stdout || !holder.stderr || !holder.stdio?.[3]) {
       // Out of descriptors (EMFILE, ENFILE): Node.js gave the child no pipes, and only 'error' follows.
       closeOrphanedPipes(mark);
-      rmSync(this.stateDir, { recursive: true, force: true });
+      // Nothing of this environment was made; the shared skeleton goes with the last live one.
+      if (live.size === 0) removeSkeletons();
       this.ended = Promise.resolve();
       this.ready = spawnError.then((error) => {
         this.failure = new EnvironmentGone(`the sandbox's environment did not start: ${describeExhaustion(error) ?? error.message}`);
