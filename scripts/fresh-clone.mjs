@@ -11,8 +11,8 @@
 //
 // It clones the committed HEAD of this repository (or --ref <revision>), so it checks what a
 // clone gets, not the working tree. It needs the npm registry or a warm npm cache for the
-// third-party dependencies. Run by .ci/run after `npm test`: it spends most of its minutes in
-// `npm ci` and the full build, which `npm test` does not need.
+// third-party dependencies. The last step of `npm test`, after every package's tests (so CI,
+// which runs `npm test`, runs it too); alone: `npm run test:clone`.
 //
 //   node scripts/fresh-clone.mjs [--ref <revision>] [--keep]
 import assert from 'node:assert/strict';
