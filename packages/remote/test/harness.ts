@@ -3,7 +3,7 @@
 // reports cut out of standard error as they arrive.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isLive, markedProcesses } from '@sandstream/test-support/processes';
@@ -126,6 +126,28 @@ export class Supervised {
     }
   }
 
+  /**
+   * Resolves once the supervisor has started `count` polls (its short `sleep`s, not the
+   * holder's) from now on: proof that it is looping, and has answered, without a fixed wait.
+   */
+  async polls(count: number): Promise<void> {
+    const seen = new Set<number>();
+    while (seen.size < count) {
+      if (this.child.exitCode !== null || this.child.signalCode !== null) throw new Error(`the supervisor ended after ${seen.size} polls`);
+      let children: string[] = [];
+      try {
+        children = readFileSync(`/proc/${this.pid}/task/${this.pid}/children`, 'latin1').trim().split(' ').filter(Boolean);
+      } catch {
+        // gone meanwhile: the next round sees the exit
+      }
+      for (const child of children) {
+        const argv = readArgv(Number(child));
+        if (argv?.[0]?.endsWith('sleep') === true && argv[1] !== '2147483647') seen.add(Number(child));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }
+
   /** Kills, by pid, the supervisor and every live process carrying this command's tag. */
   cleanup(): void {
     for (const p of markedProcesses(TAG_VARIABLE, this.id)) {
@@ -142,4 +164,12 @@ export class Supervised {
 /** The supervisor started by a wrapper shell that builds argv words Node cannot pass (bytes that are not UTF-8). */
 export function throughWrapper(shell: Shell, words: string): (id: string) => string[] {
   return (id) => ['/bin/sh', '-c', `exec "$0" -c "$1" "$2" "$3" ${words}`, shell.path as string, SUPERVISOR, SUPERVISOR_NAME, id];
+}
+
+function readArgv(pid: number): string[] | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0');
+  } catch {
+    return undefined;
+  }
 }

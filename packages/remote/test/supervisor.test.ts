@@ -147,7 +147,9 @@ describe.each(SHELLS)('the supervisor under $name', (shell) => {
     const s = run(shell, ['/bin/sh', '-c', '(read -r x < "$0"; echo released) & echo $!', fifo]);
     const [holder] = (await s.lines(1)).map(Number);
     await s.report('exit');
-    // The supervisor answered (the exit report) while the holder lives: no gone yet, still running.
+    // Two polls begun after the exit report arrived: the supervisor is waiting for the tree,
+    // the holder lives, and no gone has been written.
+    await s.polls(2);
     expect(isLive(holder as number)).toBe(true);
     expect(s.reports.map((r) => r.type)).toEqual(['start', 'exit']);
     expect(s.child.exitCode).toBe(null);
