@@ -140,7 +140,7 @@ export class ReportSplitter {
 
   /** Takes the next chunk; a frame cut between chunks is held until its end arrives. */
   push(chunk: Uint8Array): SplitResult {
-    const data = this.#held.length === 0 ? chunk : concat(this.#held, chunk);
+    const data = this.#held.length === 0 ? chunk : Buffer.concat([this.#held, chunk]);
     this.#held = new Uint8Array(0);
     return this.#split(data, false);
   }
@@ -169,7 +169,7 @@ export class ReportSplitter {
         if (final) break;
         parts.push(data.subarray(from, i));
         this.#held = data.slice(i);
-        return { output: join(parts), reports };
+        return { output: Buffer.concat(parts), reports };
       }
       const start = i + mark.length;
       const newline = data.indexOf(0x0a, start);
@@ -178,7 +178,7 @@ export class ReportSplitter {
         if (newline === -1 && data.length - start <= MAX_BODY && !final) {
           parts.push(data.subarray(from, i));
           this.#held = data.slice(i);
-          return { output: join(parts), reports };
+          return { output: Buffer.concat(parts), reports };
         }
         throw new SupervisorReportError(final ? 'report frame without its end' : 'report frame too long', frame(Math.min(data.length, start + MAX_BODY)));
       }
@@ -188,30 +188,11 @@ export class ReportSplitter {
       i = data.indexOf(0x1e, from);
     }
     parts.push(data.subarray(from));
-    return { output: join(parts), reports };
+    return { output: Buffer.concat(parts), reports };
   }
 }
 
 function startsWith(data: Uint8Array, at: number, prefix: Uint8Array, length: number): boolean {
   for (let k = 0; k < length; k++) if (data[at + k] !== prefix[k]) return false;
   return true;
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
-  return out;
-}
-
-function join(parts: Uint8Array[]): Uint8Array {
-  const nonEmpty = parts.filter((p) => p.length > 0);
-  if (nonEmpty.length === 1) return nonEmpty[0] as Uint8Array;
-  const out = new Uint8Array(nonEmpty.reduce((sum, p) => sum + p.length, 0));
-  let at = 0;
-  for (const p of nonEmpty) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
