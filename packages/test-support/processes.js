@@ -29,6 +29,21 @@ export function isLive(pid) {
 }
 
 /**
+ * Resolves once a process that is not this one's child (so no exit event
+ * reaches us) has ended, polling /proc; rejects naming its last state after
+ * `ms`. For a process already sent SIGKILL: the signal is delivered when the
+ * kernel next runs it, which on a loaded machine is not at once.
+ */
+export async function ended(pid, ms, what = `process ${pid}`) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (!isLive(pid)) return;
+    if (Date.now() >= deadline) throw new Error(`${what} was still live (state ${procState(pid)}) ${ms} ms on`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/**
  * Live processes other than this one whose environment has `name=value`;
  * with `prefix`, any value starting with `value`.
  */
@@ -55,4 +70,14 @@ export function markedProcesses(name, value, { prefix = false } = {}) {
     found.push({ pid, cmdline });
   }
   return found;
+}
+
+export function killEach(processes, signal = 'SIGKILL') {
+  for (const { pid } of processes) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Ended between the listing and the kill.
+    }
+  }
 }

@@ -15,3 +15,15 @@ export async function within(ms, promise, what = 'the operation') {
     clearTimeout(timer);
   }
 }
+
+/** Resolves once `condition()` holds, looking again at waits that grow from 2 ms to 50 ms; rejects naming `what` after `ms`. */
+export async function waitFor(condition, ms, what) {
+  const deadline = Date.now() + ms;
+  let delay = 2;
+  for (;;) {
+    if (await condition()) return;
+    if (Date.now() > deadline) throw new Error(`${what}: still not true after ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(delay * 2, 50);
+  }
+}

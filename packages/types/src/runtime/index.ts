@@ -20,3 +20,5 @@ export { inheritedEnv, validateEnv } from './environment.js';
 export { isPlainObject } from './plain-object.js';
 export { isRunningState, parseProcStat, type ProcStat } from './proc-stat.js';
 export { TIMED_OUT, within } from './timers.js';
+export { capabilitiesOption, checkOptionKeys, nonNegativeOption } from './options-check.js';
+export { prlimitArgs } from './limits.js';

@@ -4,6 +4,7 @@ import { createExecResult } from '../result.js';
 import type { ExecResult } from '../schema/exec-result.js';
 import type { OutputChunk, StreamName } from '../schema/output-chunk.js';
 import { onAbortOf } from './abort-fan-out.js';
+import { withArgvHint } from './argv-hint.js';
 import { Capture } from './capture.js';
 import { ChunkQueue } from './chunk-queue.js';
 import type { DriverEvents, ExitStatus, ProcessDriver } from './driver.js';
@@ -141,7 +142,7 @@ export class ProcessCore implements TerminationTarget {
       if (this.phase === 'starting') this.phase = 'running';
       this.confirmStart();
     } catch (error) {
-      this.settle(undefined, asTransport(error, 'start', [SpawnFailed]));
+      this.settle(undefined, asTransport(withArgvHint(error, this.plan.command.argv), 'start', [SpawnFailed]));
       return;
     }
     // Settled meanwhile (the runtime gave up, or the exit came first): nothing more is sent.
