@@ -1,11 +1,19 @@
 /**
  * `@sandstream/remote`: what every exec-style remote adapter shares
- * (ADR-0033). Today the in-sandbox supervisor and the parser of its
- * in-band reports.
+ * (ADR-0033): the in-sandbox supervisor and the parser of its reports, the
+ * transport interface a backend implements, the driver over it, the helper
+ * commands, and the one retry policy.
  *
  * @packageDocumentation
  */
 export { FORWARDED_SIGNALS, SUPERVISOR, SUPERVISOR_NAME, TAG_VARIABLE, supervisorArgv } from './supervisor.js';
 export type { SupervisorCommand } from './supervisor.js';
 export { ReportSplitter, SupervisorReportError, parseReport } from './reports.js';
-export type { ExitReport, ExitStatus, GoneReport, NoExecReport, SplitResult, StartReport, SupervisorReport } from './reports.js';
+export type { ExitReport, ExitStatus, GoneReport, HeldReport, NoExecReport, SplitResult, StartReport, SupervisorReport } from './reports.js';
+export type { HelperOptions, HelperResult, RemoteTransport, StartRequest, TransportEnd, TransportProcess, TransportSink } from './transport.js';
+export { RemoteDriver, type RemoteDriverSettings } from './driver.js';
+export { RemoteCommands } from './commands.js';
+export { CHANNEL_NAME } from './helper-channel.js';
+export { DEFAULT_PATHS, launchRequest, type LaunchDefaults, type LaunchPaths } from './launch.js';
+export { HELPER, HELPER_NAME, abandonArgv, groupSignalArgv, sweepArgv, treeKillArgv, type GroupIdentity } from './helpers.js';
+export { DEFAULT_RETRY, backoffMs, parseRetryAfter, retry, type Attempt, type RetryOptions, type RetryPolicy } from './retry.js';

@@ -48,12 +48,21 @@ export interface ExitReport {
   readonly status: ExitStatus;
 }
 
+/**
+ * After `exit`: the supervisor's first look found live processes of the
+ * command's group or session, so `gone` waits for them (the driver's
+ * `leaderExited`). Absent when the tree was gone at once.
+ */
+export interface HeldReport {
+  readonly type: 'held';
+}
+
 /** No live process of the command's group or session is left; the supervisor exits next. */
 export interface GoneReport {
   readonly type: 'gone';
 }
 
-export type SupervisorReport = StartReport | NoExecReport | ExitReport | GoneReport;
+export type SupervisorReport = StartReport | NoExecReport | ExitReport | HeldReport | GoneReport;
 
 /** A frame with the command's mark that does not parse: the stream is not what the supervisor wrote. */
 export class SupervisorReportError extends Error {
@@ -102,6 +111,9 @@ export function parseReport(body: string): SupervisorReport {
       }
       if (words[1] === 'unknown' && words.length === 2) return { type: 'exit', status: { kind: 'unknown' } };
       throw new SupervisorReportError('bad exit report', body);
+    case 'held':
+      if (words.length !== 1) throw new SupervisorReportError('bad held report', body);
+      return { type: 'held' };
     case 'gone':
       if (words.length !== 1) throw new SupervisorReportError('bad gone report', body);
       return { type: 'gone' };

@@ -22,8 +22,18 @@
  *   and exit status 128+n are told apart, which `$?` of any shell cannot
  *   do. The zombie also keeps the command's pid, and so its group number,
  *   from being taken again while the supervisor runs.
- * - It reports `exit` as soon as the command ended, `gone` once no live
- *   process of the command's group or session is left, and then exits
+ * - The command's end is an event: the command, and only what it starts,
+ *   holds fd 7, the write end of a pipe whose reader (the waker, a fork of
+ *   the supervisor) sees end-of-file once nothing holds it any more and
+ *   sends the supervisor SIGPIPE, which cuts its wait short. Polls, backing
+ *   off from 1 ms, stay the fallback, for a command that closed fd 7 early
+ *   (the call comes at once and is spent) or left something running that
+ *   holds it (the call comes late): up to 500 ms apart while the call may
+ *   still come, up to 100 ms once it came. fd 7 is the one descriptor the
+ *   command gets beyond its standard streams.
+ * - It reports `exit` as soon as the command ended, `held` when its first
+ *   look then finds live processes of the command's group or session,
+ *   `gone` once none is left, and then exits
  *   with the command's status (dying of the same signal), so a command
  *   that ends by itself costs no request beyond the backend's own.
  */
@@ -51,7 +61,8 @@ export const FORWARDED_SIGNALS = Object.freeze([
 ] as const);
 
 /**
- * The supervisor: `sh -c SUPERVISOR sandstream-supervisor ID argv...`.
+ * The supervisor: `sh -c SUPERVISOR sandstream-supervisor ID N HOME
+ * prefix... argv...` (see {@link supervisorArgv}).
  * Tools it needs besides the shell: `/proc`, `setsid` (util-linux or
  * busybox) and `sleep` with fractions of a second (coreutils or busybox),
  * found in the standard system directories whatever the command's PATH;
@@ -59,33 +70,47 @@ export const FORWARDED_SIGNALS = Object.freeze([
  * command is to receive INT and QUIT (see the `start` report).
  */
 export const SUPERVISOR = [
-  'I=$1; shift',
+  // I: the id; n: how many words of argv are a prefix (wrappers that exec the command in turn);
+  // h: 1 to start in $HOME if it can (else stay where the backend started it).
+  'I=$1 n=$2 h=$3; shift 3',
+  '[ "$h" = 1 ] && { cd "$HOME" 2>/dev/null || cd /; }',
   // fd 9: the backend's standard error, for reports; fd 8: its standard input, for the command
-  // (an asynchronous list gets /dev/null without an explicit redirection). The shell's own
-  // complaints (a `kill` of a gone group, bash's job notices) go nowhere.
-  'exec 9>&2 8<&0 2>/dev/null',
+  // (an asynchronous list gets /dev/null without an explicit redirection); fd 6: its standard
+  // output, for the command (the pipeline below takes the holder's). The shell's own complaints
+  // (a `kill` of a gone group, bash's job notices) go nowhere.
+  'exec 9>&2 8<&0 6>&1 2>/dev/null',
   "r() { printf '\\036sandstream:%s %s\\n' \"$I\" \"$1\" >&9; }",
   // Its tools by the system's directories: the command's PATH is the caller's.
   't() { for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do [ -x "$d/$2" ] && { eval "$1=\\$d/\\$2"; return 0; }; done; return 1; }',
   "t X setsid || { r 'noexec ENOENT setsid'; exit 127; }",
   "t Z sleep || { r 'noexec ENOENT sleep'; exit 127; }",
+  // grep (GNU or busybox), if there is one, spares the end of a command most of a /proc scan.
+  't G grep || G=',
   // A shell without job control starts an asynchronous list with INT and QUIT ignored, and the
-  // command would inherit that; GNU env resets them as it execs the command.
-  'R=default; t E env && "$E" --default-signal=INT,QUIT true || { E= R=ignored; }',
+  // command would inherit that; GNU env resets them as it execs the command. The probe is one
+  // program start: env takes the option (coreutils 8.31 and later) and then prints its version.
+  'R=default; t E env && "$E" --default-signal=INT,QUIT --version >/dev/null || { E= R=ignored; }',
+  // w: the first word, what is exec'd; c: the command's argv[0], after the prefix. Every program
+  // of the prefix (a word that is an absolute path and no assignment) must exist.
+  'w=$1 i=0; for c; do [ "$i" = "$n" ] && break; case $c in /*=*) ;; /*) [ -f "$c" ] && [ -x "$c" ] || { r "noexec ENOENT $c"; exit 127; } ;; esac; i=$((i+1)); done',
   // argv[0] must be executable: a missing program is a report, not exit status 127.
-  'c=$1',
   'case $c in',
   "  */*) [ -e \"$c\" ] || { r 'noexec ENOENT'; exit 127; }; [ -f \"$c\" ] && [ -x \"$c\" ] || { r 'noexec EACCES'; exit 127; } ;;",
   '  *) f=; IFS=:; for d in $PATH; do [ -f "${d:-.}/$c" ] && [ -x "${d:-.}/$c" ] && { f=1; break; }; done; unset IFS',
   "     [ -n \"$f\" ] || { r 'noexec ENOENT'; exit 127; } ;;",
   'esac',
   // env(1) would take a program name holding `=` for an assignment.
-  'case $c in *=*) E= R=ignored ;; esac',
+  'case $w in *=*) E= R=ignored ;; esac',
   // The fields of a stat line after the command's name, which may hold spaces and parentheses.
   "st() { set -- ${1##*') '}; S1=$1 S2=$2 S3=$3 S4=$4 S20=${20} S50=${50}; }",
   'SANDSTREAM_COMMAND=$I; export SANDSTREAM_COMMAND',
-  // H, the holder: forks the command, then becomes a `sleep` that never reaps it.
-  '(',
+  // The waker's call (below): a handler, not an ignore, so the command does not inherit an ignored
+  // SIGPIPE; set before the fork, as the waker may call as soon as the command ended. A forked
+  // shell resets a caught signal, so neither the holder nor the command runs it.
+  "U=; trap 'U=1' PIPE",
+  // H, the holder: forks the command, then becomes a `sleep` that never reaps it. It is the first
+  // element of a pipeline whose write end the command alone keeps, as fd 7.
+  '{',
   '  (',
   // The command's own pid (a subshell's $$ is its parent's) and start time, reported before
   // it can write a byte; setsid, which does not fork for a process that leads no group,
@@ -95,21 +120,55 @@ export const SUPERVISOR = [
   '    { IFS= read -r m < /proc/self/comm; } && while { IFS= read -r h < "/proc/$S2/comm"; } && [ "$h" = "$m" ]; do :; done',
   '    [ -n "$E" ] && exec "$X" "$E" --default-signal=INT,QUIT -- "$@"',
   '    exec "$X" "$@"',
-  '  ) <&8 2>&9 8<&- 9>&- &',
-  '  exec "$Z" 2147483647 <&- >/dev/null 8<&- 9>&-',
-  ') &',
-  'H=$! C= Q= d=0.001',
+  '  ) <&8 7>&1 >&6 2>&9 6>&- 8<&- 9>&- &',
+  // The holder's tag is the id and `-holder`: the SIGKILL of the tree (a sweep of the id) leaves
+  // it, or the command's zombie would go to init and its status with it; a sweep of the
+  // sandbox's prefix still finds it once the supervisor is gone.
+  '  SANDSTREAM_COMMAND=$I-holder; exec "$Z" 2147483647 <&- >/dev/null 6>&- 8<&- 9>&-',
+  // B, the waker: end-of-file on the read end comes once nothing holds fd 7 any more, which is
+  // the command's end unless something it started keeps the descriptor (then the polls see the
+  // end). It calls only while it is still this shell's child: a supervisor gone (killed) may
+  // have a successor at its pid. No copy of the backend's streams: it may outlive the supervisor.
+  '} | {',
+  '  exec >/dev/null 6>&- 8<&- 9>&-; while read -r l; do :; done',
+  '  { IFS= read -r l < /proc/self/stat; } && st "$l" && [ "$S2" = $$ ] && kill -s PIPE $$',
+  '} &',
+  // Standard input is the command's alone: a command that closes it leaves the pipe without a
+  // reader, so a writer learns it (EPIPE) instead of filling a pipe the supervisor holds.
+  'exec 6>&- 8<&- 0</dev/null',
+  // A: how far each nap moves the backoff, M: the furthest it goes (see nap).
+  'B=$! H= C= Q= d=0.001 k=0 A=4 M=32',
+  // Each shell forks both elements of the pipeline itself, the holder first, and has no other
+  // child yet: the holder is the child that is not $!.
+  'if [ -e "/proc/$$/task/$$/children" ]; then { read -r H l _ < "/proc/$$/task/$$/children"; }; [ "$H" = "$B" ] && H=$l',
+  'else for f in /proc/[0-9]*/stat; do { IFS= read -r l < "$f"; } || continue; st "$l"; [ "$S2" = $$ ] && [ "${l%% *}" != "$B" ] && { H=${l%% *}; break; }; done; fi',
   // A trap only records the signal: the main loop forwards it, so a handler never runs a scan
   // in the middle of another. `wait` returns at once when a trapped signal arrives.
   `for s in ${FORWARDED_SIGNALS.join(' ')}; do trap "Q=\\"\\$Q $s\\"" "$s"; done`,
-  // A handler, not an ignore: the command must not inherit an ignored SIGPIPE.
-  'trap : PIPE',
-  // Polls back off from 1 ms to 100 ms: a short command is seen ending at once, a long one
-  // costs ten `sleep`s a second.
-  'nap() { "$Z" "$d" & wait $!; case $d in 0.001) d=0.002 ;; 0.002) d=0.005 ;; 0.005) d=0.01 ;; 0.01) d=0.02 ;; 0.02) d=0.05 ;; 0.05) d=0.1 ;; esac; }',
+  // nap: a `sleep` waited for, which a trapped signal (a forwarded one, the waker's) cuts short;
+  // one that came before the wait began (during a scan, say) is seen in Q or U, and the nap
+  // skipped or killed, so a forwarded signal never waits for a nap to end. A nap cut
+  // short is killed, not waited for again (bash, its status reaped meanwhile, can wait forever);
+  // a later wait reaps it. Untagged: a sweep of the tree must not find the supervisor's own naps;
+  // holding none of the backend's streams, a nap cut short ends no later for them.
+  // Polls back off from 1 ms to 100 ms, four naps a step: a short command is seen ending at
+  // once, a long one costs ten `sleep`s a second. While the waker may still call (A=4) they are
+  // only its fallback: a step a nap, on to 500 ms. The waker calls once; from then on the polls
+  // are as without it.
+  'nap() {',
+  '  [ -n "$U$Q" ] || { SANDSTREAM_COMMAND= "$Z" "$d" >/dev/null 9>&- & [ -z "$U$Q" ] && wait $! || kill $!; }',
+  '  if [ -n "$U" ]; then U= A=1 M=24; [ "$k" -gt 24 ] && k=24 d=0.1; return 0; fi',
+  '  k=$((k + A)); [ "$k" -gt "$M" ] && k=$M',
+  '  case $k in 4) d=0.002 ;; 8) d=0.005 ;; 12) d=0.01 ;; 16) d=0.02 ;; 20) d=0.05 ;; 24) d=0.1 ;; 28) d=0.2 ;; 32) d=0.5 ;; esac',
+  '}',
   // scan SIG: sends SIG to live members of the session outside the group.
   // scan '': true while a live process of the command's group or session exists.
   'scan() {',
+  // First one grep over every stat line: no line with the group or session after the name is
+  // a certain "none" (status 1), the usual end; a line that vanished as it was read (status 2:
+  // a process reaped meanwhile, such as the waker) takes one more grep; a match, or a second
+  // vanished line, takes the exact scan below, which no name can fool.
+  '  [ -z "$1" ] && [ -n "$G" ] && for f in 1 2; do SANDSTREAM_COMMAND= "$G" -qsE "\\) [^ZXx] [0-9]+ ($C [0-9]+|[0-9]+ $C) " /proc/[0-9]*/stat; case $? in 0) break ;; 1) return 1 ;; esac; done',
   '  for f in /proc/[0-9]*/stat; do',
   '    { IFS= read -r l < "$f"; } 2>/dev/null || continue; st "$l"',
   '    case $S1 in Z|X|x) continue ;; esac',
@@ -128,7 +187,10 @@ export const SUPERVISOR = [
   '}',
   // The holder's one child.
   'kid() {',
-  '  { IFS= read -r C _ < "/proc/$H/task/$H/children"; } && [ -n "$C" ] && return 0',
+  // A list of pids, each followed by a space, with no newline (`read` fails at its end yet
+  // splits the first off into C by the default IFS); where the kernel has none
+  // (no CONFIG_PROC_CHILDREN) the parent fields of every process are read instead.
+  '  if [ -e "/proc/$H/task/$H/children" ]; then C=; { read -r C _ < "/proc/$H/task/$H/children"; }; [ -n "$C" ] && return 0; C=; return 1; fi',
   '  for f in /proc/[0-9]*/stat; do { IFS= read -r l < "$f"; } || continue; st "$l"; [ "$S2" = "$H" ] && { C=${l%% *}; return 0; }; done',
   '  C=; return 1',
   '}',
@@ -142,10 +204,14 @@ export const SUPERVISOR = [
   '  *) if [ $((W & 127)) = 0 ]; then K=code V=$((W >> 8 & 255)); r "exit code $V"',
   "     else K=signal V=$((W & 127)) N=$(kill -l $((W & 127))); r \"exit signal $V $N$( [ $((W & 128)) = 0 ] || echo ' core')\"; fi ;;",
   'esac',
-  // Signals still reach the group while holders live on after the command's end.
-  "while flush && scan ''; do nap; done",
+  // Signals still reach the group while holders live on after the command's end; whether any
+  // does is reported at once (`held`), so the driver need not guess it from a timer.
+  "flush; if scan ''; then r held; while flush && scan ''; do nap; done; fi",
   // The command's zombie goes to init (or the nearest subreaper) with its holder.
-  'kill -s KILL "$H"; wait "$H"',
+  // The waker, if the command left something holding fd 7, and only while it is this shell's
+  // child: once it ended, its pid may have been given out again.
+  '{ IFS= read -r l < "/proc/$B/stat"; } && st "$l" && [ "$S2" = $$ ] && [ "$S1" != Z ] && kill -s KILL "$B"',
+  'kill -s KILL "$H"; wait "$H" "$B"',
   'r gone',
   'case $K in',
   '  code) exit "$V" ;;',
@@ -165,6 +231,16 @@ export interface SupervisorCommand {
   readonly id: string;
   /** The command's argv, passed as words, never through a shell. */
   readonly argv: readonly string[];
+  /**
+   * Words exec'd in front of argv: wrappers that exec the command in turn
+   * (`env NAME=VALUE...`, `prlimit --cpu=2:3 --`), so pid, group and status
+   * stay the command's. Each word that is an absolute path and holds no `=`
+   * must be an executable file (else a `noexec ENOENT <path>` report);
+   * argv[0] is checked after them as the command.
+   */
+  readonly prefix?: readonly string[] | undefined;
+  /** Start in `$HOME` if it can, else where the backend started the supervisor (default false). */
+  readonly home?: boolean | undefined;
   /** The shell that runs the supervisor; default `/bin/sh`. */
   readonly shell?: string;
 }
@@ -180,7 +256,7 @@ const ID = /^[A-Za-z0-9_-]{8,64}$/;
  * import { supervisorArgv } from '@sandstream/remote';
  *
  * const argv = supervisorArgv({ id: randomUUID(), argv: ['printf', '%s\n', 'a b'] });
- * // ['/bin/sh', '-c', SUPERVISOR, 'sandstream-supervisor', id, 'printf', '%s\n', 'a b']
+ * // ['/bin/sh', '-c', SUPERVISOR, 'sandstream-supervisor', id, '0', '0', 'printf', '%s\n', 'a b']
  * ```
  */
 export function supervisorArgv(command: SupervisorCommand): string[] {
@@ -190,5 +266,6 @@ export function supervisorArgv(command: SupervisorCommand): string[] {
   if (command.argv.length === 0 || command.argv[0] === '') {
     throw new TypeError('supervisor argv must name a program');
   }
-  return [command.shell ?? '/bin/sh', '-c', SUPERVISOR, SUPERVISOR_NAME, command.id, ...command.argv];
+  const prefix = command.prefix ?? [];
+  return [command.shell ?? '/bin/sh', '-c', SUPERVISOR, SUPERVISOR_NAME, command.id, String(prefix.length), command.home === true ? '1' : '0', ...prefix, ...command.argv];
 }

@@ -1,12 +1,12 @@
 // Runs the supervisor for real under a given shell, the way a backend
 // would: one process whose standard output and error are pipes, with the
 // reports cut out of standard error as they arrive.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isLive, markedProcesses } from '@sandstream/test-support/processes';
+import { isLive, killEach, markedProcesses, procStat } from '@sandstream/test-support/processes';
 import { ReportSplitter, SUPERVISOR, SUPERVISOR_NAME, TAG_VARIABLE, supervisorArgv, type SupervisorReport } from '../src/index.js';
 
 export interface Shell {
@@ -44,6 +44,23 @@ export function missing(shell: Shell): string | undefined {
   return `${shell.name} is not installed (Debian: apt-get install ${shell.name === 'busybox ash' ? 'busybox-static' : shell.name})`;
 }
 
+/** One of the supervisor's naps (see {@link Supervised.naps}). */
+export interface Nap {
+  readonly pid: number;
+  /** Its length, from its argv. */
+  readonly seconds: number;
+  /** When it started, in seconds since boot (to a clock tick), as {@link uptime} counts. */
+  readonly start: number;
+}
+
+/** The kernel's clock ticks a second, the unit of a process's start time in /proc. */
+export const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+/** Seconds since boot, the clock of {@link Nap.start}. */
+export function uptime(): number {
+  return Number(readFileSync('/proc/uptime', 'latin1').split(' ')[0]);
+}
+
 export interface Ended {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
@@ -62,10 +79,14 @@ export class Supervised {
   readonly closed: Promise<void>;
 
   /** `argv` goes to the supervisor as is; with `raw`, `argv` is the whole argv of the process spawned. */
-  constructor(shell: Shell, argv: readonly string[], options: { raw?: (id: string) => string[] } = {}) {
+  constructor(
+    shell: Shell,
+    argv: readonly string[],
+    options: { raw?: (id: string) => string[]; prefix?: readonly string[]; home?: boolean; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+  ) {
     if (shell.path === undefined) throw new Error(`${shell.name} is not installed`);
-    const full = options.raw?.(this.id) ?? supervisorArgv({ id: this.id, argv, shell: shell.path });
-    this.child = spawn(full[0] as string, full.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
+    const full = options.raw?.(this.id) ?? supervisorArgv({ id: this.id, argv, shell: shell.path, prefix: options.prefix, home: options.home });
+    this.child = spawn(full[0] as string, full.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: options.env, cwd: options.cwd });
     this.child.stdout?.on('data', (chunk: Buffer) => this.#stdout.push(chunk));
     this.child.stderr?.on('data', (chunk: Buffer) => this.#take(this.#splitter.push(chunk)));
     this.ended = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
@@ -148,22 +169,45 @@ export class Supervised {
     }
   }
 
+  /** The supervisor's naps now: its `sleep`s other than the holder, each with its length and its start (seconds since boot). */
+  naps(): Nap[] {
+    let children: string[] = [];
+    try {
+      children = readFileSync(`/proc/${this.pid}/task/${this.pid}/children`, 'latin1').trim().split(' ').filter(Boolean);
+    } catch {
+      return []; // gone meanwhile
+    }
+    const naps: Nap[] = [];
+    for (const child of children.map(Number)) {
+      const argv = readArgv(child);
+      const start = procStat(child)?.[19];
+      if (argv?.[0]?.endsWith('sleep') !== true || argv[1] === '2147483647' || start === undefined) continue;
+      naps.push({ pid: child, seconds: Number(argv[1]), start: Number(start) / CLOCK_TICKS });
+    }
+    return naps;
+  }
+
+  /** Resolves with the first nap `until` accepts (looking every millisecond, never on a timer); rejects once the supervisor ended. */
+  async nap(until: (nap: Nap) => boolean): Promise<Nap> {
+    for (;;) {
+      if (this.child.exitCode !== null || this.child.signalCode !== null) throw new Error('the supervisor ended');
+      const found = this.naps().find(until);
+      if (found !== undefined) return found;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }
+
   /** Kills, by pid, the supervisor and every live process carrying this command's tag. */
   cleanup(): void {
-    for (const p of markedProcesses(TAG_VARIABLE, this.id)) {
-      try {
-        process.kill(p.pid, 'SIGKILL');
-      } catch {
-        // gone meanwhile
-      }
-    }
+    // By prefix: the holder is tagged `<id>-holder`.
+    killEach(markedProcesses(TAG_VARIABLE, this.id, { prefix: true }));
     if (isLive(this.pid)) this.child.kill('SIGKILL');
   }
 }
 
 /** The supervisor started by a wrapper shell that builds argv words Node cannot pass (bytes that are not UTF-8). */
 export function throughWrapper(shell: Shell, words: string): (id: string) => string[] {
-  return (id) => ['/bin/sh', '-c', `exec "$0" -c "$1" "$2" "$3" ${words}`, shell.path as string, SUPERVISOR, SUPERVISOR_NAME, id];
+  return (id) => ['/bin/sh', '-c', `exec "$0" -c "$1" "$2" "$3" 0 0 ${words}`, shell.path as string, SUPERVISOR, SUPERVISOR_NAME, id];
 }
 
 function readArgv(pid: number): string[] | undefined {

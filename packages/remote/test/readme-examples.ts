@@ -2,7 +2,8 @@
 // that the README's block is contained in this file, and runs it.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { ReportSplitter, supervisorArgv, type SupervisorReport } from '../src/index.js';
+import { defineSandbox } from '@sandstream/types/runtime';
+import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands, ReportSplitter, supervisorArgv, type RemoteTransport, type SupervisorReport } from '../src/index.js';
 
 /** The README's example; returns the reports it printed. */
 export async function supervisorExample(): Promise<SupervisorReport[]> {
@@ -17,4 +18,61 @@ await new Promise((resolve) => child.on('close', resolve));
 reports.push(...splitter.end().reports);
 console.log(reports.map((r) => r.type)); // [ 'start', 'exit', 'gone' ]
   return reports;
+}
+
+/** The README's second example: a backend built on the driver; returns the result of its run. */
+export async function transportExample(): Promise<{ stdoutText: string; exitCode: number | null; requests: number }> {
+let requests = 0;
+// A transport over local processes, standing in for a backend's API.
+const transport: RemoteTransport = {
+  signals: new Set(['SIGTERM']),
+  start(request, sink) {
+    requests += 1;
+    const [file, ...words] = request.argv;
+    const child = spawn(file!, words, { env: { ...process.env, ...request.env }, cwd: request.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdout.on('data', (chunk: Buffer) => sink.output('stdout', chunk));
+    child.stderr.on('data', (chunk: Buffer) => sink.output('stderr', chunk));
+    child.on('error', (error) => sink.end({ kind: 'refused', reason: error.message, error }));
+    child.on('close', (exitCode, signal) => sink.end({ kind: 'exit', status: { exitCode, signal } }));
+    return {
+      async signal(name) {
+        child.kill(name as NodeJS.Signals);
+      },
+      async writeStdin(data) {
+        child.stdin.write(data);
+      },
+      async closeStdin() {
+        child.stdin.end();
+      },
+      close() {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      },
+    };
+  },
+  run(argv) {
+    requests += 1;
+    return new Promise((resolve) => spawn(argv[0]!, argv.slice(1), { stdio: 'ignore' }).on('close', (exitCode) => resolve({ exitCode })));
+  },
+};
+const commands = new RemoteCommands({
+  transport,
+  env: {},
+  cwd: undefined,
+  paths: DEFAULT_PATHS,
+  requestTimeoutMs: 15_000,
+  retry: DEFAULT_RETRY,
+});
+const sandbox = defineSandbox({
+  name: 'local-processes',
+  capabilities: { streaming: true, stdin: true, 'resource-limits': true, user: false },
+  native: undefined,
+  createDriver: (command) => commands.createDriver(command),
+  close: () => commands.sweep(),
+});
+const result = await sandbox.run(['sh', '-c', 'echo hello; exit 3']);
+const requestsOfRun = requests;
+console.log(result.stdoutText, result.exitCode, requestsOfRun); // "hello\n" 3 1
+await sandbox.close(); // one sweep by tag: what left a command's session
+  return { stdoutText: result.stdoutText, exitCode: result.exitCode, requests: requestsOfRun };
 }

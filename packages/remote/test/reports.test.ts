@@ -14,9 +14,10 @@ describe('parseReport', () => {
     expect(parseReport('exit signal 11 SEGV core')).toEqual({ type: 'exit', status: { kind: 'signal', number: 11, signal: 'SIGSEGV', core: true } });
     expect(parseReport('exit unknown')).toEqual({ type: 'exit', status: { kind: 'unknown' } });
     expect(parseReport('gone')).toEqual({ type: 'gone' });
+    expect(parseReport('held')).toEqual({ type: 'held' });
   });
 
-  it.each(['', 'start 1 1 x default', 'start 1 1 5', 'exit code 256', 'exit code -1', 'exit signal 0 X', 'exit signal 9 kill', 'gone now', 'hello', 'exit code 03'])(
+  it.each(['', 'start 1 1 x default', 'start 1 1 5', 'exit code 256', 'exit code -1', 'exit signal 0 X', 'exit signal 9 kill', 'gone now', 'held on', 'hello', 'exit code 03'])(
     'rejects %j with a typed error',
     (body) => {
       expect(() => parseReport(body)).toThrow(SupervisorReportError);
@@ -58,7 +59,10 @@ describe('ReportSplitter', () => {
 
 describe('supervisorArgv', () => {
   it('puts argv after the script, its name and the id', () => {
-    expect(supervisorArgv({ id: ID, argv: ['a b', ''] })).toEqual(['/bin/sh', '-c', SUPERVISOR, SUPERVISOR_NAME, ID, 'a b', '']);
+    expect(supervisorArgv({ id: ID, argv: ['a b', ''] })).toEqual(['/bin/sh', '-c', SUPERVISOR, SUPERVISOR_NAME, ID, '0', '0', 'a b', '']);
+    expect(supervisorArgv({ id: ID, argv: ['x'], prefix: ['/usr/bin/env', 'A=1'], home: true })).toEqual([
+      '/bin/sh', '-c', SUPERVISOR, SUPERVISOR_NAME, ID, '2', '1', '/usr/bin/env', 'A=1', 'x',
+    ]);
   });
 
   it('rejects an id that could not mark a frame, and an argv without a program', () => {

@@ -1,0 +1,92 @@
+/**
+ * The remote driver's face for an adapter: one {@link RemoteCommands} per
+ * sandbox handle makes a {@link RemoteDriver} per command and, at close,
+ * sweeps by tag what escaped the supervisors (ADR-0033). A command whose
+ * fate its driver could not settle is swept again in the background until
+ * then (`late-sweeps.ts`).
+ */
+import { randomUUID } from 'node:crypto';
+import type { CommandSpec } from '@sandstream/types/runtime';
+import { RemoteDriver, type RemoteDriverSettings } from './driver.js';
+import { ChannelledTransport } from './helper-channel.js';
+import { sweepArgv } from './helpers.js';
+import { LateSweeps, lateSweepWindowMs } from './late-sweeps.js';
+
+/**
+ * Makes the drivers of one sandbox handle. Every command's id starts with
+ * this handle's prefix, so `sweep()` reaches exactly the commands this
+ * handle started, in a sandbox other handles may share.
+ *
+ * @example
+ * ```ts
+ * import { defineSandbox } from '@sandstream/types/runtime';
+ * import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands, type RemoteTransport } from '@sandstream/remote';
+ *
+ * declare const transport: RemoteTransport;
+ * const commands = new RemoteCommands({
+ *   transport, env: {}, cwd: undefined, paths: DEFAULT_PATHS, requestTimeoutMs: 15_000, retry: DEFAULT_RETRY,
+ * });
+ * const sandbox = defineSandbox({
+ *   name: 'my-backend',
+ *   capabilities: { streaming: true, stdin: true, 'resource-limits': true, user: false },
+ *   native: undefined,
+ *   createDriver: (command) => commands.createDriver(command),
+ *   close: () => commands.sweep(),
+ * });
+ * ```
+ */
+export class RemoteCommands {
+  readonly #settings: RemoteDriverSettings;
+  /** A short random prefix of this handle's command ids. */
+  readonly prefix = randomUUID().slice(0, 8);
+  /** The accounts commands ran as (undefined: the backend's default): a sweep runs as each. */
+  readonly #users = new Set<string | undefined>();
+  /** The helpers' channels, when the settings ask for them. */
+  readonly #channels: ChannelledTransport | undefined;
+  readonly #late: LateSweeps;
+
+  constructor(settings: RemoteDriverSettings) {
+    this.#channels = settings.helperChannel === true ? new ChannelledTransport(settings.transport, settings.paths.shell, this.prefix) : undefined;
+    this.#settings = this.#channels === undefined ? settings : { ...settings, transport: this.#channels };
+    this.#late = new LateSweeps({
+      transport: this.#settings.transport,
+      shell: settings.paths.shell,
+      requestTimeoutMs: settings.requestTimeoutMs,
+      windowMs: settings.lateSweepMs ?? lateSweepWindowMs(settings.requestTimeoutMs),
+    });
+  }
+
+  /** A driver for one command; its id is this handle's prefix and a UUID. */
+  createDriver(command: CommandSpec): RemoteDriver {
+    this.#users.add(command.user);
+    return new RemoteDriver(command, this.#settings, `${this.prefix}-${randomUUID()}`, (id) => this.#late.track(id, command.user));
+  }
+
+  /** How many commands whose fate is unknown are being swept in the background now. */
+  get lateSweeps(): number {
+    return this.#late.pending;
+  }
+
+  /**
+   * SIGKILL to every process still tagged by a command of this handle: the
+   * close-time sweep, one helper per account that ran commands, each one
+   * attempt bounded by `timeoutMs` (default `requestTimeoutMs`; an adapter
+   * passes its kill wait, which bounds every other step of `close()`).
+   * Nothing when no command ran. Rejects with the first failure. The
+   * background sweeps end first (this one supersedes them), and the
+   * helpers' channels, if any, end with it.
+   */
+  async sweep(timeoutMs: number = this.#settings.requestTimeoutMs): Promise<void> {
+    const { transport, paths } = this.#settings;
+    const argv = sweepArgv(paths.shell, { prefix: `${this.prefix}-` });
+    try {
+      this.#late.stop();
+      for (const user of this.#users) {
+        const { exitCode } = await transport.run(argv, { user, timeoutMs });
+        if (exitCode !== 0) throw new Error(`the close-time sweep ended with ${exitCode === null ? 'a signal' : `exit status ${exitCode}`}`);
+      }
+    } finally {
+      this.#channels?.close();
+    }
+  }
+}

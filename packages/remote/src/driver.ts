@@ -1,0 +1,361 @@
+/**
+ * The remote driver: a `ProcessDriver` over any {@link RemoteTransport}
+ * (ADR-0033). It starts the supervisor in place of the command, takes the
+ * command's identity, exact exit and the tree's end from the supervisor's
+ * reports, and turns the transport's own end into a result only where the
+ * reports cannot.
+ *
+ * - `start` resolves on the `start` report (the command's pid is its
+ *   `commandId`); `noexec` is `SpawnFailed`; a transport that ends without
+ *   a report is `SpawnFailed` when the backend gave an end (nothing runs),
+ *   `TransportError` when the link broke (the command is swept by its tag
+ *   first, and the start is never repeated).
+ * - `exit` then `gone` is the driver's `exit`, once the transport's end
+ *   says every byte is in. `exit` then `held` (members outlived the leader)
+ *   is `leaderExited` (ADR-0014): the runtime winds the tree down.
+ * - Signals go to the supervisor through the transport where the backend
+ *   can deliver them (it forwards them to the group and the session), else
+ *   as a helper to the group guarded by the start time. SIGKILL is always
+ *   the helper, to the group and then to the tag.
+ */
+import { SpawnFailed, TransportError, type Signal, type StreamName } from '@sandstream/types';
+import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
+import { abandonArgv, groupSignalArgv, treeKillArgv } from './helpers.js';
+import { launchRequest, type LaunchDefaults } from './launch.js';
+import { ReportSplitter, type ExitStatus as ReportedStatus, type StartReport, type SupervisorReport } from './reports.js';
+import { retry, type RetryPolicy } from './retry.js';
+import type { RemoteTransport, TransportEnd, TransportProcess } from './transport.js';
+
+/** What every driver of one sandbox shares. */
+export interface RemoteDriverSettings extends LaunchDefaults {
+  readonly transport: RemoteTransport;
+  /** Bound on one helper command, in ms. */
+  readonly requestTimeoutMs: number;
+  /** The policy of every repeated helper (kills and sweeps after a broken link or an abandoned start). */
+  readonly retry: RetryPolicy;
+  /** A short description of a transport's error for messages (default: its message). */
+  readonly describe?: (error: unknown) => string;
+  /**
+   * Run helpers through one long-lived process per account (see `helper-channel.ts`) instead of
+   * one {@link RemoteTransport.run} each: for a backend whose every run is a new process start
+   * that costs several requests (Docker's exec), while writes to a started process's standard
+   * input are cheap. Default false.
+   */
+  readonly helperChannel?: boolean;
+  /**
+   * How long a command whose fate became unknown (a start of unknown outcome, a kill not
+   * confirmed) is swept again in the background by {@link RemoteCommands}, in ms (default: four
+   * `requestTimeoutMs`, at least 60 s). The handle's `sweep()` ends every such sweep.
+   */
+  readonly lateSweepMs?: number | undefined;
+}
+
+const utf8 = new TextDecoder();
+
+function statusOf(reported: ReportedStatus | undefined, transport: ExitStatus | undefined): ExitStatus {
+  if (reported?.kind === 'code') return { exitCode: reported.code, signal: null };
+  if (reported?.kind === 'signal') return { exitCode: null, signal: reported.signal };
+  return transport ?? { exitCode: null, signal: null };
+}
+
+function describeStatus(status: ExitStatus | undefined): string {
+  if (status === undefined) return 'an end without a status';
+  return status.signal !== null ? `death by ${status.signal}` : `exit status ${status.exitCode}`;
+}
+
+/**
+ * One command over a transport. Made by {@link RemoteCommands.createDriver};
+ * `id` is the command's tag and report mark.
+ */
+export class RemoteDriver implements ProcessDriver {
+  readonly #command: CommandSpec;
+  readonly #settings: RemoteDriverSettings;
+  readonly #id: string;
+  readonly #splitter: ReportSplitter;
+  #events: DriverEvents | undefined;
+  #process: TransportProcess | undefined;
+  #resolveStart: ((started: StartedProcess) => void) | undefined;
+  #rejectStart: ((error: Error) => void) | undefined;
+  #identity: StartReport | undefined;
+  #startSettled = false;
+  #exit: ReportedStatus | undefined;
+  #gone = false;
+  #ended = false;
+  #terminal = false;
+  #released = false;
+  /** A kill of the tree under way (the runtime's SIGKILL, or one after a broken link). */
+  #killing: Promise<void> | undefined;
+  /** The first bytes of standard error, for the message of a supervisor that ended without a report. */
+  #stderrHead = '';
+  readonly #onFateUnknown: ((id: string) => void) | undefined;
+
+  /**
+   * @param onFateUnknown - Told the id once this driver gave up on ending what the command may
+   *   have started (a start of unknown outcome, a kill not confirmed within the policy), so the
+   *   handle can sweep it again in the background ({@link RemoteCommands} does).
+   */
+  constructor(command: CommandSpec, settings: RemoteDriverSettings, id: string, onFateUnknown?: (id: string) => void) {
+    this.#command = command;
+    this.#settings = settings;
+    this.#id = id;
+    this.#splitter = new ReportSplitter(id);
+    this.#onFateUnknown = onFateUnknown;
+  }
+
+  /** The command's tag and report mark. */
+  get id(): string {
+    return this.#id;
+  }
+
+  start(events: DriverEvents): Promise<StartedProcess> {
+    this.#events = events;
+    const started = new Promise<StartedProcess>((resolve, reject) => {
+      this.#resolveStart = resolve;
+      this.#rejectStart = reject;
+    });
+    const request = launchRequest(this.#id, this.#command, this.#settings);
+    this.#process = this.#settings.transport.start(request, {
+      output: (stream, data) => this.#onOutput(stream, data),
+      end: (end) => void this.#onEnd(end),
+    });
+    return started;
+  }
+
+  #onOutput(stream: StreamName, data: Uint8Array): void {
+    if (this.#ended || this.#released) return;
+    if (stream === 'stdout') {
+      if (!this.#terminal) this.#events!.output('stdout', data);
+      return;
+    }
+    let split;
+    try {
+      split = this.#splitter.push(data);
+    } catch (error) {
+      void this.#broken(error, true);
+      return;
+    }
+    this.#stderr(split.output);
+    for (const report of split.reports) this.#onReport(report);
+  }
+
+  #stderr(bytes: Uint8Array): void {
+    if (bytes.byteLength === 0) return;
+    if (!this.#startSettled && this.#stderrHead.length < 512) this.#stderrHead += utf8.decode(bytes.subarray(0, 512));
+    if (!this.#terminal) this.#events!.output('stderr', bytes);
+  }
+
+  #onReport(report: SupervisorReport): void {
+    if (this.#terminal) return;
+    switch (report.type) {
+      case 'start':
+        this.#identity = report;
+        this.#startSettled = true;
+        this.#resolveStart!({ pid: report.pid, commandId: String(report.pid) });
+        return;
+      case 'noexec':
+        this.#startFailed(new SpawnFailed(this.#command.argv, this.#noexecMessage(report.reason)));
+        return;
+      case 'exit':
+        this.#exit = report.status;
+        return;
+      case 'held':
+        // Members of the tree outlived the leader: the runtime winds them down.
+        if (!this.#gone) this.#events!.leaderExited(statusOf(this.#exit, undefined));
+        return;
+      case 'gone':
+        this.#gone = true;
+        return;
+    }
+  }
+
+  #noexecMessage(reason: string): string {
+    const argv0 = JSON.stringify(this.#command.argv[0] ?? '');
+    if (reason === 'ENOENT') return `ENOENT: no such executable ${argv0}`;
+    if (reason === 'EACCES') return `EACCES: ${argv0} is not an executable file`;
+    const tool = /^ENOENT (.+)$/.exec(reason)?.[1];
+    if (tool === this.#settings.paths.prlimit) return `ENOENT: the sandbox has no ${JSON.stringify(tool)}, which resource limits need`;
+    if (tool !== undefined) return `ENOENT: the sandbox has no ${JSON.stringify(tool)}, which the supervisor needs`;
+    return reason;
+  }
+
+  async #onEnd(end: TransportEnd): Promise<void> {
+    if (this.#ended) return;
+    let tail;
+    try {
+      tail = this.#splitter.end();
+    } catch (error) {
+      this.#ended = true;
+      await this.#broken(error, true);
+      return;
+    }
+    this.#stderr(tail.output);
+    for (const report of tail.reports) this.#onReport(report);
+    this.#ended = true;
+    if (this.#terminal || this.#released) return;
+    if (end.kind === 'broken') {
+      await this.#broken(end.error, end.sent);
+      return;
+    }
+    if (!this.#startSettled) {
+      const said = this.#stderrHead.trim();
+      const reason =
+        end.kind === 'refused'
+          ? end.reason
+          : `the supervisor ended (${describeStatus(end.status)}) before the command ran${said === '' ? '' : `: ${said}`}`;
+      this.#startFailed(new SpawnFailed(this.#command.argv, reason, end.kind === 'refused' && end.error !== undefined ? { cause: end.error } : undefined));
+      return;
+    }
+    const transportStatus = end.kind === 'exit' ? end.status : undefined;
+    if (!this.#gone) {
+      // The supervisor ended without seeing the tree gone: it was killed (the runtime's SIGKILL,
+      // an OOM kill). What it left is swept by the tag before the end is reported.
+      try {
+        await (this.#killing ?? this.#killTree());
+      } catch (error) {
+        this.#onFateUnknown?.(this.#id);
+        this.#fail(new TransportError(`command ${this.#identity!.pid} ended but its tree could not be confirmed gone: ${this.#describe(error)}`, { cause: error }));
+        return;
+      }
+    }
+    if (this.#terminal) return;
+    this.#terminal = true;
+    this.#events!.exit(statusOf(this.#exit, transportStatus));
+  }
+
+  /** The link broke (or the stream is not the supervisor's): the command's fate, or its output, is unknown. */
+  async #broken(error: unknown, sent: boolean): Promise<void> {
+    if (this.#terminal) return;
+    if (!this.#startSettled) {
+      // Never started again. It may be running: find it by its tag and kill it, unless the request
+      // never left this host.
+      if (sent) {
+        await this.#repeat(() => this.#helper(abandonArgv(this.#settings.paths.shell, this.#id))).catch(() => undefined);
+        // A start the backend has but had not applied may begin after that sweep found nothing.
+        this.#onFateUnknown?.(this.#id);
+      }
+      const argv0 = JSON.stringify(this.#command.argv[0] ?? '');
+      this.#startFailed(
+        new TransportError(`the start of ${argv0} ${sent ? 'has an unknown outcome' : 'could not be sent'}: ${this.#describe(error)}`, { cause: error }),
+      );
+      return;
+    }
+    this.#terminal = true;
+    this.#process?.close();
+    const unkilled = await (this.#killing ?? this.#killTree()).then(() => undefined, (failure: unknown) => failure ?? 'no reason given');
+    if (unkilled !== undefined) this.#onFateUnknown?.(this.#id);
+    // The caller is told what may be left: a backend that kept the command while the link was down
+    // (dockerd's live restore) runs it on until a sweep reaches it.
+    const left =
+      unkilled === undefined
+        ? ''
+        : `; its tree could not be confirmed killed (${this.#describe(unkilled)}) and may still run: it is swept again in the background, and closing the sandbox sweeps it by its tag`;
+    this.#events!.fail(new TransportError(`the stream of command ${this.#identity!.pid} broke: ${this.#describe(error)}${left}`, { cause: error }));
+  }
+
+  #startFailed(error: Error): void {
+    if (this.#startSettled) {
+      this.#fail(error);
+      return;
+    }
+    this.#startSettled = true;
+    this.#terminal = true;
+    this.#rejectStart!(error);
+  }
+
+  #fail(error: Error): void {
+    if (this.#terminal) return;
+    this.#terminal = true;
+    this.#events!.fail(error);
+  }
+
+  #describe(error: unknown): string {
+    if (this.#settings.describe !== undefined) return this.#settings.describe(error);
+    return error instanceof Error ? error.message : String(error);
+  }
+
+  /** Runs a helper command as the command's account; a helper that fails is an error (to repeat). */
+  async #helper(argv: string[]): Promise<void> {
+    const { exitCode } = await this.#settings.transport.run(argv, { user: this.#command.user, timeoutMs: this.#settings.requestTimeoutMs });
+    if (exitCode !== 0) throw new Error(`the helper ${argv[4] ?? ''} ended with ${exitCode === null ? 'a signal' : `exit status ${exitCode}`}`);
+  }
+
+  #repeat(attempt: () => Promise<void>): Promise<void> {
+    return retry({ ...this.#settings.retry, deadlineMs: this.#settings.retry.deadlineMs ?? this.#settings.requestTimeoutMs }, attempt);
+  }
+
+  /** SIGKILL to the group, guarded by the start time, then to everything tagged; repeated while it fails. */
+  #killTree(): Promise<void> {
+    const identity = this.#identity;
+    const shell = this.#settings.paths.shell;
+    const argv = identity === undefined ? abandonArgv(shell, this.#id) : treeKillArgv(shell, identity, this.#id);
+    const killing = this.#repeat(() => this.#helper(argv));
+    this.#killing = killing;
+    killing.then(
+      () => undefined,
+      // A failed kill may be tried again by the next caller.
+      () => {
+        if (this.#killing === killing) this.#killing = undefined;
+      },
+    );
+    return killing;
+  }
+
+  async signal(signal: Signal): Promise<void> {
+    if (this.#ended || this.#released) return;
+    const identity = this.#identity!;
+    try {
+      if (signal === 'SIGKILL') {
+        await this.#killTree();
+      } else if (this.#process?.signal !== undefined && this.#settings.transport.signals?.has(signal) === true) {
+        await this.#process.signal(signal);
+      } else {
+        await this.#helper(groupSignalArgv(this.#settings.paths.shell, signal.slice(3), identity));
+      }
+    } catch (error) {
+      // Even when the tree has ended meanwhile: whether this request took effect is unknown.
+      throw new TransportError(`could not deliver ${signal} to command ${identity.pid}: ${this.#describe(error)}`, { cause: error });
+    }
+  }
+
+  writeStdin(data: Uint8Array): Promise<void> {
+    return this.#process!.writeStdin(data);
+  }
+
+  /**
+   * Closing is idempotent, so a close that failed on the link (`TransportError`: a connection
+   * refused for want of descriptors, a reset) is repeated within the policy. Left failed, the
+   * command would wait for end-of-file for good, and the caller has no other way to give it.
+   */
+  closeStdin(): Promise<void> {
+    const policy = { ...this.#settings.retry, deadlineMs: this.#settings.retry.deadlineMs ?? this.#settings.requestTimeoutMs };
+    return retry(policy, () => this.#process!.closeStdin(), { retryable: (error) => error instanceof TransportError && !this.#terminal && !this.#released });
+  }
+
+  pause(): void {
+    this.#process?.pause?.();
+  }
+
+  resume(): void {
+    this.#process?.resume?.();
+  }
+
+  async release(): Promise<void> {
+    // Released before the driver reported an end: the runtime gave up on the command (possibly
+    // while the start was pending). End what may have started, bounded, best effort.
+    const abandoned = !this.#terminal;
+    this.#released = true;
+    this.#terminal = true;
+    this.#process?.resume?.();
+    this.#process?.close();
+    if (!abandoned) {
+      await this.#killing?.catch(() => undefined);
+      return;
+    }
+    const killed = await (this.#killing ?? this.#killTree()).then(
+      () => true,
+      () => false,
+    );
+    // Unstarted as far as this driver knows, the start may still begin: it is swept again later.
+    if (!killed || !this.#startSettled) this.#onFateUnknown?.(this.#id);
+  }
+}

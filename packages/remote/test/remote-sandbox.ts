@@ -1,0 +1,52 @@
+// A Sandbox of the shared runtime over the remote driver and the local transport, as an adapter
+// would build one; every one a test makes is closed, and what it tagged killed, after the test.
+import { afterEach } from 'vitest';
+import type { Sandbox } from '@sandstream/types';
+import { defineSandbox } from '@sandstream/types/runtime';
+import { killEach, markedProcesses } from '@sandstream/test-support/processes';
+import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands, TAG_VARIABLE, type RemoteTransport } from '../src/index.js';
+import { localTransport, type LocalTransportOptions } from './local-transport.js';
+
+const open: Array<{ sandbox: Sandbox; commands: RemoteCommands }> = [];
+
+afterEach(async () => {
+  for (const { sandbox, commands } of open.splice(0)) {
+    try {
+      await sandbox.close();
+    } finally {
+      // Also when close() failed, which a failing test may cause: nothing it started outlives it.
+      killEach(markedProcesses(TAG_VARIABLE, `${commands.prefix}-`, { prefix: true }));
+    }
+  }
+});
+
+/** What a test may change of the handle. */
+export interface RemoteSandboxOptions {
+  readonly graceMs?: number;
+  readonly helperChannel?: boolean;
+  readonly lateSweepMs?: number;
+}
+
+export function remoteSandbox(options: LocalTransportOptions = {}, { graceMs = 2_000, helperChannel = false, lateSweepMs }: RemoteSandboxOptions = {}) {
+  const transport = localTransport(options);
+  const commands = new RemoteCommands({
+    helperChannel,
+    lateSweepMs,
+    transport: transport as RemoteTransport,
+    env: { BASE: 'base' },
+    cwd: undefined,
+    paths: { ...DEFAULT_PATHS, shell: '/bin/sh' },
+    requestTimeoutMs: 10_000,
+    retry: { ...DEFAULT_RETRY, baseMs: 5 },
+  });
+  const sb = defineSandbox({
+    name: 'remote-local',
+    capabilities: { streaming: true, stdin: true, 'resource-limits': true, user: false },
+    native: undefined,
+    graceMs,
+    createDriver: (command) => commands.createDriver(command),
+    close: () => commands.sweep(),
+  });
+  open.push({ sandbox: sb, commands });
+  return { sb, transport, commands };
+}
