@@ -1,6 +1,10 @@
 // Side by side over one envd emulator: this adapter against the raw e2b SDK.
 //   streaming throughput: stream() of `head -c N /dev/zero` vs commands.run(..., { onStdout })
 //   round trip:           run(['true'])                        vs commands.run('true')
+//   requests:             envd requests per run(['true']) and per stream() of a short command, as the
+//                         emulator records them, vs the SDK's commands.run of the same
+//   latency:              the same run(['true']) and short stream() with 50 ms held on every envd request
+//                         (the emulator's latencyMs), as on a real network, alternating the sides
 // Usage: npm run bench -w @sandstream/adapter-e2b [-- --mib 64 --runs 3 --trips 30]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +21,12 @@ const option = (name, fallback) => {
 const MIB = option('mib', 64);
 const RUNS = option('runs', 3);
 const TRIPS = option('trips', 30);
+const LATENCY_RUNS = option('latency-runs', 10);
+const LATENCY_MS = 50;
 const BYTES = MIB * 1024 * 1024;
+
+/** A row of the latency figures: medians and their ratio. */
+const latencyRow = (label, ours, raw) => [label, median(ours).toFixed(1), median(raw).toFixed(1), `${(median(ours) / median(raw)).toFixed(2)}x`];
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -68,7 +77,39 @@ try {
     await native.commands.run('true');
     rawTrips.push(performance.now() - started);
   }
-  await sb.close();
+
+  // Requests per command, counted where they arrive: the emulator's request log.
+  const requestsOf = async (work) => {
+    const before = envd.requests.length;
+    await work();
+    return envd.requests.slice(before).map((request) => request.method.replace('process.Process/', ''));
+  };
+  const SHORT = 'echo a; echo b >&2; echo c';
+  const oursTrue = await requestsOf(() => sb.run(['true']));
+  const rawTrue = await requestsOf(() => native.commands.run('true'));
+  const oursShort = await requestsOf(async () => {
+    for await (const chunk of sb.stream(['sh', '-c', SHORT])) void chunk;
+  });
+  const rawShort = await requestsOf(() => native.commands.run(SHORT, { onStdout: () => undefined, onStderr: () => undefined }));
+  const oursShortRun = async () => {
+    for await (const chunk of sb.stream(['sh', '-c', SHORT])) void chunk;
+  };
+  const rawShortRun = () => native.commands.run(SHORT, { onStdout: () => undefined, onStderr: () => undefined });
+  const timed = async (work) => {
+    const started = performance.now();
+    await work();
+    return performance.now() - started;
+  };
+  envd.latencyMs = LATENCY_MS;
+  const slow = { oursRun: [], rawRun: [], oursStream: [], rawStream: [] };
+  for (let i = 0; i < LATENCY_RUNS; i++) {
+    slow.oursRun.push(await timed(() => sb.run(['true'])));
+    slow.rawRun.push(await timed(() => native.commands.run('true')));
+    slow.oursStream.push(await timed(oursShortRun));
+    slow.rawStream.push(await timed(rawShortRun));
+  }
+  envd.latencyMs = 0;
+  const closing = await requestsOf(() => sb.close());
 
   const oursRate = median(oursRates);
   const rawRate = median(rawRates);
@@ -81,14 +122,28 @@ try {
       median(rawTrips).toFixed(1),
       `${(median(oursTrips) / median(rawTrips)).toFixed(2)}x`,
     ],
+    ['envd requests per run([\'true\'])', String(oursTrue.length), String(rawTrue.length), `${(oursTrue.length / rawTrue.length).toFixed(2)}x`],
+    ['envd requests per short stream()', String(oursShort.length), String(rawShort.length), `${(oursShort.length / rawShort.length).toFixed(2)}x`],
+    latencyRow(`run(['true']) at ${LATENCY_MS} ms/request (ms, median of ${LATENCY_RUNS})`, slow.oursRun, slow.rawRun),
+    latencyRow(`short stream() at ${LATENCY_MS} ms/request (ms, median of ${LATENCY_RUNS})`, slow.oursStream, slow.rawStream),
   ];
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
   for (const row of rows) console.log(row.map((cell, column) => cell.padEnd(widths[column])).join('  '));
   console.log(
     `throughput target (>= 0.9x of the SDK's onStdout path): ${oursRate / rawRate >= 0.9 ? 'met' : 'MISSED'}; ` +
-      'the adapter moves bytes (binary protobuf through a relay), the SDK decodes strings (JSON).',
+      'the adapter moves bytes (binary protobuf, the supervisor passing output through), the SDK decodes strings (JSON).',
   );
-  console.log('round trip: the adapter starts the command and its output relay as two envd processes (see ADR-0026).');
+  console.log(
+    `requests: adapter run ${oursTrue.join(', ')}; stream ${oursShort.join(', ')}; close() of the handle ${closing.join(', ') || 'none'} (one sweep by tag per handle, not per command). ` +
+      `SDK run ${rawTrue.join(', ')}; stream ${rawShort.join(', ')}.`,
+  );
+  const latencyMet = [slow.oursRun, slow.oursStream].every((ours, i) => median(ours) / median([slow.rawRun, slow.rawStream][i]) <= 1.2);
+  const requestsMet = oursTrue.length <= rawTrue.length && oursShort.length <= rawShort.length;
+  console.log(
+    `latency target (<= 1.2x of the SDK at ${LATENCY_MS} ms per request): ${latencyMet ? 'met' : 'MISSED'}; ` +
+      `requests target (no more sequential requests than the SDK): ${requestsMet ? 'met' : 'MISSED'}.`,
+  );
+  console.log('round trip: the adapter starts one envd process per command, the supervisor of @sandstream/remote (ADR-0033).');
 } finally {
   await envd.close();
   rmSync(home, { recursive: true, force: true });

@@ -1,8 +1,9 @@
 import { Sandbox as E2BSdkSandbox, type SandboxOpts } from 'e2b';
 import { InvalidArgument, type CapabilityManifest, type Sandbox } from '@sandstream/types';
-import { defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS } from '@sandstream/types/runtime';
-import { createProcessClient, type EnvdEndpoint } from './connection.js';
-import { E2BDriver, type E2BDriverSettings } from './driver.js';
+import { capabilitiesOption, checkOptionKeys, defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, nonNegativeOption } from '@sandstream/types/runtime';
+import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands } from '@sandstream/remote';
+import { createProcessClient, describe, type EnvdEndpoint } from './connection.js';
+import { EnvdTransport } from './transport.js';
 
 /** envd's port inside every E2B sandbox. */
 export const ENVD_PORT = 49983;
@@ -25,25 +26,17 @@ export interface E2BCommonOptions {
   readonly stallMs?: number;
   /** Bound on signal deliveries and other helper round trips, in ms (default 15000). */
   readonly requestTimeoutMs?: number;
-  /** Path of `setsid` inside the sandbox (default `/usr/bin/setsid`). */
-  readonly setsidPath?: string;
-  /** Path of a POSIX shell inside the sandbox (default `/bin/sh`). */
+  /** Path of a POSIX shell inside the sandbox, which runs the supervisor and its helpers (default `/bin/sh`). */
   readonly shellPath?: string;
+  /** Path of `env(1)` inside the sandbox, which sets the command's variables exactly (default `/usr/bin/env`). */
+  readonly envPath?: string;
   /**
    * Turns capabilities off (never on), e.g. `user` where envd cannot switch
    * accounts (an emulator not running as root).
    */
   readonly capabilities?: Partial<CapabilityManifest>;
-  /** A writable directory inside the sandbox for each command's FIFOs (default `/tmp`). */
-  readonly tmpDir?: string;
   /** util-linux's `prlimit` inside the sandbox, for resource limits (default `/usr/bin/prlimit`). */
   readonly prlimitPath?: string;
-  /**
-   * After the command's leader ended, how long the relay may take to report
-   * the tree gone before the runtime is told something outlived the leader
-   * and winds it down, in ms (default 200).
-   */
-  readonly settleMs?: number;
 }
 
 /** A sandbox the caller already has. */
@@ -71,7 +64,7 @@ export type E2BSandboxOptions = E2BExistingSandboxOptions | E2BNewSandboxOptions
 export const E2B_CAPABILITIES: CapabilityManifest = Object.freeze({
   streaming: true,
   stdin: true,
-  // prlimit in the launcher.
+  // prlimit in front of the command, inside the supervisor.
   'resource-limits': true,
   // envd runs a request as the account its Basic auth names.
   user: true,
@@ -86,23 +79,13 @@ const COMMON_KEYS = [
   'keepaliveSeconds',
   'stallMs',
   'requestTimeoutMs',
-  'setsidPath',
   'shellPath',
-  'tmpDir',
+  'envPath',
   'prlimitPath',
-  'settleMs',
   'capabilities',
 ];
 const EXISTING_KEYS = new Set([...COMMON_KEYS, 'sandbox', 'owned']);
 const NEW_KEYS = new Set([...COMMON_KEYS, 'sandbox', 'template', 'connection']);
-
-function positive(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new InvalidArgument(`options.${name}`, 'must be a non-negative finite number');
-  }
-  return value;
-}
 
 /**
  * How the adapter reaches envd through the SDK's sandbox: the URL and
@@ -144,16 +127,13 @@ export function envdEndpointOf(sandbox: E2BSdkSandbox, user?: string): EnvdEndpo
  * ```
  */
 export async function createE2BSandbox(options: E2BSandboxOptions = {}): Promise<Sandbox<E2BSdkSandbox>> {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgument('options', 'must be an object');
-  const allowed = options.sandbox === undefined ? NEW_KEYS : EXISTING_KEYS;
-  for (const key of Object.keys(options)) {
-    if (!allowed.has(key)) throw new InvalidArgument(`options.${key}`, 'unknown option');
-  }
-  const graceMs = positive('graceMs', options.graceMs, DEFAULT_GRACE_MS);
-  const killWaitMs = positive('killWaitMs', options.killWaitMs, DEFAULT_KILL_WAIT_MS);
-  const keepaliveSeconds = Math.max(1, Math.ceil(positive('keepaliveSeconds', options.keepaliveSeconds, 5)));
-  const stallMs = positive('stallMs', options.stallMs, keepaliveSeconds * 3_000 + 5_000);
-  const requestTimeoutMs = positive('requestTimeoutMs', options.requestTimeoutMs, 15_000);
+  checkOptionKeys(options, (options as { sandbox?: unknown }).sandbox === undefined ? NEW_KEYS : EXISTING_KEYS);
+  const graceMs = nonNegativeOption('graceMs', options.graceMs, DEFAULT_GRACE_MS);
+  const killWaitMs = nonNegativeOption('killWaitMs', options.killWaitMs, DEFAULT_KILL_WAIT_MS);
+  const keepaliveSeconds = Math.max(1, Math.ceil(nonNegativeOption('keepaliveSeconds', options.keepaliveSeconds, 5)));
+  const stallMs = nonNegativeOption('stallMs', options.stallMs, keepaliveSeconds * 3_000 + 5_000);
+  const requestTimeoutMs = nonNegativeOption('requestTimeoutMs', options.requestTimeoutMs, 15_000);
+  const capabilities = capabilitiesOption(options.capabilities, E2B_CAPABILITIES);
 
   let sdkSandbox: E2BSdkSandbox;
   let owned: boolean;
@@ -166,32 +146,27 @@ export async function createE2BSandbox(options: E2BSandboxOptions = {}): Promise
     owned = true;
   }
 
-  const settings: E2BDriverSettings = {
+  const transport = new EnvdTransport({
     client: createProcessClient(envdEndpointOf(sdkSandbox, options.user)),
-    env: { ...options.env },
-    cwd: options.cwd,
-    setsidPath: options.setsidPath ?? '/usr/bin/setsid',
-    shellPath: options.shellPath ?? '/bin/sh',
     keepaliveSeconds,
     stallMs,
     requestTimeoutMs,
-    tmpDir: options.tmpDir ?? '/tmp',
-    prlimitPath: options.prlimitPath ?? '/usr/bin/prlimit',
-    settleMs: positive('settleMs', options.settleMs, 200),
-  };
-
-  const capabilities: CapabilityManifest = { ...E2B_CAPABILITIES };
-  if (options.capabilities !== undefined) {
-    if (typeof options.capabilities !== 'object' || options.capabilities === null) {
-      throw new InvalidArgument('options.capabilities', 'must be an object of booleans');
-    }
-    for (const [name, enabled] of Object.entries(options.capabilities)) {
-      if (!Object.hasOwn(E2B_CAPABILITIES, name)) throw new InvalidArgument(`options.capabilities.${name}`, 'unknown capability');
-      if (enabled === undefined) continue;
-      if (typeof enabled !== 'boolean') throw new InvalidArgument(`options.capabilities.${name}`, 'must be a boolean');
-      if (!enabled) capabilities[name as keyof CapabilityManifest] = false;
-    }
-  }
+  });
+  const commands = new RemoteCommands({
+    transport,
+    env: { ...options.env },
+    cwd: options.cwd,
+    paths: {
+      shell: options.shellPath ?? DEFAULT_PATHS.shell,
+      env: options.envPath ?? DEFAULT_PATHS.env,
+      prlimit: options.prlimitPath ?? DEFAULT_PATHS.prlimit,
+    },
+    requestTimeoutMs,
+    // The kills and sweeps that follow a broken link: the link that just failed may fail once
+    // more, and nothing else will end the command.
+    retry: { ...DEFAULT_RETRY, attempts: 50, deadlineMs: requestTimeoutMs },
+    describe,
+  });
 
   return defineSandbox<E2BSdkSandbox>({
     name: 'e2b',
@@ -199,16 +174,16 @@ export async function createE2BSandbox(options: E2BSandboxOptions = {}): Promise
     native: sdkSandbox,
     graceMs,
     killWaitMs,
-    createDriver: (command) => new E2BDriver(command, settings),
+    createDriver: (command) => commands.createDriver(command),
     async close() {
-      // Every command this adapter started is gone by now (the runtime
-      // disposed them); the sandbox itself goes only if it is ours.
+      // Every command this handle started has been disposed (its tree is gone); what left its
+      // session is found by the tag. The sandbox itself goes only if it is ours.
+      // A second chance, not a step teardown depends on: bounded well inside the kill wait.
+      await commands.sweep(Math.min(killWaitMs, 5_000)).catch(() => undefined);
       if (owned) await sdkSandbox.kill();
     },
   });
 }
 
 export { createProcessClient, type EnvdEndpoint, type ProcessClient } from './connection.js';
-export type { E2BDriverSettings } from './driver.js';
-export { E2BDriver } from './driver.js';
-export { conformanceHooks, default } from './kit.js';
+export { EnvdTransport, STDIN_CHUNK, type EnvdTransportSettings } from './transport.js';

@@ -6,7 +6,7 @@
  */
 import { describe, it } from 'vitest';
 import { describeConformance } from '@sandstream/conformance/vitest';
-import createSandbox, { conformanceHooks } from '../src/index.js';
+import createSandbox, { conformanceHooks } from '../src/conformance.js';
 
 const apiKey = process.env['E2B_API_KEY'];
 

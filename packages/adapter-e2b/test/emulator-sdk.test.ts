@@ -45,8 +45,8 @@ describe('the envd emulator under the e2b SDK', () => {
     expect(ok.exitCode).toBe(0);
     expect(ok.stdout).toBe('fine\n');
     // The SDK sent a login shell, a keepalive interval and its 60 s default timeout.
-    const start = envd.requests.filter((r) => r.method === 'process.Process/Start').at(-1)!;
-    expect(start.message).toMatchObject({ process: { cmd: '/bin/bash', args: ['-l', '-c', 'echo fine'] } });
+    const start = envd.requests.filter((r) => r.route === 'Start').at(-1)!;
+    expect(start.body).toMatchObject({ process: { cmd: '/bin/bash', args: ['-l', '-c', 'echo fine'] } });
     expect(start.headers['keepalive-ping-interval']).toBe('50');
     expect(start.headers['connect-timeout-ms']).toBe('60000');
   });
@@ -135,7 +135,7 @@ describe('the envd emulator under the e2b SDK', () => {
     expect(result.stdout).toBe('done\n');
     const response = await fetch(`${quiet.url}/health`);
     expect(response.status).toBe(204);
-    expect(quiet.requests.some((r) => r.method === 'GET /health')).toBe(true);
+    expect(quiet.requests.some((r) => r.route === 'health')).toBe(true);
   });
 
   it('with the fake control plane: create, an access token on every envd request, kill', async () => {
@@ -144,7 +144,7 @@ describe('the envd emulator under the e2b SDK', () => {
     const vm = await Sandbox.create({ apiKey: 'k', apiUrl: cp.url, sandboxUrl: cp.url });
     const issued = cp.sandboxes().find((s) => s.sandboxId === vm.sandboxId)!;
     expect((await vm.commands.run('echo up')).stdout).toBe('up\n');
-    const start = cp.requests.filter((r) => r.method === 'process.Process/Start').at(-1)!;
+    const start = cp.requests.filter((r) => r.route === 'Start').at(-1)!;
     expect(start.headers['x-access-token']).toBe(issued.accessToken);
     expect(await vm.isRunning()).toBe(true);
     const handle = await vm.commands.run('sleep 30', { background: true });
@@ -155,7 +155,7 @@ describe('the envd emulator under the e2b SDK', () => {
   });
 
   it('an injected Unavailable reaches the SDK as an error, and nothing was started', async () => {
-    envd.inject({ kind: 'unavailable', method: 'Start' });
+    envd.inject({ kind: 'error', code: 'unavailable', route: 'Start' });
     const before = envd.processes().length;
     await expect(sandbox.commands.run('echo never')).rejects.toThrow();
     expect(envd.processes().length).toBe(before);

@@ -15,9 +15,6 @@
  * @sandstream/test-support/fault-matrix; this file holds envd's faults for each cell,
  * which cells apply, the bounds and the setup.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
@@ -28,7 +25,7 @@ import { markedProcesses } from '@sandstream/test-support/processes';
 import { startEnvdEmulator, type EnvdEmulator, type EnvdFault, type RecordedRequest } from '../src/emulator/index.js';
 import { isDaemonAnswer } from '../src/connection.js';
 import { createE2BSandbox } from '../src/index.js';
-import { newRunId, waitFor, within } from './helpers.js';
+import { isHelperStart, isSupervisorStart, newRunId, waitFor, within } from './helpers.js';
 
 const RUN_ID = newRunId();
 /** A stream silent this long is broken (the adapter's bound on a start event and on a quiet stream). */
@@ -43,17 +40,12 @@ interface Cell extends CellPlan {
   readonly inject: EnvdFault | { readonly notApplicable: string };
 }
 
-const argsOf = (request: RecordedRequest): string[] => ((request.message as { process?: { args?: string[] } } | null)?.process?.args ?? []);
-/** The Start of the command itself (the launcher), by the cell marker in its environment. */
-const launcher = (cell: string) => (request: RecordedRequest): boolean => JSON.stringify(request.message ?? '').includes(cell);
-/** The Start of the command's output relay. */
-const relay = (request: RecordedRequest): boolean => argsOf(request).includes('sandstream-relay');
-/** The Start of a signal helper (how the adapter kills). */
-const signalHelper = (request: RecordedRequest): boolean => argsOf(request).includes('sandstream-signal');
+/** The Start of the command itself (its supervisor), by the cell marker in its environment. */
+const launcher = (cell: string) => (request: RecordedRequest): boolean => isSupervisorStart(request) && JSON.stringify(request.body ?? '').includes(cell);
 
 const HEADERS_NOT_OUT = 'an HTTP status exists only before the response headers; this stream already sent them';
 const UNARY_NO_FRAMES = 'a unary answer is one message, not a stream of frames: a cut answer is the truncated-frame cell';
-const SLOW_NOT_OUT = 'the response headers of this stream are already out; a stall after them is the `silence` fault (test/faults.test.ts)';
+const SLOW_NOT_OUT = 'the response headers of this stream are already out; a stall after them is the `stall` fault (test/faults.test.ts)';
 
 /** The cells of the matrix; `cell` is the marker value of the command run in it. */
 function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
@@ -67,10 +59,10 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
         case 'before-start-event': {
           // The command's own Start: it runs, and the client sees the fault before its pid.
           const match = launcher(mark);
-          const m = { method: 'Start', match } as const;
+          const m = { route: 'Start', match } as const;
           if (fault === 'reset') add(phase, fault, { kind: 'reset', at: 0, ...m }, 'TransportError');
           if (fault === '503+error-body') add(phase, fault, { kind: 'http-status', status: 503, served: true, ...m }, 'TransportError');
-          if (fault === '500-bare') add(phase, fault, { kind: 'http-status', status: 500, connectBody: false, served: true, ...m }, 'TransportError');
+          if (fault === '500-bare') add(phase, fault, { kind: 'http-status', status: 500, body: 'text', served: true, ...m }, 'TransportError');
           // A rate limiter refuses before envd sees the request: nothing starts.
           if (fault === '429+retry-after') add(phase, fault, { kind: 'http-status', status: 429, retryAfterSeconds: 1, ...m }, 'TransportError');
           if (fault === 'slow-headers<bound') add(phase, fault, { kind: 'slow-headers', ms: STALL_MS / 3, ...m }, 'result', STALL_MS / 3);
@@ -81,10 +73,10 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           break;
         }
         case 'mid-stream': {
-          // The output relay's stream, after its start event and two data events.
-          const m = { method: 'Start', match: relay, at: 3 } as const;
+          // The command's own stream (the supervisor's), after its start event and two data events.
+          const m = { route: 'Start', match: launcher(mark), at: 3 } as const;
           if (fault === 'reset') add(phase, fault, { kind: 'reset', ...m }, 'TransportError');
-          if (fault === '503+error-body') add(phase, fault, { kind: 'stream-error', code: Code.Unavailable, ...m }, 'TransportError');
+          if (fault === '503+error-body') add(phase, fault, { kind: 'error', code: 'unavailable', ...m }, 'TransportError');
           if (fault === '500-bare' || fault === '429+retry-after') add(phase, fault, { notApplicable: HEADERS_NOT_OUT }, 'result');
           if (fault === 'slow-headers<bound' || fault === 'slow-headers>bound') add(phase, fault, { notApplicable: SLOW_NOT_OUT }, 'result');
           if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', ...m }, 'TransportError');
@@ -92,10 +84,10 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           break;
         }
         case 'before-end-event': {
-          // The command's own stream, where its end event (the exit status) would be.
-          const m = { method: 'Start', match: launcher(mark), at: 'before-end' } as const;
+          // The command's own stream, where its end event would be (after the supervisor's `gone`).
+          const m = { route: 'Start', match: launcher(mark), at: 'before-end' } as const;
           if (fault === 'reset') add(phase, fault, { kind: 'reset', ...m }, 'TransportError');
-          if (fault === '503+error-body') add(phase, fault, { kind: 'stream-error', code: Code.Unavailable, ...m }, 'TransportError');
+          if (fault === '503+error-body') add(phase, fault, { kind: 'error', code: 'unavailable', ...m }, 'TransportError');
           if (fault === '500-bare' || fault === '429+retry-after') add(phase, fault, { notApplicable: HEADERS_NOT_OUT }, 'result');
           if (fault === 'slow-headers<bound' || fault === 'slow-headers>bound') add(phase, fault, { notApplicable: SLOW_NOT_OUT }, 'result');
           if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', ...m }, 'TransportError');
@@ -103,28 +95,28 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
           break;
         }
         case 'during-kill': {
-          // The helper command that delivers kill(): SIGTERM to the group.
-          const m = { method: 'Start', match: signalHelper } as const;
-          // The helper ran (the signal was delivered), its answer is lost.
-          if (fault === 'reset') add(phase, fault, { kind: 'reset', at: 0, ...m }, 'TransportError');
+          // The request that delivers kill(): SIGTERM as one SendSignal to the supervisor, which
+          // forwards it to the tree.
+          const m = { route: 'SendSignal' } as const;
+          // The signal was delivered, its answer is lost.
+          if (fault === 'reset') add(phase, fault, { kind: 'reset', ...m }, 'TransportError');
           // A proxy refuses: nothing was delivered; teardown must still end the command.
           if (fault === '503+error-body') add(phase, fault, { kind: 'http-status', status: 503, ...m }, 'TransportError');
-          if (fault === '500-bare') add(phase, fault, { kind: 'http-status', status: 500, connectBody: false, ...m }, 'TransportError');
+          if (fault === '500-bare') add(phase, fault, { kind: 'http-status', status: 500, body: 'text', ...m }, 'TransportError');
           if (fault === '429+retry-after') add(phase, fault, { kind: 'http-status', status: 429, retryAfterSeconds: 1, ...m }, 'TransportError');
           if (fault === 'slow-headers<bound') add(phase, fault, { kind: 'slow-headers', ms: REQUEST_TIMEOUT_MS / 4, ...m }, 'result', REQUEST_TIMEOUT_MS / 4);
           if (fault === 'slow-headers>bound') add(phase, fault, { kind: 'slow-headers', ms: REQUEST_TIMEOUT_MS * 3, ...m }, 'TransportError', REQUEST_TIMEOUT_MS);
-          if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', at: 0, ...m }, 'TransportError');
-          // The helper's stream ends cleanly where its end event would be.
-          if (fault === 'cut-at-boundary') add(phase, fault, { kind: 'truncate', at: 'before-end', boundary: true, ...m }, 'TransportError');
+          if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', ...m }, 'TransportError');
+          if (fault === 'cut-at-boundary') add(phase, fault, { notApplicable: UNARY_NO_FRAMES }, 'result');
           break;
         }
         case 'during-stdin-write': {
           // The third of five SendInput writes.
-          const m = { method: 'SendInput' } as const;
+          const m = { route: 'SendInput' } as const;
           // Written, the answer lost: delivered once, never resent.
-          if (fault === 'reset') add(phase, fault, { kind: 'reset', ...m }, 'TransportError');
+          if (fault === 'reset') add(phase, fault, { kind: 'reset', served: true, ...m }, 'TransportError');
           if (fault === '503+error-body') add(phase, fault, { kind: 'http-status', status: 503, served: true, ...m }, 'TransportError');
-          if (fault === '500-bare') add(phase, fault, { kind: 'http-status', status: 500, connectBody: false, served: true, ...m }, 'TransportError');
+          if (fault === '500-bare') add(phase, fault, { kind: 'http-status', status: 500, body: 'text', served: true, ...m }, 'TransportError');
           if (fault === '429+retry-after') add(phase, fault, { kind: 'http-status', status: 429, retryAfterSeconds: 1, ...m }, 'TransportError');
           if (fault === 'slow-headers<bound') add(phase, fault, { kind: 'slow-headers', ms: STALL_MS, ...m }, 'result', STALL_MS);
           if (fault === 'slow-headers>bound') {
@@ -156,13 +148,9 @@ let native: E2BSdkSandbox;
 let baselineMs = 0;
 const report = createMatrixReport();
 
-/** Where a cell's commands keep their output FIFOs, so what they leave there is the cell's. */
-let fifoRoot: string;
-
-async function adapterSandbox(tmpDir = fifoRoot): Promise<Sandbox<E2BSdkSandbox>> {
+async function adapterSandbox(): Promise<Sandbox<E2BSdkSandbox>> {
   return createE2BSandbox({
     sandbox: native,
-    tmpDir,
     keepaliveSeconds: 1,
     stallMs: STALL_MS,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
@@ -177,7 +165,6 @@ function boundFor(cell: CellPlan): number {
 }
 
 beforeAll(async () => {
-  fifoRoot = mkdtempSync(join(tmpdir(), 'sandstream-matrix-'));
   envd = await startEnvdEmulator({});
   native = await E2BSdkSandbox.create({ debug: true, sandboxUrl: envd.url });
   const sb = await adapterSandbox();
@@ -190,7 +177,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await envd?.close();
-  if (fifoRoot !== undefined) rmSync(fifoRoot, { recursive: true, force: true });
   report.print({
     backend: 'e2b',
     baselineMs,
@@ -204,8 +190,8 @@ afterAll(async () => {
  * its verdict.
  */
 async function checkCell(cell: CellPlan, name: string, mark: string, fault: EnvdFault | readonly EnvdFault[]): Promise<void> {
-  const cellDir = mkdtempSync(join(fifoRoot, 'cell-'));
-  const sb = await adapterSandbox(cellDir);
+  const helpersBefore = envd.processes().length;
+  const sb = await adapterSandbox();
   let observed: Observed;
   try {
     const inject = (): void => {
@@ -226,14 +212,12 @@ async function checkCell(cell: CellPlan, name: string, mark: string, fault: Envd
     boundFor(cell),
     `processes of ${name} left: ${JSON.stringify(markedProcesses(CELL_VAR, mark))}`,
   );
-  // The command's helpers go too: its output relay (which would otherwise wait for a writer
-  // or a group forever) and the directory of its FIFOs. The relay was killed before close()
-  // returned; the emulator may still be reaping it on a loaded machine, so this is awaited.
-  const relays = envd.processes().filter((p) => p.config.args.includes('sandstream-relay') && p.config.args.some((a) => a.startsWith(cellDir)));
-  const running = (): number[] => relays.filter((p) => p.end === undefined).map((p) => p.pid);
-  await waitFor(() => running().length === 0 && readdirSync(cellDir).length === 0, boundFor(cell), `helpers of ${name} left`).catch(() => undefined);
-  expect(running(), `relays of ${name} still running`).toEqual([]);
-  expect(readdirSync(cellDir), `FIFO directories of ${name} left in the sandbox`).toEqual([]);
+  // The supervisor that started, and every helper the cell's teardown started, ended: nothing of
+  // the adapter's own waits in the sandbox (the emulator may still be reaping on a loaded machine).
+  const ours = envd.processes().slice(helpersBefore).filter((p) => p.config.envs[CELL_VAR] === mark || p.config.args[2] === 'sandstream-helper');
+  const running = (): number[] => ours.filter((p) => p.end === undefined).map((p) => p.pid);
+  await waitFor(() => running().length === 0, boundFor(cell), `processes of ${name} still running`).catch(() => undefined);
+  expect(running(), `supervisor or helpers of ${name} still running`).toEqual([]);
   report.conclude(name, cell, observed, starts.length, boundFor(cell));
 }
 
@@ -244,19 +228,19 @@ async function checkCell(cell: CellPlan, name: string, mark: string, fault: Envd
  */
 const COMPOUND: ReadonlyArray<{ name: string; cell: CellPlan; faults: (mark: string) => EnvdFault[] }> = [
   {
-    name: 'compound: start cut × List refused (503)',
+    name: 'compound: start cut × sweep of the abandoned start refused (503)',
     cell: { phase: 'before-start-event', fault: 'reset', expect: 'TransportError', extraMs: REQUEST_TIMEOUT_MS },
     faults: (mark) => [
-      { kind: 'reset', at: 0, method: 'Start', match: launcher(mark) },
-      { kind: 'http-status', status: 503, method: 'List' },
+      { kind: 'reset', at: 0, route: 'Start', match: launcher(mark) },
+      { kind: 'http-status', status: 503, route: 'Start', match: isHelperStart('abandon') },
     ],
   },
   {
     name: 'compound: output cut × kill refused (503)',
     cell: { phase: 'mid-stream', fault: 'reset', expect: 'TransportError', extraMs: REQUEST_TIMEOUT_MS },
-    faults: () => [
-      { kind: 'reset', at: 3, method: 'Start', match: relay },
-      { kind: 'http-status', status: 503, method: 'Start', match: signalHelper },
+    faults: (mark) => [
+      { kind: 'reset', at: 3, route: 'Start', match: launcher(mark) },
+      { kind: 'http-status', status: 503, route: 'Start', match: isHelperStart('kill') },
     ],
   },
 ];

@@ -7,8 +7,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
 import { TransportError, type Process, type Sandbox } from '@sandstream/types';
 import { startEnvdEmulator, type EnvdEmulator, type RecordedRequest } from '../src/emulator/index.js';
-import { createE2BSandbox, createProcessClient, E2BDriver } from '../src/index.js';
-import { leftovers, MARKER, newRunId, waitFor, within } from './helpers.js';
+import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands } from '@sandstream/remote';
+import { procStat } from '@sandstream/test-support/processes';
+import { createE2BSandbox, createProcessClient, EnvdTransport } from '../src/index.js';
+import { isSupervisorStart, leftovers, MARKER, newRunId, waitFor, within } from './helpers.js';
 
 const RUN_ID = newRunId();
 /** Silence after which a stream counts as broken, in these tests. */
@@ -43,12 +45,12 @@ afterAll(async () => {
 });
 
 /**
- * The Start of a command itself (its launcher runs under setsid). A fault aimed at it is not
- * taken by a helper a previous test's cleanup may still be starting (relays and helpers run
- * under sh).
+ * The Start of a command itself (its supervisor). A fault aimed at it is not taken by a helper a
+ * previous test's cleanup may still be starting.
  */
-const LAUNCHER = (request: RecordedRequest): boolean =>
-  (request.message as { process?: { cmd?: string } } | null)?.process?.cmd === '/usr/bin/setsid';
+const LAUNCHER = (request: RecordedRequest): boolean => isSupervisorStart(request);
+/** The supervisor's envd process. */
+const isSupervisor = (p: { config: { args: readonly string[] } }): boolean => p.config.args[2] === 'sandstream-supervisor';
 
 async function sandbox(): Promise<Sandbox<E2BSdkSandbox>> {
   const sb = await createE2BSandbox({ sandbox: native, keepaliveSeconds: 1, stallMs: STALL_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, graceMs: 300 });
@@ -90,16 +92,20 @@ async function treeGone(pgid: number): Promise<void> {
 }
 
 describe('transport faults', () => {
-  it('the commandId is the pid of envd\'s start event, known once started() resolves', async () => {
+  it('the commandId is the command\'s pid from the supervisor\'s start report: the leader of its own session, under the one envd process', async () => {
     const sb = await sandbox();
+    const before = envd.processes().length;
     await using proc = sb.stream(['sh', '-c', 'sleep 1']);
     expect(proc.commandId).toBeUndefined();
     await proc.started();
-    // The command's own envd process: the setsid launcher, started before any output was read.
-    expect(envd.process(Number(proc.commandId))?.config.cmd).toBe('/usr/bin/setsid');
-    // Its Start request carries no Connect-Timeout-Ms (envd would SIGKILL the leader alone when it
-    // elapsed; the runtime's timeout bounds the command), and asks for keepalives.
-    const start = envd.requests.filter((r) => r.method === 'process.Process/Start').find((r) => JSON.stringify(r.message).includes('/usr/bin/setsid'));
+    const pid = Number(proc.commandId);
+    // Its own session and group (fields 6 and 5 of /proc/<pid>/stat).
+    expect(procStat(pid)?.slice(2, 4)).toEqual([String(pid), String(pid)]);
+    // One envd process for the command: its supervisor.
+    expect(envd.processes().slice(before).map(isSupervisor)).toEqual([true]);
+    // Its Start request carries no Connect-Timeout-Ms (envd would SIGKILL the supervisor alone when
+    // it elapsed; the runtime's timeout bounds the command), and asks for keepalives.
+    const start = envd.requests.filter(isSupervisorStart).at(-1);
     expect(start?.headers['connect-timeout-ms']).toBeUndefined();
     expect(start?.headers['keepalive-ping-interval']).toBe('1');
     expect(start?.headers['content-type']).toBe('application/connect+proto');
@@ -118,7 +124,8 @@ describe('transport faults', () => {
 
   it('a stream that goes silent (no keepalive) is broken after the stall bound, and the tree is killed', async () => {
     const sb = await sandbox();
-    envd.inject({ kind: 'silence', method: 'Start', afterEvents: 2, match: LAUNCHER });
+    // After the start event, the supervisor's start report and the first output.
+    envd.inject({ kind: 'stall', route: 'Start', at: 4, match: LAUNCHER });
     const proc = sb.stream(['sh', '-c', TREE]);
     await within(10_000, proc.started(), 'start');
     const pgid = Number(proc.commandId);
@@ -135,7 +142,7 @@ describe('transport faults', () => {
 
   it('an error where the end event should be: TransportError, tree killed', async () => {
     const sb = await sandbox();
-    envd.inject({ kind: 'error-before-end', method: 'Start', match: LAUNCHER });
+    envd.inject({ kind: 'error', code: 'internal', at: 'before-end', route: 'Start', match: LAUNCHER });
     const proc = sb.stream(['sh', '-c', 'sleep 60 & echo $!; exit 0']);
     await within(10_000, proc.started(), 'start');
     const pgid = Number(proc.commandId);
@@ -147,8 +154,8 @@ describe('transport faults', () => {
     const sb = await sandbox();
     // Starts of the command itself; the helpers that clean up after it are other Starts.
     const starts = (): number =>
-      envd.requests.filter((r) => r.method === 'process.Process/Start' && JSON.stringify(r.message).includes('"never"')).length;
-    envd.inject({ kind: 'unavailable', method: 'Start', match: LAUNCHER });
+      envd.requests.filter((r) => r.route === 'Start' && JSON.stringify(r.body).includes('"never"')).length;
+    envd.inject({ kind: 'error', code: 'unavailable', route: 'Start', match: LAUNCHER });
     await expectRejects(sb.run(['echo', 'never']), 'run()');
     expect(starts()).toBe(1);
   });
@@ -156,40 +163,29 @@ describe('transport faults', () => {
   it('a start cut before its start event: TransportError, not retried, and the command that did start is killed', async () => {
     const sb = await sandbox();
     const before = envd.processes().length;
-    envd.inject({ kind: 'drop', method: 'Start', afterEvents: 0, match: LAUNCHER });
+    envd.inject({ kind: 'reset', at: 0, route: 'Start', match: LAUNCHER });
     await expectRejects(sb.run(['sh', '-c', 'sleep 60 & sleep 60']), 'run()');
-    const started = envd.processes().slice(before).filter((p) => p.config.cmd === '/usr/bin/setsid');
-    // Started once, never again, and found by its tag and killed.
+    const started = envd.processes().slice(before).filter(isSupervisor);
+    // Started once, never again, and found by its tag and killed, supervisor and tree.
     expect(started).toHaveLength(1);
     await waitFor(() => started[0]!.end !== undefined, 20_000, 'the orphaned start ended');
-    expect(envd.groupMembers(started[0]!.pid)).toEqual([]);
+    await waitFor(() => leftovers(RUN_ID).length === 0, 20_000, `processes left: ${leftovers(RUN_ID).join('; ')}`);
   });
 
   it('a driver released while its start is pending (the runtime gave up) kills what did start', async () => {
-    const driver = new E2BDriver(
-      { argv: ['sh', '-c', 'sleep 60 & sleep 60'], env: {}, cwd: undefined, stdin: 'ignore', limits: undefined, user: undefined },
-      {
-        client: createProcessClient({ url: envd.url }),
-        env: {},
-        cwd: undefined,
-        setsidPath: '/usr/bin/setsid',
-        shellPath: '/bin/sh',
-        keepaliveSeconds: 1,
-        stallMs: STALL_MS,
-        requestTimeoutMs: 5_000,
-        tmpDir: '/tmp',
-        prlimitPath: '/usr/bin/prlimit',
-        settleMs: 200,
-      },
-    );
+    const transport = new EnvdTransport({ client: createProcessClient({ url: envd.url }), keepaliveSeconds: 1, stallMs: STALL_MS, requestTimeoutMs: 5_000 });
+    const commands = new RemoteCommands({
+      transport, env: {}, cwd: undefined, paths: DEFAULT_PATHS, requestTimeoutMs: 5_000, retry: DEFAULT_RETRY,
+    });
+    const driver = commands.createDriver({ argv: ['sh', '-c', 'sleep 60 & sleep 60'], env: {}, cwd: undefined, stdin: 'ignore', limits: undefined, user: undefined });
     const before = envd.processes().length;
     const events = { output: () => undefined, exit: () => undefined, fail: () => undefined, leaderExited: () => undefined };
     driver.start(events).catch(() => undefined);
-    await waitFor(() => envd.processes().slice(before).some((p) => p.config.cmd === '/usr/bin/setsid'), 10_000, 'the command started');
+    await waitFor(() => envd.processes().slice(before).some(isSupervisor), 10_000, 'the command started');
     await within(FAULT_BOUND_MS, driver.release(), 'release()');
-    const started = envd.processes().slice(before).find((p) => p.config.cmd === '/usr/bin/setsid')!;
+    const started = envd.processes().slice(before).find(isSupervisor)!;
     await waitFor(() => started.end !== undefined, 20_000, 'the abandoned command ended');
-    expect(envd.groupMembers(started.pid)).toEqual([]);
+    await waitFor(() => leftovers(RUN_ID).length === 0, 20_000, `processes left: ${leftovers(RUN_ID).join('; ')}`);
   });
 
   it('a stdin write whose answer is lost: TransportError, later writes refused, end() still closes', async () => {
@@ -197,12 +193,12 @@ describe('transport faults', () => {
     const proc = sb.stream(['cat'], { stdin: 'pipe' });
     await within(10_000, proc.started(), 'start');
     await proc.stdin!.write('one\n');
-    envd.inject({ kind: 'drop-after-write', method: 'SendInput' });
-    const writes = envd.requests.filter((r) => r.method === 'process.Process/SendInput').length;
+    envd.inject({ kind: 'reset', served: true, route: 'SendInput' });
+    const writes = envd.requests.filter((r) => r.route === 'SendInput').length;
     await expectRejects(proc.stdin!.write('two\n'), 'the uncertain write');
     await expectRejects(proc.stdin!.write('three\n'), 'a later write');
     // No blind resend: exactly one request per write that was attempted.
-    expect(envd.requests.filter((r) => r.method === 'process.Process/SendInput').length).toBe(writes + 1);
+    expect(envd.requests.filter((r) => r.route === 'SendInput').length).toBe(writes + 1);
     await within(5_000, proc.stdin!.end(), 'end()');
     const chunks: string[] = [];
     for await (const chunk of proc) chunks.push(new TextDecoder().decode(chunk.data));

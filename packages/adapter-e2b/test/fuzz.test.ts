@@ -33,7 +33,7 @@ afterAll(async () => {
 describeOptionFuzz('adapter-e2b', () => createE2BSandbox({ sandbox: native, graceMs: 300 }), {
   runs: 30,
   marker: { name: MARKER, value: RUN_ID },
-  startCount: () => envd.requests.filter((request) => request.method === 'process.Process/Start').length,
+  startCount: () => envd.requests.filter((request) => request.route === 'Start').length,
 });
 
 describe('regressions found by fuzzing', () => {

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { markedProcesses } from '@sandstream/test-support/processes';
 
 /** The marker variable every emulated sandbox puts in its commands' environment. */
@@ -17,19 +16,7 @@ export function newRunId(): string {
   return randomUUID();
 }
 
-export { within } from '@sandstream/test-support/timing';
-
-/** Polls `condition` until it holds; throws after `ms`. */
-export async function waitFor(condition: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  let delay = 2;
-  for (;;) {
-    if (await condition()) return;
-    if (Date.now() > deadline) throw new Error(`${what}: still not true after ${ms} ms`);
-    await sleep(delay);
-    delay = Math.min(delay * 2, 50);
-  }
-}
+export { waitFor, within } from '@sandstream/test-support/timing';
 
 /** Live processes still carrying this marker value. */
 export function leftovers(runId: string): string[] {
@@ -46,4 +33,22 @@ export { isLive } from '@sandstream/test-support/processes';
  */
 export function emptyHome(): string {
   return mkdtempSync(join(tmpdir(), 'sandstream-e2b-home-'));
+}
+
+/** The argv words of a recorded Start (after its program). */
+function startArgs(request: { readonly body: unknown }): string[] {
+  return (request.body as { process?: { args?: string[] } } | null)?.process?.args ?? [];
+}
+
+/** The Start of a command itself: the supervisor (`sh -c SUPERVISOR sandstream-supervisor ...`). */
+export function isSupervisorStart(request: { readonly route?: string | undefined; readonly body: unknown }): boolean {
+  return request.route === 'Start' && startArgs(request)[2] === 'sandstream-supervisor';
+}
+
+/** The Start of a helper command in the given mode (`signal`, `kill`, `sweep`, `abandon`). */
+export function isHelperStart(mode: 'signal' | 'kill' | 'sweep' | 'abandon') {
+  return (request: { readonly route?: string | undefined; readonly body: unknown }): boolean => {
+    const args = startArgs(request);
+    return request.route === 'Start' && args[2] === 'sandstream-helper' && args[3] === mode;
+  };
 }

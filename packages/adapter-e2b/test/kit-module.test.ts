@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxClosed } from '@sandstream/types';
-import createSandbox, { conformanceHooks } from '../src/index.js';
+import createSandbox, { conformanceHooks } from '../src/conformance.js';
 
 const saved: Record<string, string | undefined> = {};
 beforeAll(() => {

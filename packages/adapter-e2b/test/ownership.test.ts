@@ -36,7 +36,7 @@ describe('close() and who owns the sandbox', () => {
     expect((await sb.run(['echo', 'hello'])).stdoutText).toBe('hello\n');
     // envd's access token, issued by the control plane, went with every process request.
     const token = envd.sandboxes().find((s) => s.sandboxId === id)!.accessToken;
-    const rpcs = envd.requests.filter((r) => r.method.startsWith('process.Process/'));
+    const rpcs = envd.requests.filter((r) => (r.path.startsWith('/process.Process/')));
     expect(rpcs.length).toBeGreaterThan(0);
     expect(rpcs.every((r) => r.headers['x-access-token'] === token && r.headers['e2b-sandbox-id'] === id)).toBe(true);
 
@@ -44,7 +44,7 @@ describe('close() and who owns the sandbox', () => {
     await within(10_000, proc.started(), 'start');
     const pgid = Number(proc.commandId);
     await within(15_000, sb.close(), 'close()');
-    expect(envd.requests.some((r) => r.method === `DELETE /sandboxes/${id}`)).toBe(true);
+    expect(envd.requests.some((r) => r.route === 'kill-sandbox' && r.path === `/sandboxes/${id}`)).toBe(true);
     expect(envd.sandboxes().find((s) => s.sandboxId === id)?.killedAt).toBeDefined();
     expect(envd.groupMembers(pgid)).toEqual([]);
     // A dead sandbox answers like one.
@@ -60,7 +60,7 @@ describe('close() and who owns the sandbox', () => {
     const pgid = Number(ours.commandId);
     await within(15_000, sb.close(), 'close()');
     expect(envd.groupMembers(pgid)).toEqual([]);
-    expect(envd.requests.some((r) => r.method === `DELETE /sandboxes/${vm.sandboxId}`)).toBe(false);
+    expect(envd.requests.some((r) => r.route === 'kill-sandbox' && r.path === `/sandboxes/${vm.sandboxId}`)).toBe(false);
     expect((await vm.commands.list()).some((p) => p.pid === theirs.pid)).toBe(true);
     await vm.kill();
     await waitFor(() => envd.process(theirs.pid)?.end !== undefined, 5_000, 'the killed sandbox took its command along');

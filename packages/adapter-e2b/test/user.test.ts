@@ -44,9 +44,10 @@ describe('the user option', () => {
     await within(10_000, proc.started(), 'start');
     await proc.kill('SIGTERM');
     expect((await within(10_000, proc.wait(), 'wait')).signal).toBe('SIGTERM');
+    // The supervisor ran as nobody, and the SIGTERM (one SendSignal to it) named nobody too.
     const ours = envd.processes().filter((p) => p.user === 'nobody');
-    // The command, its relay and the signal helper all ran as nobody.
-    expect(ours.some((p) => p.pid === Number(proc.commandId))).toBe(true);
-    expect(ours.some((p) => p.config.args[2] === 'sandstream-signal')).toBe(true);
+    expect(ours.some((p) => p.config.args[2] === 'sandstream-supervisor')).toBe(true);
+    const signal = envd.requests.filter((r) => r.route === 'SendSignal').at(-1);
+    expect(signal?.headers['authorization']).toBe(`Basic ${Buffer.from('nobody:').toString('base64')}`);
   });
 });

@@ -1,63 +1,16 @@
-import type { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
-
 /**
- * A signal of one request that follows `signal`, and stops following it once
- * released. fetch (undici) keeps its abort listener on the signal it is given
- * until the request is garbage-collected, so requests given a command's
- * long-lived signal directly (a write to its standard input each) would pile
- * listeners on it; this way it holds one per request in flight.
+ * The adapter's view of one Vercel sandbox session, on the SDK's own API
+ * client (its base URL, credentials, OIDC refresh and `fetch`), with the
+ * SDK's retries off on every request: what may be sent again is decided by
+ * the one retry policy of `@sandstream/remote`, and a start never is.
  */
-function linkedSignal(signal: AbortSignal): { signal: AbortSignal; release(): void } {
-  const controller = new AbortController();
-  if (signal.aborted) {
-    controller.abort(signal.reason);
-    return { signal: controller.signal, release: () => undefined };
-  }
-  const onAbort = (): void => controller.abort(signal.reason);
-  signal.addEventListener('abort', onAbort, { once: true });
-  return { signal: controller.signal, release: () => signal.removeEventListener('abort', onAbort) };
-}
-
-/** A log record as the SDK yields it. */
-export interface LogLine {
-  readonly stream: 'stdout' | 'stderr';
-  readonly data: string;
-}
-
-/** A command as the API describes it. */
-export interface CommandJson {
-  readonly id: string;
-  readonly exitCode: number | null;
-}
+import type { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
+import { parseRetryAfter } from '@sandstream/remote';
+import { ndjsonRecords, type ApiRecord } from './ndjson.js';
 
 /** What the adapter uses of the SDK's internal API client (`@vercel/sandbox` 3.5.0, pinned). */
 interface SdkClient {
-  request(
-    path: string,
-    params?: {
-      method?: string;
-      body?: string;
-      signal?: AbortSignal;
-      retry?: { retries: number };
-    },
-  ): Promise<Response>;
-  getCommand(params: {
-    sessionId: string;
-    cmdId: string;
-    wait?: boolean;
-    signal?: AbortSignal;
-  }): Promise<{ json: { command: CommandJson } }>;
-  runCommand(params: {
-    sessionId: string;
-    command: string;
-    args: string[];
-    env: Record<string, string>;
-    sudo: boolean;
-    wait: true;
-    logs: true;
-    onLog: (line: LogLine) => void;
-    signal?: AbortSignal;
-  }): Promise<{ command: CommandJson; finished: Promise<CommandJson> }>;
+  request(path: string, params?: { method?: string; body?: string; signal?: AbortSignal; query?: Record<string, string>; retry?: { retries: number } }): Promise<Response>;
 }
 
 /** An HTTP answer the adapter inspects itself (status and parsed body). */
@@ -65,17 +18,24 @@ export interface Answer {
   readonly status: number;
   readonly json: unknown;
   readonly text: string;
-  /** The answer's `Retry-After` (seconds or an HTTP date), in ms from now, when it has a valid one. */
+  /** The answer's `Retry-After`, in ms from now, when it has a valid one. */
   readonly retryAfterMs?: number;
 }
 
-/** `Retry-After` as ms from now: delta-seconds or an HTTP date (RFC 9110); undefined when absent or invalid. */
-export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
-  if (header === null) return undefined;
-  const value = header.trim();
-  if (/^\d+$/.test(value)) return Number(value) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+/** A refusal of a streamed request, before its body: the HTTP status and the service's message. */
+export class ApiRefusal extends Error {
+  override readonly name = 'APIError';
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly retryAfterMs: number | undefined,
+  ) {
+    super(`HTTP ${status}: ${message}`);
+  }
+  /** As the SDK's APIError carries it, for {@link httpStatusOf}. */
+  get response(): { status: number } {
+    return { status: this.status };
+  }
 }
 
 /** The body of a command start. */
@@ -86,14 +46,45 @@ export interface StartBody {
   readonly env: Readonly<Record<string, string>>;
   readonly sudo: boolean;
   readonly timeout?: number;
+  /** Attached: the answer streams the command's record, its logs (with `logs`) and its end. */
+  readonly wait?: true;
+  readonly logs?: true;
+}
+
+/** The service's message in an error answer, else the start of its text. */
+export function messageOf(answer: { readonly json: unknown; readonly text: string; readonly status: number }): string {
+  const json = answer.json as { error?: { message?: unknown } } | undefined;
+  const message = json?.error?.message;
+  return typeof message === 'string' ? message : answer.text.slice(0, 200) || `HTTP ${answer.status}`;
 }
 
 /**
- * The adapter's view of one Vercel sandbox session, on top of the SDK's own
- * API client (its base URL, credentials, OIDC refresh and `fetch`). Reads
- * use the SDK's retries; the start of a command and standard-input writes
- * do not, because the adapter decides itself what may be resent.
+ * A signal of one request that follows `signal`, and stops following it once
+ * released. fetch (undici) keeps its abort listener on the signal it is given
+ * until the request is garbage-collected, so requests given a command's
+ * long-lived signal directly (a write to its standard input each) would pile
+ * listeners on it; this way it holds one per request in flight.
  */
+function linkedSignal(signal: AbortSignal | undefined): { signal?: AbortSignal; release(): void } {
+  if (signal === undefined) return { release: () => undefined };
+  const controller = new AbortController();
+  if (signal.aborted) {
+    controller.abort(signal.reason);
+    return { signal: controller.signal, release: () => undefined };
+  }
+  const onAbort = (): void => controller.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  return { signal: controller.signal, release: () => signal.removeEventListener('abort', onAbort) };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text === '' ? undefined : (JSON.parse(text) as unknown);
+  } catch {
+    return undefined;
+  }
+}
+
 export class VercelApi {
   private constructor(
     private readonly client: SdkClient,
@@ -111,151 +102,66 @@ export class VercelApi {
     return `/v2/sandboxes/sessions/${this.sessionId}${suffix}`;
   }
 
-  /** One request, never retried: the caller sees the first answer or the network error. */
+  /** One POST with a JSON answer, never retried: the caller sees the first answer or the network error. */
   async once(suffix: string, body: unknown, signal?: AbortSignal): Promise<Answer> {
-    const request = signal === undefined ? undefined : linkedSignal(signal);
-    let text: string;
+    const linked = linkedSignal(signal);
     let response: Response;
+    let text: string;
     try {
       response = await this.client.request(this.path(suffix), {
         method: 'POST',
         body: JSON.stringify(body),
         retry: { retries: 0 },
-        ...(request === undefined ? {} : { signal: request.signal }),
+        ...(linked.signal === undefined ? {} : { signal: linked.signal }),
       });
       text = await response.text();
     } finally {
-      request?.release();
+      linked.release();
     }
-    let json: unknown;
+    const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
+    return { status: response.status, json: parseJson(text), text, ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }) };
+  }
+
+  /** The command as it is now (`wait`: once it exited). One request. */
+  async command(cmdId: string, wait: boolean, signal?: AbortSignal): Promise<{ exitCode: number | null }> {
+    const linked = linkedSignal(signal);
+    let response: Response;
+    let text: string;
     try {
-      json = text === '' ? undefined : (JSON.parse(text) as unknown);
-    } catch {
-      json = undefined;
+      response = await this.client.request(this.path(`/cmd/${cmdId}`), {
+        retry: { retries: 0 },
+        ...(wait ? { query: { wait: 'true' } } : {}),
+        ...(linked.signal === undefined ? {} : { signal: linked.signal }),
+      });
+      text = await response.text();
+    } finally {
+      linked.release();
     }
-    const retryAfter = retryAfterMs(response.headers.get('retry-after'));
-    return { status: response.status, json, text, ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }) };
-  }
-
-  /** Starts a detached command: exactly one request, whatever its answer. */
-  start(body: StartBody, signal?: AbortSignal): Promise<Answer> {
-    return this.once('/cmd', body, signal);
+    if (!response.ok) throw new ApiRefusal(response.status, messageOf({ status: response.status, json: parseJson(text), text }), parseRetryAfter(response.headers.get('retry-after')));
+    const exitCode = (parseJson(text) as { command?: { exitCode?: unknown } } | undefined)?.command?.exitCode;
+    return { exitCode: typeof exitCode === 'number' ? exitCode : null };
   }
 
   /**
-   * The log stream of a command, replayed from its start. Read through the
-   * SDK's client (auth, retries of the GET) but split into lines here: the
-   * SDK's line splitter re-scans everything buffered on each network chunk,
-   * which is quadratic in the length of a line, and the service's records of
-   * escaped binary-looking text are long. The records are validated as the
-   * SDK's schema does; an error record throws a `StreamError`.
+   * A streamed answer's records: an attached start (`POST .../cmd` with
+   * `wait`), or a command's log stream (`GET .../cmd/{id}/logs`, replayed
+   * from the start). A refusal before the body is an {@link ApiRefusal}.
    */
-  logs(cmdId: string, signal?: AbortSignal): AsyncIterable<LogLine> & { close(): void } {
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort(signal?.reason);
-    if (signal?.aborted) controller.abort(signal.reason);
-    else signal?.addEventListener('abort', onAbort, { once: true });
-    const { client, sessionId } = this;
-    const path = this.path(`/cmd/${cmdId}/logs`);
-    async function* read(): AsyncGenerator<LogLine> {
-      try {
-        const response = await client.request(path, { method: 'GET', signal: controller.signal });
-        if (!response.ok) {
-          const text = await response.text().catch(() => '');
-          throw Object.assign(new Error(`reading the log stream: HTTP ${response.status}: ${text.slice(0, 200)}`), {
-            name: 'APIError',
-            response,
-          });
-        }
-        if (response.headers.get('content-type') !== 'application/x-ndjson' || response.body === null) {
-          throw Object.assign(new Error('Expected a stream of logs'), { name: 'APIError', response });
-        }
-        const reader = response.body.getReader();
-        const decoder = new TextDecoder();
-        let pending: Uint8Array[] = [];
-        const parse = (bytes: Uint8Array): LogLine | undefined => {
-          if (bytes.byteLength === 0) return undefined;
-          const record = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as {
-            stream?: unknown;
-            data?: unknown;
-          };
-          if (record.stream === 'error') {
-            const data = (record.data ?? {}) as { code?: unknown; message?: unknown };
-            throw Object.assign(new Error(String(data.message ?? 'the service ended the log stream with an error')), {
-              name: 'StreamError',
-              code: String(data.code ?? 'unknown'),
-              sessionId,
-            });
-          }
-          if ((record.stream !== 'stdout' && record.stream !== 'stderr') || typeof record.data !== 'string') {
-            throw new Error(`the log stream carried an invalid record: ${decoder.decode(bytes).slice(0, 200)}`);
-          }
-          return { stream: record.stream, data: record.data };
-        };
-        for (;;) {
-          const { value: read, done } = await reader.read();
-          if (done) break;
-          // A Buffer view: its indexOf is a memchr, a typed array's a loop.
-          const value = Buffer.from(read.buffer, read.byteOffset, read.byteLength);
-          let start = 0;
-          for (let end = value.indexOf(10); end !== -1; end = value.indexOf(10, start)) {
-            const piece = value.subarray(start, end);
-            start = end + 1;
-            const line = pending.length === 0 ? piece : Buffer.concat([...pending, piece]);
-            pending = [];
-            const record = parse(line);
-            if (record !== undefined) yield record;
-          }
-          if (start < value.byteLength) pending.push(value.subarray(start));
-        }
-        // A last line without its newline: whole, or a truncated body (a parse error, worth a reopen).
-        const last = parse(pending.length === 0 ? new Uint8Array(0) : Buffer.concat(pending));
-        if (last !== undefined) yield last;
-      } finally {
-        signal?.removeEventListener('abort', onAbort);
-      }
+  async *records(request: { start: StartBody } | { logsOf: string }, signal: AbortSignal, waitIfPaused?: () => Promise<void> | undefined): AsyncGenerator<ApiRecord> {
+    const start = 'start' in request;
+    const response = await this.client.request(this.path(start ? '/cmd' : `/cmd/${request.logsOf}/logs`), {
+      method: start ? 'POST' : 'GET',
+      ...(start ? { body: JSON.stringify(request.start) } : {}),
+      retry: { retries: 0 },
+      signal,
+    });
+    if (!response.ok) {
+      const text = await response.text().catch(() => '');
+      throw new ApiRefusal(response.status, messageOf({ status: response.status, json: parseJson(text), text }), parseRetryAfter(response.headers.get('retry-after')));
     }
-    return Object.assign(read(), { close: () => controller.abort() });
-  }
-
-  /** The command as it is now, without waiting (the SDK retries this idempotent read). */
-  async status(cmdId: string, signal?: AbortSignal): Promise<CommandJson> {
-    const answer = await this.client.getCommand({ sessionId: this.sessionId, cmdId, ...(signal === undefined ? {} : { signal }) });
-    return answer.json.command;
-  }
-
-  /** Waits for the command's exit (the SDK retries this idempotent read). */
-  async wait(cmdId: string, signal?: AbortSignal): Promise<CommandJson> {
-    const answer = await this.client.getCommand({
-      sessionId: this.sessionId,
-      cmdId,
-      wait: true,
-      ...(signal === undefined ? {} : { signal }),
-    });
-    return answer.json.command;
-  }
-
-  /**
-   * Runs a short helper command to completion and returns its standard
-   * output. Helpers are idempotent (a signal sweep, a liveness query), so
-   * the SDK's retries may run them twice without harm.
-   */
-  async helper(argv: readonly string[], signal?: AbortSignal): Promise<{ exitCode: number | null; stdout: string }> {
-    let stdout = '';
-    const started = await this.client.runCommand({
-      sessionId: this.sessionId,
-      command: argv[0]!,
-      args: argv.slice(1),
-      env: {},
-      sudo: false,
-      wait: true,
-      logs: true,
-      onLog: (line) => {
-        if (line.stream === 'stdout') stdout += line.data;
-      },
-      ...(signal === undefined ? {} : { signal }),
-    });
-    const finished = await started.finished;
-    return { exitCode: finished.exitCode, stdout };
+    if (response.headers.get('content-type') !== 'application/x-ndjson' || response.body === null) {
+      throw new Error(`expected a stream of records, got HTTP ${response.status} ${response.headers.get('content-type') ?? 'without a content type'}`);
+    }
+    yield* ndjsonRecords(response.body, this.sessionId, waitIfPaused);
   }
 }

@@ -44,6 +44,19 @@ function describeChain(error: unknown): string {
   return text;
 }
 
+/** Codes of a request that never left this host: its connection could not be opened. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EMFILE', 'ENFILE', 'EADDRNOTAVAIL']);
+
+/** True when the error says the request provably never reached the service. */
+export function neverSent(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let cause: unknown = error; cause instanceof Error && !seen.has(cause); cause = cause.cause) {
+    seen.add(cause);
+    if (NOT_SENT.has(String((cause as { code?: unknown }).code))) return true;
+  }
+  return false;
+}
+
 /**
  * True for a log-stream error that reopening cannot fix: an error record
  * the service sent (`StreamError`), or an HTTP refusal (4xx other than 429).

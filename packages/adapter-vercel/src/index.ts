@@ -1,10 +1,11 @@
 import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
 import { InvalidArgument, type CapabilityManifest, type Sandbox } from '@sandstream/types';
-import { defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS } from '@sandstream/types/runtime';
+import { checkOptionKeys, defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, nonNegativeOption } from '@sandstream/types/runtime';
+import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands } from '@sandstream/remote';
 import { VercelApi } from './api.js';
-import { VercelDriver, type DriverContext } from './driver.js';
-import { toSandstreamError } from './errors.js';
+import { describeError, toSandstreamError } from './errors.js';
 import { StdinWriter } from './stdin.js';
+import { VercelTransport } from './transport.js';
 
 /** Credentials of the Vercel API, all three together (as the SDK requires). */
 export interface VercelCredentials {
@@ -34,6 +35,18 @@ export interface VercelCommonOptions {
    * lifetime is the last backstop).
    */
   readonly commandTimeoutMs?: number;
+  /** Bound on signal deliveries and other helper round trips, in ms (default 15000). */
+  readonly requestTimeoutMs?: number;
+  /**
+   * Bound on the wait for a start's first record, the command's id, in ms
+   * (default 60000): past it the start's outcome is unknown. The service
+   * sends it once the process runs, which a busy sandbox delays.
+   */
+  readonly startTimeoutMs?: number;
+  /** Path of a POSIX shell inside the sandbox, which runs the supervisor and its helpers (default `/bin/sh`). */
+  readonly shellPath?: string;
+  /** Path of `env(1)` inside the sandbox, which sets the command's variables exactly (default `/usr/bin/env`). */
+  readonly envPath?: string;
 }
 
 /** Run commands in an existing SDK sandbox. The adapter does not own it: `close()` leaves it running. */
@@ -74,12 +87,11 @@ function manifest(stdin: boolean): CapabilityManifest {
  * has the endpoint), then end-of-file.
  */
 async function probeStdin(api: VercelApi): Promise<boolean> {
-  let cmdId: string | undefined;
   try {
-    const answer = await api.start({ command: 'cat', args: [], env: {}, sudo: false });
-    cmdId = (answer.json as { command?: { id?: string } } | undefined)?.command?.id;
+    const answer = await api.once('/cmd', { command: 'cat', args: [], env: {}, sudo: false });
+    const cmdId = (answer.json as { command?: { id?: string } } | undefined)?.command?.id;
     if (answer.status !== 200 || cmdId === undefined) return false;
-    const writer = new StdinWriter(api, cmdId, new AbortController().signal);
+    const writer = new StdinWriter(api, cmdId, new AbortController().signal, { ...DEFAULT_RETRY, attempts: 3 });
     const answered = await writer.write(new Uint8Array(0)).then(
       () => true,
       () => false,
@@ -91,18 +103,15 @@ async function probeStdin(api: VercelApi): Promise<boolean> {
   }
 }
 
-function checkNumber(key: string, value: unknown): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new InvalidArgument(`options.${key}`, 'must be a non-negative finite number');
-  }
-  return value;
-}
+const COMMON_KEYS = ['graceMs', 'killWaitMs', 'env', 'stdin', 'commandTimeoutMs', 'requestTimeoutMs', 'startTimeoutMs', 'shellPath', 'envPath'];
+const EXISTING_KEYS = new Set([...COMMON_KEYS, 'sandbox']);
+const CREATE_KEYS = new Set([...COMMON_KEYS, 'sandbox', 'token', 'teamId', 'projectId', 'fetch', 'create']);
 
 /**
- * Creates a Sandstream sandbox on Vercel Sandbox. Commands start detached
- * (the command id is known at once), their output comes from one log stream
- * per command, and teardown takes the command's whole process tree.
+ * Creates a Sandstream sandbox on Vercel Sandbox. Each command is one
+ * attached start of the supervisor of `@sandstream/remote` (ADR-0033),
+ * whose answer streams the command's output and its end; signals reach the
+ * command's whole process tree, and `close()` sweeps what escaped it.
  *
  * @example
  * ```ts
@@ -117,10 +126,12 @@ function checkNumber(key: string, value: unknown): number | undefined {
  * ```
  */
 export async function createVercelSandbox(options: VercelSandboxOptions = {}): Promise<Sandbox<VercelSdkSandbox>> {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgument('options', 'must be an object');
-  const graceMs = checkNumber('graceMs', options.graceMs) ?? DEFAULT_GRACE_MS;
-  const killWaitMs = checkNumber('killWaitMs', options.killWaitMs) ?? DEFAULT_KILL_WAIT_MS;
-  const commandTimeoutMs = checkNumber('commandTimeoutMs', options.commandTimeoutMs);
+  checkOptionKeys(options, (options as { sandbox?: unknown }).sandbox === undefined ? CREATE_KEYS : EXISTING_KEYS);
+  const graceMs = nonNegativeOption('graceMs', options.graceMs, DEFAULT_GRACE_MS);
+  const killWaitMs = nonNegativeOption('killWaitMs', options.killWaitMs, DEFAULT_KILL_WAIT_MS);
+  const commandTimeoutMs = nonNegativeOption('commandTimeoutMs', options.commandTimeoutMs);
+  const requestTimeoutMs = nonNegativeOption('requestTimeoutMs', options.requestTimeoutMs, 15_000);
+  const startTimeoutMs = nonNegativeOption('startTimeoutMs', options.startTimeoutMs, 60_000);
   let native: VercelSdkSandbox;
   let owned: boolean;
   if ('sandbox' in options && options.sandbox !== undefined) {
@@ -145,20 +156,34 @@ export async function createVercelSandbox(options: VercelSandboxOptions = {}): P
   }
   const api = await VercelApi.of(native);
   const stdinService = options.stdin === false ? false : await probeStdin(api);
-  const context: DriverContext = {
-    api,
-    stdinService,
-    commandTimeoutMs,
-    baseEnv: { ...(options.env ?? {}) },
-  };
+  // A log stream reopened, a stdin write resent: bounded by tries, not by time, since a stream
+  // may break after it followed a command for minutes.
+  const { attempts, baseMs, capMs, jitter } = DEFAULT_RETRY;
+  const transport = new VercelTransport({ api, stdinService, commandTimeoutMs, requestTimeoutMs, startTimeoutMs, retry: { attempts, baseMs, capMs, jitter } });
+  const commands = new RemoteCommands({
+    transport,
+    env: { ...options.env },
+    cwd: undefined,
+    paths: { shell: options.shellPath ?? DEFAULT_PATHS.shell, env: options.envPath ?? DEFAULT_PATHS.env, prlimit: DEFAULT_PATHS.prlimit },
+    requestTimeoutMs,
+    // The kills and sweeps that follow a broken link: the link that just failed may fail once
+    // more, and nothing else will end the command, so they persist for 10 s at least (an outage
+    // of the API outlasts one request's bound).
+    retry: { ...DEFAULT_RETRY, attempts: 50, deadlineMs: Math.max(requestTimeoutMs, 10_000) },
+    describe: describeError,
+  });
   return defineSandbox<VercelSdkSandbox>({
     name: 'vercel',
     capabilities: manifest(stdinService),
     native,
     graceMs,
     killWaitMs,
-    createDriver: (command) => new VercelDriver(context, command),
+    createDriver: (command) => commands.createDriver(command),
     async close() {
+      // Every command this handle started has been disposed (its tree is gone); what left its
+      // session is found by the tag. The sandbox itself goes only if it is ours.
+      // A second chance, not a step teardown depends on: bounded well inside the kill wait.
+      await commands.sweep(Math.min(killWaitMs, 5_000)).catch(() => undefined);
       if (!owned) return;
       try {
         await native.stop();
@@ -169,71 +194,8 @@ export async function createVercelSandbox(options: VercelSandboxOptions = {}): P
   });
 }
 
-/** Credentials from the environment: `VERCEL_TOKEN` + `VERCEL_TEAM_ID` + `VERCEL_PROJECT_ID`, or `VERCEL_OIDC_TOKEN`. */
-export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): VercelCredentials | 'oidc' | undefined {
-  const { VERCEL_TOKEN: token, VERCEL_TEAM_ID: teamId, VERCEL_PROJECT_ID: projectId } = env;
-  if (token && teamId && projectId) return { token, teamId, projectId };
-  if (env['VERCEL_OIDC_TOKEN']) return 'oidc';
-  return undefined;
-}
-
-/** The emulator the conformance hooks started, when no real credentials are set. */
-let hookEmulator: { credentials: VercelCredentials; fetch: typeof globalThis.fetch; close(): Promise<void> } | undefined;
-
-/**
- * The conformance kit's entry point: a fresh sandbox per call, on real
- * Vercel with credentials from the environment, or on the emulator that
- * {@link conformanceHooks} started when there are none.
- */
-export default async function createSandbox(): Promise<Sandbox<VercelSdkSandbox>> {
-  if (hookEmulator !== undefined) {
-    return createVercelSandbox({ ...hookEmulator.credentials, fetch: hookEmulator.fetch });
-  }
-  const credentials = credentialsFromEnv();
-  if (credentials === undefined) {
-    throw new InvalidArgument(
-      'environment',
-      'no Vercel credentials: set VERCEL_TOKEN, VERCEL_TEAM_ID and VERCEL_PROJECT_ID, or VERCEL_OIDC_TOKEN (the conformance hooks start the local emulator instead)',
-    );
-  }
-  return createVercelSandbox(credentials === 'oidc' ? {} : credentials);
-}
-
-/** The shape of the conformance kit's `ConformanceHooks` (spec 1.1). */
-export interface VercelConformanceHooks {
-  setup(): Promise<void>;
-  teardown(): Promise<void>;
-  attach(sandbox: Sandbox): Promise<Sandbox>;
-}
-
-/**
- * Conformance hooks: `setup` starts the local emulator when no real
- * credentials are set (so the default export runs against it), `teardown`
- * stops it, and `attach` gives a second handle on the same Vercel sandbox
- * whose `close()` leaves it running.
- */
-export const conformanceHooks: VercelConformanceHooks = {
-  async setup() {
-    if (credentialsFromEnv() !== undefined || hookEmulator !== undefined) return;
-    const { VercelEmulator } = await import('./emulator/index.js');
-    hookEmulator = await VercelEmulator.start();
-  },
-  async teardown() {
-    const emulator = hookEmulator;
-    hookEmulator = undefined;
-    await emulator?.close();
-  },
-  async attach(sandbox) {
-    const native = sandbox.native;
-    if (!(native instanceof VercelSdkSandbox)) {
-      throw new InvalidArgument('sandbox', 'is not a sandbox of this adapter');
-    }
-    return createVercelSandbox({ sandbox: native });
-  },
-};
-
-export { decodeStatus, VercelDriver, type DriverContext } from './driver.js';
-export { LogPump, type LogPumpOptions, type LogSource } from './log-pump.js';
+export { VercelApi } from './api.js';
+export { decodeStatus } from './status.js';
 export { STDIN_CHUNK_BYTES } from './stdin.js';
-export { TAG_VARIABLE } from './tree.js';
+export { VercelTransport, type VercelTransportSettings } from './transport.js';
 export { toSandstreamError } from './errors.js';

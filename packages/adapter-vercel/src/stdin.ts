@@ -1,4 +1,12 @@
+/**
+ * Standard input of one command over the service's stdin endpoint
+ * (`POST .../cmd/{id}/stdin` with `{ offset, data, close? }`, answered with
+ * the confirmed offset), as seed 002 describes the protocol. The public
+ * Vercel API has no such endpoint; the adapter uses it only where the
+ * service answers its probe (ADR-0027).
+ */
 import { StdinClosed, TransportError } from '@sandstream/types';
+import { retry, type RetryPolicy } from '@sandstream/remote';
 import type { Answer, VercelApi } from './api.js';
 
 /** The largest write sent in one request, before base64. */
@@ -6,21 +14,12 @@ export const STDIN_CHUNK_BYTES = 512 * 1024;
 
 /** Answers resent with the same body: the offset makes a resend harmless. */
 const RESEND_STATUSES = new Set([429, 502, 503]);
-const MAX_RESENDS = 5;
-/** The longest a `Retry-After` is honoured before one resend. */
-const MAX_RETRY_AFTER_MS = 30_000;
 
-/** Waits `ms`, or less when `signal` fires. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
+/** An answer worth resending, carrying its `Retry-After`. */
+class Resend extends Error {
+  constructor(readonly answer: Answer) {
+    super(`HTTP ${answer.status}`);
+  }
 }
 
 function offsetOf(answer: Answer): number | undefined {
@@ -34,15 +33,13 @@ function codeOf(answer: Answer): string | undefined {
 }
 
 /**
- * Standard input of one command over the service's stdin endpoint, as seed
- * 002 describes the protocol: base64 writes of at most 512 KiB, one at a
- * time in call order (the runtime serialises calls), each carrying the
- * offset the service confirmed so far. Network errors, 429, 502 and 503 are
- * resent with the same body, after the answer's `Retry-After` when it has
- * one; the service skips bytes it already has. A
- * first empty request reads the confirmed offset; an answer without one
- * means the service offers no stdin, and the write fails before anything
- * is sent.
+ * Writes of at most 512 KiB, one at a time in call order (the runtime
+ * serialises calls), each carrying the offset the service confirmed so
+ * far; network errors, 429, 502 and 503 are resent with the same body under
+ * the one retry policy, after the answer's `Retry-After` when it has one
+ * (the service skips bytes it already has). A first empty request reads the
+ * confirmed offset; an answer without one means the service offers no
+ * stdin, and the write fails before anything is sent.
  */
 export class StdinWriter {
   private confirmed: number | undefined;
@@ -56,6 +53,7 @@ export class StdinWriter {
     private readonly api: VercelApi,
     private readonly cmdId: string,
     private readonly signal: AbortSignal,
+    private readonly policy: RetryPolicy,
     private readonly fresh = false,
   ) {}
 
@@ -65,48 +63,41 @@ export class StdinWriter {
   }
 
   private async send(body: { offset: number; data: string; close?: boolean }): Promise<Answer> {
-    let lastError: unknown;
-    /** What the service asked for with `Retry-After`, before the next resend. */
-    let asked = 0;
-    for (let attempt = 0; attempt <= MAX_RESENDS; attempt++) {
-      if (attempt > 0) await pause(Math.max(Math.min(500, 20 * 2 ** attempt), Math.min(asked, MAX_RETRY_AFTER_MS)), this.signal);
-      if (this.signal.aborted) throw new TransportError('the command was released while writing to its standard input');
-      let answer: Answer;
-      try {
-        answer = await this.api.once(`/cmd/${this.cmdId}/stdin`, body, this.signal);
-      } catch (error) {
-        lastError = error;
-        asked = 0;
-        continue;
-      }
-      if (RESEND_STATUSES.has(answer.status)) {
-        // A rate limiter (429) or an unavailable service may say when to come
-        // back: resending sooner only meets the same refusal.
-        lastError = new Error(`HTTP ${answer.status}`);
-        asked = answer.retryAfterMs ?? 0;
-        continue;
-      }
-      return answer;
+    try {
+      return await retry(
+        this.policy,
+        async () => {
+          // Released: the command's end is reported (or it is being killed); its input is closed.
+          if (this.signal.aborted) throw new StdinClosed('the command ended while its standard input was being written');
+          const answer = await this.api.once(`/cmd/${this.cmdId}/stdin`, body, this.signal);
+          if (RESEND_STATUSES.has(answer.status)) throw new Resend(answer);
+          return answer;
+        },
+        {
+          retryable: (error) => !(error instanceof TransportError || error instanceof StdinClosed),
+          retryAfterMs: (error) => (error instanceof Resend ? error.answer.retryAfterMs : undefined),
+        },
+      );
+    } catch (error) {
+      if (error instanceof TransportError || error instanceof StdinClosed) throw error;
+      if (this.signal.aborted) throw new StdinClosed('the command ended while its standard input was being written', { cause: error });
+      throw new TransportError('standard input: no answer; whether the bytes arrived is unknown', { cause: error });
     }
-    throw new TransportError(
-      `standard input: no answer after ${MAX_RESENDS + 1} attempts; whether the bytes arrived is unknown`,
-      { cause: lastError },
-    );
   }
 
   private async probe(): Promise<number> {
     if (this.confirmed !== undefined) return this.confirmed;
     const answer = await this.send({ offset: 0, data: '' });
     const offset = offsetOf(answer);
-    if (answer.status === 200 && offset !== undefined) {
-      this.confirmed = offset;
-      return offset;
-    }
-    if (answer.status === 409 && codeOf(answer) === 'stdin_unavailable') {
-      throw new StdinClosed('the command is not reading its standard input');
-    }
-    if (answer.status === 410) throw new StdinClosed('the sandbox is stopped');
-    throw new StdinClosed(`the service offers no standard input for this command (HTTP ${answer.status}, no offset)`);
+    if (answer.status === 200 && offset !== undefined) return (this.confirmed = offset);
+    throw this.refusal(answer, 'is not reading its standard input');
+  }
+
+  /** The `StdinClosed` of an answer that says no stdin is there to write to. */
+  private refusal(answer: Answer, what: string): StdinClosed {
+    if (answer.status === 409 && codeOf(answer) === 'stdin_unavailable') return new StdinClosed(`the command ${what}`);
+    if (answer.status === 410) return new StdinClosed('the sandbox is stopped');
+    return new StdinClosed(`the service offers no standard input for this command (HTTP ${answer.status}, no offset)`);
   }
 
   async write(data: Uint8Array): Promise<void> {
@@ -118,38 +109,37 @@ export class StdinWriter {
       const start = this.confirmed!;
       const answer = await this.send({ offset: start, data: Buffer.from(chunk).toString('base64') });
       const offset = offsetOf(answer);
-      if (answer.status === 200 && offset !== undefined) {
-        if (offset < start || offset > start + chunk.byteLength) {
+      const progressed = offset !== undefined && offset > start && offset <= start + chunk.byteLength;
+      if ((answer.status === 200 && offset !== undefined) || (answer.status === 504 && progressed)) {
+        // A 504 with progress: the command reads slowly; the rest is sent next.
+        if (offset! < start || offset! > start + chunk.byteLength) {
           throw new TransportError(`standard input: the service confirmed offset ${offset} after a write at ${start}`);
         }
         this.confirmed = offset;
-        position += offset - start;
+        position += offset! - start;
         continue;
       }
-      if (answer.status === 504 && offset !== undefined && offset > start && offset <= start + chunk.byteLength) {
-        // Stalled but progressing: the command reads slowly; send the rest.
-        this.confirmed = offset;
-        position += offset - start;
-        continue;
-      }
-      if (answer.status === 409 && codeOf(answer) === 'stdin_unavailable') {
-        throw new StdinClosed('the command stopped reading its standard input');
-      }
-      if (answer.status === 410) throw new StdinClosed('the sandbox is stopped');
-      throw new TransportError(
-        `standard input: HTTP ${answer.status} (${codeOf(answer) ?? answer.text.slice(0, 200)}); whether the bytes arrived is unknown`,
-      );
+      if ((answer.status === 409 && codeOf(answer) === 'stdin_unavailable') || answer.status === 410) throw this.refusal(answer, 'stopped reading its standard input');
+      throw new TransportError(`standard input: HTTP ${answer.status} (${codeOf(answer) ?? answer.text.slice(0, 200)}); whether the bytes arrived is unknown`);
     }
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    let offset: number;
-    if (this.confirmed === undefined && this.fresh) {
-      // Our own command, never written to: the confirmed offset is 0, no probe needed.
-      offset = 0;
-    } else {
+    try {
+      await this.#close();
+    } catch (error) {
+      // Not closed: the driver may repeat the close (it is idempotent on the service's side too).
+      this.closed = false;
+      throw error;
+    }
+  }
+
+  async #close(): Promise<void> {
+    let offset = 0;
+    // Our own command, never written to: its confirmed offset is 0, no probe needed.
+    if (this.confirmed !== undefined || !this.fresh) {
       try {
         offset = await this.probe();
       } catch (error) {

@@ -1,6 +1,6 @@
 /**
  * The adapter's own behaviour on the emulator: the early command id, the
- * stdin protocol (chunks, offsets, resends, uncertain delivery), the probe,
+ * requests a command costs, the stdin protocol (chunks, offsets, resends, uncertain delivery), the probe,
  * the server-side backstop, error mapping, options and the kit hooks.
  */
 import { describe, expect, it } from 'vitest';
@@ -12,36 +12,67 @@ import {
   TransportError,
   type Sandbox,
 } from '@sandstream/types';
-import createSandbox, {
-  conformanceHooks,
-  createVercelSandbox,
-  credentialsFromEnv,
-  decodeStatus,
-  STDIN_CHUNK_BYTES,
-} from '../src/index.js';
+import { createVercelSandbox, decodeStatus, STDIN_CHUNK_BYTES } from '../src/index.js';
+import createSandbox, { conformanceHooks, credentialsFromEnv } from '../src/conformance.js';
 import { VercelEmulator } from '../src/emulator/index.js';
 import { testSandbox, useEmulator, within } from './helpers.js';
 
 const emulator = useEmulator();
 
-function stdinRequests(cmdId: string | undefined) {
+/** The API's id of the command whose process (the supervisor's command) has pid `commandId`. */
+async function apiIdOf(commandId: string | undefined): Promise<string> {
+  // The pid is reported before the command execs through setsid and env: while one of those
+  // execs runs, its environ (where the emulator's tag is) can read empty, so look again a while.
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const found = emulator().processes().find((p) => p.pid === Number(commandId));
+    if (found !== undefined) return found.cmdId;
+    if (Date.now() > deadline) throw new Error(`no process ${commandId}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function stdinRequests(cmdId: string) {
   return emulator().requests.filter((r) => r.path.endsWith(`/cmd/${cmdId}/stdin`));
 }
 
 describe('the early command id', () => {
-  it('is the API command id, set once started() resolves, before any output is read, and stable', async () => {
+  it("is the command's pid, from the supervisor's start report, set once started() resolves, before the command wrote anything, and stable", async () => {
     const sb = await testSandbox();
     await using proc = sb.stream(['sh', '-c', 'sleep 0.2; echo late']);
     await proc.started();
     const id = proc.commandId;
-    expect(id).toMatch(/^cmd_/);
-    const starts = emulator().requests.filter((r) => r.method === 'POST' && r.path.endsWith('/cmd') && r.status === 200);
-    expect(starts.some((r) => (r.body as { command?: string }).command === 'sh')).toBe(true);
-    // No log record was read yet, and the id names a command the service knows.
-    expect(emulator().processes().some((p) => p.cmdId === id)).toBe(true);
+    expect(id).toMatch(/^\d+$/);
+    // The id names a live process of a command the service knows, the shell of argv itself.
+    const process = emulator().processes().find((p) => p.pid === Number(id));
+    expect(process?.cmdline).toContain('sleep 0.2; echo late');
     const result = await proc.wait();
     expect(result.exitCode).toBe(0);
     expect(proc.commandId).toBe(id);
+  });
+});
+
+describe('requests per command', () => {
+  it('run() of a command that ends by itself is one request, the attached start, as the raw runCommand', async () => {
+    const plain = await VercelEmulator.start({ stdin: false });
+    try {
+      const sb = await createVercelSandbox({ ...plain.credentials, fetch: plain.fetch });
+      try {
+        const before = plain.requests.length;
+        const result = await sb.run(['true']);
+        expect(result.exitCode).toBe(0);
+        expect(plain.requests.slice(before).map((r) => r.route)).toEqual(['start-command']);
+        const streamed = sb.stream(['sh', '-c', 'echo a; echo b >&2']);
+        let text = '';
+        for await (const chunk of streamed) text += new TextDecoder().decode(chunk.data);
+        expect(text.split('\n').sort()).toEqual(['', 'a', 'b']);
+        expect(plain.requests.slice(before).map((r) => r.route)).toEqual(['start-command', 'start-command']);
+      } finally {
+        await sb.close();
+      }
+    } finally {
+      await plain.close();
+    }
   });
 });
 
@@ -50,13 +81,14 @@ describe('standard input', () => {
     const sb = await testSandbox();
     await using proc = sb.stream(['sh', '-c', 'wc -c'], { stdin: 'pipe' });
     await proc.started();
+    const cmdId = await apiIdOf(proc.commandId);
     const size = 2 * STDIN_CHUNK_BYTES + 1234;
     await proc.stdin!.write(new Uint8Array(size).fill(97));
     await proc.stdin!.end();
     const chunks: string[] = [];
     for await (const chunk of proc) chunks.push(new TextDecoder().decode(chunk.data));
     expect(chunks.join('').trim()).toBe(String(size));
-    const bodies = stdinRequests(proc.commandId).map((r) => r.body as { offset: number; data: string; close?: boolean });
+    const bodies = stdinRequests(cmdId).map((r) => r.body as { offset: number; data: string; close?: boolean });
     expect(bodies[0]).toEqual({ offset: 0, data: '' });
     const writes = bodies.filter((b) => b.data !== '');
     expect(writes.map((b) => b.offset)).toEqual([0, STDIN_CHUNK_BYTES, 2 * STDIN_CHUNK_BYTES]);
@@ -68,18 +100,19 @@ describe('standard input', () => {
     const sb = await testSandbox();
     await using proc = sb.stream(['cat'], { stdin: 'pipe' });
     await proc.started();
+    const cmdId = await apiIdOf(proc.commandId);
     await proc.stdin!.write('first\n');
-    emulator().inject({ kind: 'status', status: 503, method: 'POST', path: /\/stdin$/ });
-    emulator().inject({ kind: 'status', status: 429, retryAfter: 0, method: 'POST', path: /\/stdin$/ });
+    emulator().inject({ kind: 'http-status', status: 503, method: 'POST', path: /\/stdin$/ });
+    emulator().inject({ kind: 'http-status', status: 429, retryAfterSeconds: 0, method: 'POST', path: /\/stdin$/ });
     await proc.stdin!.write('second\n');
     // Served, then the answer is lost: the resend carries the same offset, and the service skips it.
-    emulator().inject({ kind: 'status', status: 502, method: 'POST', path: /\/stdin$/, when: 'after' });
+    emulator().inject({ kind: 'http-status', status: 502, method: 'POST', path: /\/stdin$/, served: true });
     await proc.stdin!.write('third\n');
     await proc.stdin!.end();
     let text = '';
     for await (const chunk of proc) text += new TextDecoder().decode(chunk.data);
     expect(text).toBe('first\nsecond\nthird\n');
-    const thirds = stdinRequests(proc.commandId).filter((r) => (r.body as { data: string }).data === Buffer.from('third\n').toString('base64'));
+    const thirds = stdinRequests(cmdId).filter((r) => (r.body as { data: string }).data === Buffer.from('third\n').toString('base64'));
     expect(thirds.map((r) => r.status)).toEqual([502, 200]);
     expect(new Set(thirds.map((r) => JSON.stringify(r.body))).size).toBe(1);
   });
@@ -89,7 +122,7 @@ describe('standard input', () => {
     await using proc = sb.stream(['cat'], { stdin: 'pipe' });
     await proc.started();
     await proc.stdin!.write('ok\n');
-    emulator().inject({ kind: 'status', status: 500, method: 'POST', path: /\/stdin$/, when: 'after' });
+    emulator().inject({ kind: 'http-status', status: 500, method: 'POST', path: /\/stdin$/, served: true });
     const error = await proc.stdin!.write('maybe\n').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransportError);
     const later = await proc.stdin!.write('more\n').catch((e: unknown) => e);
@@ -147,6 +180,15 @@ describe('options and errors', () => {
 
   it('rejects invalid options with InvalidArgument', async () => {
     await expect(createVercelSandbox({ graceMs: -1 })).rejects.toBeInstanceOf(InvalidArgument);
+  });
+
+  it('rejects an unknown option key by name, before any request (it was silently accepted)', async () => {
+    const before = emulator().requests.length;
+    const created = createVercelSandbox({ ...emulator().credentials, fetch: emulator().fetch, gracems: 5 } as never);
+    await expect(created).rejects.toMatchObject({ name: 'InvalidArgument', key: 'options.gracems' });
+    const existing = createVercelSandbox({ sandbox: {} as never, token: 'x' } as never);
+    await expect(existing).rejects.toMatchObject({ key: 'options.token' });
+    expect(emulator().requests.length).toBe(before);
   });
 
   it('maps refused credentials to a TransportError', async () => {

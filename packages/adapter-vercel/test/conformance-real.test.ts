@@ -5,7 +5,7 @@
  */
 import { describe, it } from 'vitest';
 import { describeConformance } from '@sandstream/conformance/vitest';
-import createSandbox, { conformanceHooks, credentialsFromEnv } from '../src/index.js';
+import createSandbox, { conformanceHooks, credentialsFromEnv } from '../src/conformance.js';
 
 const credentials = credentialsFromEnv();
 

@@ -6,14 +6,16 @@
  */
 import { afterAll, beforeAll } from 'vitest';
 import { describeConformance } from '@sandstream/conformance/vitest';
-import { conformanceHooks, createVercelSandbox } from '../src/index.js';
+import { createVercelSandbox } from '../src/index.js';
+import { conformanceHooks } from '../src/conformance.js';
 import { VercelEmulator } from '../src/emulator/index.js';
 
 const GRACE_MS = 500;
 let emulator: VercelEmulator | undefined;
 
 beforeAll(async () => {
-  emulator = await VercelEmulator.start();
+  // With seed 002's stdin endpoint, so that the kit's stdin cases run.
+  emulator = await VercelEmulator.start({ stdin: true });
 });
 
 afterAll(async () => {

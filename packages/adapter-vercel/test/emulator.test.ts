@@ -7,13 +7,15 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APIError, Sandbox } from '@vercel/sandbox';
+import { killEach } from '@sandstream/test-support/processes';
 import { VercelEmulator } from '../src/emulator/index.js';
+import { until } from './helpers.js';
 
 let emulator: VercelEmulator;
 let sandbox: Sandbox;
 
 beforeAll(async () => {
-  emulator = await VercelEmulator.start();
+  emulator = await VercelEmulator.start({ stdin: true });
   sandbox = await Sandbox.create({ ...emulator.credentials, fetch: emulator.fetch });
 });
 
@@ -33,6 +35,39 @@ describe('the emulator under the real SDK', () => {
     expect(await done.stderr()).toBe('err\n');
     const start = emulator.requests.find((r) => r.method === 'POST' && r.path.endsWith('/cmd'));
     expect(start?.body).toMatchObject({ command: 'sh', wait: true });
+    // Recorded with its route and timing: the attached stream's end is its answer's end.
+    expect(start).toMatchObject({ route: 'start-command', status: 200 });
+    expect(start!.endedAt).toBeGreaterThanOrEqual(start!.at);
+    expect(emulator.requestCounts()['start-command']).toBeGreaterThanOrEqual(1);
+  });
+
+  it('an attached start carries log records only when it asks for them (logs: true), as the SDK does', async () => {
+    const path = `/v2/sandboxes/sessions/${sandbox.currentSession().sessionId}/cmd`;
+    const records = async (extra: Record<string, unknown>): Promise<unknown[]> => {
+      const answer = await emulator.fetch(`https://vercel.com/api${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${emulator.credentials.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ command: 'echo', args: ['hi'], wait: true, ...extra }),
+      });
+      expect(answer.headers.get('content-type')).toBe('application/x-ndjson');
+      return (await answer.text()).trim().split('\n').map((line) => JSON.parse(line) as unknown);
+    };
+    const without = await records({});
+    expect(without).toHaveLength(2);
+    expect(without.every((r) => typeof r === 'object' && r !== null && 'command' in r)).toBe(true);
+    expect(await records({ logs: true })).toContainEqual({ stream: 'stdout', data: 'hi\n' });
+  });
+
+  it('finds a command\'s tree by its SANDSTREAM_COMMAND tag, a member that left the group included', async () => {
+    const id = `tag-${Date.now()}`;
+    const command = await sandbox.runCommand({ cmd: 'sh', args: ['-c', 'setsid sleep 30 & wait'], env: { SANDSTREAM_COMMAND: id }, detached: true });
+    // Two processes are tagged as soon as the shell forked; the child leaves the group only once
+    // it has run setsid (seen in CI): wait for the two groups, not the two processes.
+    const groups = (): number => new Set(emulator.tagged(id).map((p) => p.pgrp)).size;
+    await until(() => emulator.tagged(id).length === 2 && groups() === 2, 10_000, 'the leader and its escaped child, tagged, in two groups');
+    killEach(emulator.tagged(id));
+    await command.wait();
+    await until(() => emulator.tagged(id).length === 0, 10_000, 'the tree gone');
   });
 
   it('runs a detached command: logs replayed from the start, then followed live, then wait()', async () => {
@@ -101,8 +136,8 @@ describe('the emulator under the real SDK', () => {
   });
 
   it('retries of the SDK meet injected 5xx and 429 answers', async () => {
-    emulator.inject({ kind: 'status', status: 503, method: 'GET', path: /\/cmd\/[^/]+$/, times: 1 });
-    emulator.inject({ kind: 'status', status: 429, retryAfter: 0, method: 'GET', path: /\/cmd\/[^/]+$/, times: 1 });
+    emulator.inject({ kind: 'http-status', status: 503, method: 'GET', path: /\/cmd\/[^/]+$/, times: 1 });
+    emulator.inject({ kind: 'http-status', status: 429, retryAfterSeconds: 0, method: 'GET', path: /\/cmd\/[^/]+$/, times: 1 });
     const command = await sandbox.runCommand({ cmd: 'true', detached: true });
     const finished = await command.wait();
     expect(finished.exitCode).toBe(0);
@@ -113,13 +148,13 @@ describe('the emulator under the real SDK', () => {
   it('a dropped log stream and an error line surface as errors in logs()', async () => {
     const command = await sandbox.runCommand({ cmd: 'sh', args: ['-c', 'seq 1 2000'], detached: true });
     await command.wait();
-    emulator.inject({ kind: 'drop-logs', afterBytes: 500, cmdId: command.cmdId });
+    emulator.inject({ kind: 'truncate', route: 'logs', at: { bytes: 500 }, path: new RegExp(`/cmd/${command.cmdId}/logs$`) });
     await expect(
       (async () => {
         for await (const _ of command.logs()) void _;
       })(),
     ).rejects.toThrow();
-    emulator.inject({ kind: 'error-line', code: 'sandbox_stopped', message: 'stopped', afterRecords: 0, cmdId: command.cmdId });
+    emulator.inject({ kind: 'error', route: 'logs', code: 'sandbox_stopped', message: 'stopped', at: 0, path: new RegExp(`/cmd/${command.cmdId}/logs$`) });
     await expect(
       (async () => {
         for await (const _ of command.logs()) void _;
@@ -128,7 +163,7 @@ describe('the emulator under the real SDK', () => {
   });
 
   it('delayed headers hold the answer', async () => {
-    emulator.inject({ kind: 'delay-headers', ms: 150, method: 'POST', path: /\/cmd$/ });
+    emulator.inject({ kind: 'delay', ms: 150, method: 'POST', path: /\/cmd$/ });
     const started = performance.now();
     const done = await sandbox.runCommand('true');
     expect(done.exitCode).toBe(0);
@@ -161,7 +196,7 @@ describe('the emulator under the real SDK', () => {
   });
 
   it('recordRequests: false keeps no request, nor the standard input they carried', async () => {
-    const quiet = await VercelEmulator.start({ recordRequests: false });
+    const quiet = await VercelEmulator.start({ recordRequests: false, stdin: true });
     try {
       const box = await Sandbox.create({ ...quiet.credentials, fetch: quiet.fetch });
       const command = await box.runCommand({ cmd: 'sh', args: ['-c', 'wc -c'], detached: true });

@@ -1,7 +1,8 @@
 /**
  * Faults at the wire, as a matrix: each phase of a command's life over the
- * Vercel Sandbox API (the start's answer, the log stream mid-way, the
- * waiting read that carries the exit, a kill, a stdin write) × each way
+ * Vercel Sandbox API (the attached start's answer before its command
+ * record, mid-way, and where its finished record goes; a kill; a stdin
+ * write) × each way
  * the link or a proxy in front of the service fails (connection reset, 5xx
  * with and without a JSON error body, 429 with Retry-After, slow response
  * headers within and past the bound that applies, an answer cut in the
@@ -21,7 +22,7 @@ import { CELL_VAR, FAULTS, PHASES, cellMark, createMatrixReport, describeMatrix,
 import type { CellPlan, Expected, FaultName, Observed, Phase } from '@sandstream/test-support/fault-matrix';
 import { markedProcesses } from '@sandstream/test-support/processes';
 import type { Fault, RecordedRequest } from '../src/emulator/index.js';
-import { retryAfterMs } from '../src/api.js';
+import { parseRetryAfter as retryAfterMs } from '@sandstream/remote';
 import { createVercelSandbox } from '../src/index.js';
 import { until, useEmulator, within } from './helpers.js';
 
@@ -38,6 +39,8 @@ const KILL_WAIT_MS = 2_000;
 const CALLER_TIMEOUT_MS = 800;
 const LATE_KILL_WAIT_MS = 700;
 const LATE_START_MS = CALLER_TIMEOUT_MS + GRACE_MS + LATE_KILL_WAIT_MS + 1_000;
+/** The adapter's bounds on a start's command record (startTimeoutMs) and on a signal's request. */
+const REQUEST_TIMEOUT_MS = 3_000;
 
 interface Cell extends CellPlan {
   /** The faults, or why the cell does not apply to this backend. */
@@ -51,41 +54,38 @@ interface Cell extends CellPlan {
 const bodyOf = (request: RecordedRequest): { env?: Record<string, string>; args?: string[] } =>
   (request.body ?? {}) as { env?: Record<string, string>; args?: string[] };
 /** The start of the cell's command, by its marker. */
-const startOf = (mark: string): Pick<Fault & { kind: 'status' }, 'method' | 'path' | 'match'> => ({
-  method: 'POST',
-  path: /\/cmd$/,
+const startOf = (mark: string): Pick<Fault, 'route' | 'match'> => ({
+  route: 'start-command',
   match: (request) => bodyOf(request).env?.[CELL_VAR] === mark,
 });
-/** The waiting read that answers the command's exit (the only one a cell makes). */
-const WAIT_READ = { method: 'GET', path: /\/cmd\/[^/]+$/, match: (request: RecordedRequest) => request.query['wait'] === 'true' } as const;
-/** The helper command that sends `action` to the command's tree. */
-const TREE_HELPER = (action: string) =>
+/** The helper command of `@sandstream/remote` in `mode` (`kill`, `abandon`, `sweep`, `signal`). */
+const HELPER = (mode: string) =>
   ({
-    method: 'POST',
-    path: /\/cmd$/,
+    route: 'start-command',
     match: (request: RecordedRequest) => {
       const args = bodyOf(request).args ?? [];
-      return args.includes('sandstream-tree') && args.at(-1) === action;
+      return args[2] === 'sandstream-helper' && args[3] === mode;
     },
   }) as const;
-/** The helper command that delivers kill(): SIGTERM to the command's tree. */
-const TERM_HELPER = TREE_HELPER('TERM');
+/** The API's kill that delivers kill(): SIGTERM to the supervisor, which forwards it to the tree. */
+const KILL = { route: 'kill' } as const;
 /** A rate limiter: every matching request is refused for a second, each told to come back in one. */
-const RATE_LIMITED = { retryAfter: 1, forMs: 1_000 } as const;
+const RATE_LIMITED = { retryAfterSeconds: 1, forMs: 1_000 } as const;
 /**
- * The same for two seconds: longer than the whole fixed backoff of the
- * stdin writer's resends (about 1.1 s), so only a writer that honours
- * Retry-After gets through.
+ * The same for two seconds: longer than the whole backoff of the stdin
+ * writer's first resends, so only a writer that honours Retry-After gets
+ * through.
  */
-const RATE_LIMITED_LONG = { retryAfter: 2, forMs: 2_000 } as const;
+const RATE_LIMITED_LONG = { retryAfterSeconds: 2, forMs: 2_000 } as const;
 /** The third of five stdin writes (the probe and two writes went before). */
 const STDIN = { method: 'POST', path: /\/stdin$/ } as const;
-/** Cuts the live log stream part way, in the middle of a record. */
-const CUT_LOGS: Fault = { kind: 'drop-logs', afterBytes: 600 };
-/** The log request that reopens the stream after the cut. */
-const REOPEN = { method: 'GET', path: /\/logs$/, skip: 1 } as const;
+/** Cuts the command's live answer part way, in the middle of a log record. */
+const CUT = (mark: string) => ({ kind: 'truncate', at: { bytes: 600 }, ...startOf(mark) }) as const satisfies Fault;
+/** The log request that replays the output after the cut. */
+const REPLAY = { route: 'logs' } as const;
 
 const ONE_DOCUMENT = 'this answer is one JSON document, not a stream of records: a cut answer is the truncated-frame cell';
+const HEADERS_OUT = 'an HTTP status or slow headers exist only before the response headers; this answer already sent them with the command record';
 const NO_BOUND_LOGS =
   'no bound applies to a log stream: its headers may come late and its records later still (a quiet command), so a slow answer is only slow (see slow-headers<bound); the caller\'s timeout bounds the command';
 
@@ -100,76 +100,76 @@ function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
         case 'before-start-event': {
           // The start's answer carries the command id, this backend's start event.
           const m = startOf(mark);
-          if (fault === 'reset') add(phase, fault, [{ kind: 'reset', when: 'after', ...m }], 'TransportError');
-          if (fault === '503+error-body') add(phase, fault, [{ kind: 'status', status: 503, when: 'after', ...m }], 'TransportError');
-          if (fault === '500-bare') add(phase, fault, [{ kind: 'status', status: 500, body: 'text', when: 'after', ...m }], 'TransportError');
+          // Served, and the whole answer held back (the command never ends by itself): past
+          // startTimeoutMs without the command record, the start's outcome is unknown.
+          if (fault === 'reset') add(phase, fault, [{ kind: 'reset', served: true, ...m }], 'TransportError', REQUEST_TIMEOUT_MS);
+          if (fault === '503+error-body') add(phase, fault, [{ kind: 'http-status', status: 503, served: true, ...m }], 'TransportError');
+          if (fault === '500-bare') add(phase, fault, [{ kind: 'http-status', status: 500, body: 'text', served: true, ...m }], 'TransportError');
           // A rate limiter refuses before the service: nothing starts.
-          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'status', status: 429, ...RATE_LIMITED, ...m }], 'TransportError');
-          if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay-headers', ms: 500, ...m }], 'result', 500);
-          // No bound of the adapter's own: the caller's timeout gives up on the start, and the late copy is swept.
+          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'http-status', status: 429, ...RATE_LIMITED, ...m }], 'TransportError');
+          if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay', ms: 500, ...m }], 'result', 500);
+          // The caller's timeout gives up on the start first, and the copy that runs is swept.
           if (fault === 'slow-headers>bound') {
-            add(phase, fault, [{ kind: 'delay-headers', ms: LATE_START_MS, ...m }], 'TransportError', LATE_START_MS, {
+            add(phase, fault, [{ kind: 'slow-headers', ms: LATE_START_MS, ...m }], 'TransportError', LATE_START_MS, {
               timeout: CALLER_TIMEOUT_MS,
               killWaitMs: LATE_KILL_WAIT_MS,
             });
           }
-          if (fault === 'truncated-frame') add(phase, fault, [{ kind: 'truncate', ...m }], 'TransportError');
-          if (fault === 'cut-at-boundary') add(phase, fault, { notApplicable: ONE_DOCUMENT }, 'result');
+          // The whole answer held back to be cut (as above): no command record within the bound.
+          if (fault === 'truncated-frame') add(phase, fault, [{ kind: 'truncate', ...m }], 'TransportError', REQUEST_TIMEOUT_MS);
+          if (fault === 'cut-at-boundary') add(phase, fault, [{ kind: 'truncate', boundary: true, close: 'end', ...m }], 'TransportError', REQUEST_TIMEOUT_MS);
           break;
         }
         case 'mid-stream': {
-          // The log stream is cut part way; a status or a slow answer meets its reopening (it cannot follow headers already sent).
-          if (fault === 'reset') add(phase, fault, [CUT_LOGS], 'result');
-          if (fault === '503+error-body') add(phase, fault, [CUT_LOGS, { kind: 'status', status: 503, ...REOPEN }], 'result');
-          if (fault === '500-bare') add(phase, fault, [CUT_LOGS, { kind: 'status', status: 500, body: 'text', ...REOPEN }], 'result');
-          if (fault === '429+retry-after') add(phase, fault, [CUT_LOGS, { kind: 'status', status: 429, ...RATE_LIMITED, ...REOPEN }], 'result', 1_000);
-          if (fault === 'slow-headers<bound') add(phase, fault, [CUT_LOGS, { kind: 'delay-headers', ms: 500, ...REOPEN }], 'result', 500);
+          // The command's answer is cut part way; a status or a slow answer meets the replay of its log stream.
+          const cut = CUT(mark);
+          if (fault === 'reset') add(phase, fault, [{ kind: 'reset', at: { bytes: 600 }, ...startOf(mark) }], 'result');
+          if (fault === '503+error-body') add(phase, fault, [cut, { kind: 'http-status', status: 503, ...REPLAY }], 'result');
+          if (fault === '500-bare') add(phase, fault, [cut, { kind: 'http-status', status: 500, body: 'text', ...REPLAY }], 'result');
+          if (fault === '429+retry-after') add(phase, fault, [cut, { kind: 'http-status', status: 429, ...RATE_LIMITED, ...REPLAY }], 'result', 1_000);
+          if (fault === 'slow-headers<bound') add(phase, fault, [cut, { kind: 'delay', ms: 500, ...REPLAY }], 'result', 500);
           if (fault === 'slow-headers>bound') add(phase, fault, { notApplicable: NO_BOUND_LOGS }, 'result');
           // A record cut in the middle, then a clean end of the response.
-          if (fault === 'truncated-frame') add(phase, fault, [{ ...CUT_LOGS, close: 'end' } as Fault], 'result');
+          if (fault === 'truncated-frame') add(phase, fault, [{ ...cut, close: 'end' }], 'result');
           // Whole records only, then a clean end while the command still writes.
-          if (fault === 'cut-at-boundary') add(phase, fault, [{ ...CUT_LOGS, close: 'end', cut: 'boundary' } as Fault], 'result');
+          if (fault === 'cut-at-boundary') add(phase, fault, [{ ...cut, close: 'end', boundary: true }], 'result');
           break;
         }
         case 'before-end-event': {
-          // The waiting read that carries the exit: served (the command ended), its answer lost.
-          if (fault === 'reset') add(phase, fault, [{ kind: 'reset', when: 'after', ...WAIT_READ }], 'result');
-          if (fault === '503+error-body') add(phase, fault, [{ kind: 'status', status: 503, when: 'after', ...WAIT_READ }], 'result');
-          if (fault === '500-bare') add(phase, fault, [{ kind: 'status', status: 500, body: 'text', when: 'after', ...WAIT_READ }], 'result');
-          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'status', status: 429, ...RATE_LIMITED, ...WAIT_READ }], 'result', 1_000);
-          if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay-headers', ms: 500, ...WAIT_READ }], 'result', 500);
-          if (fault === 'slow-headers>bound') {
-            add(phase, fault, { notApplicable: 'no bound applies to the waiting read: it is answered when the command ends, however long that takes (see slow-headers<bound)' }, 'result');
-          }
-          if (fault === 'truncated-frame') add(phase, fault, [{ kind: 'truncate', ...WAIT_READ }], 'result');
-          if (fault === 'cut-at-boundary') add(phase, fault, { notApplicable: ONE_DOCUMENT }, 'result');
+          // Where the answer's last record, the finished command, would go.
+          const m = { at: 'before-end', ...startOf(mark) } as const;
+          if (fault === 'reset') add(phase, fault, [{ kind: 'reset', ...m }], 'result');
+          // The service's own error record in its place: final.
+          if (fault === '503+error-body') add(phase, fault, [{ kind: 'error', code: 'internal', ...m }], 'TransportError');
+          if (fault === '500-bare' || fault === '429+retry-after') add(phase, fault, { notApplicable: HEADERS_OUT }, 'result');
+          if (fault === 'slow-headers<bound' || fault === 'slow-headers>bound') add(phase, fault, { notApplicable: HEADERS_OUT }, 'result');
+          if (fault === 'truncated-frame') add(phase, fault, [{ kind: 'truncate', ...m }], 'result');
+          // A clean end without the finished command: the end is confirmed from the log stream.
+          if (fault === 'cut-at-boundary') add(phase, fault, [{ kind: 'truncate', boundary: true, close: 'end', ...m }], 'result');
           break;
         }
         case 'during-kill': {
-          // The helper is idempotent, so a lost or refused answer may be retried.
-          if (fault === 'reset') add(phase, fault, [{ kind: 'reset', ...TERM_HELPER }], 'result');
-          if (fault === '503+error-body') add(phase, fault, [{ kind: 'status', status: 503, ...TERM_HELPER }], 'result');
-          if (fault === '500-bare') add(phase, fault, [{ kind: 'status', status: 500, body: 'text', ...TERM_HELPER }], 'result');
-          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'status', status: 429, ...RATE_LIMITED, ...TERM_HELPER }], 'result', 1_000);
-          if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay-headers', ms: KILL_WAIT_MS / 4, ...TERM_HELPER }], 'result', KILL_WAIT_MS / 4);
+          // One request to the supervisor, never repeated: a lost or refused answer is a TransportError,
+          // and teardown still ends the tree (SIGKILL as the kit's helper).
+          if (fault === 'reset') add(phase, fault, [{ kind: 'reset', ...KILL }], 'TransportError');
+          if (fault === '503+error-body') add(phase, fault, [{ kind: 'http-status', status: 503, ...KILL }], 'TransportError');
+          if (fault === '500-bare') add(phase, fault, [{ kind: 'http-status', status: 500, body: 'text', ...KILL }], 'TransportError');
+          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'http-status', status: 429, retryAfterSeconds: 1, ...KILL }], 'TransportError');
+          if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay', ms: KILL_WAIT_MS / 4, ...KILL }], 'result', KILL_WAIT_MS / 4);
           // kill() waits killWaitMs for the backend to confirm the signal.
-          if (fault === 'slow-headers>bound') {
-            add(phase, fault, [{ kind: 'delay-headers', ms: KILL_WAIT_MS * 2, ...TERM_HELPER }], 'TransportError', KILL_WAIT_MS * 2);
-          }
-          // The helper ran; its answer is cut after the SDK's retries would apply.
-          if (fault === 'truncated-frame') add(phase, fault, [{ kind: 'truncate', ...TERM_HELPER }], 'TransportError');
-          // The helper's attached stream ends cleanly without its last record (the finished command).
-          if (fault === 'cut-at-boundary') add(phase, fault, [{ kind: 'truncate', boundary: true, ...TERM_HELPER }], 'TransportError');
+          if (fault === 'slow-headers>bound') add(phase, fault, [{ kind: 'delay', ms: KILL_WAIT_MS * 2, ...KILL }], 'TransportError', KILL_WAIT_MS * 2);
+          if (fault === 'truncated-frame') add(phase, fault, [{ kind: 'truncate', ...KILL }], 'TransportError');
+          if (fault === 'cut-at-boundary') add(phase, fault, { notApplicable: ONE_DOCUMENT }, 'result');
           break;
         }
         case 'during-stdin-write': {
           // Writes carry the confirmed offset: a resend is harmless.
-          if (fault === 'reset') add(phase, fault, [{ kind: 'reset', when: 'after', ...STDIN }], 'result');
-          if (fault === '503+error-body') add(phase, fault, [{ kind: 'status', status: 503, when: 'after', ...STDIN }], 'result');
+          if (fault === 'reset') add(phase, fault, [{ kind: 'reset', served: true, ...STDIN }], 'result');
+          if (fault === '503+error-body') add(phase, fault, [{ kind: 'http-status', status: 503, served: true, ...STDIN }], 'result');
           // Resent are network errors, 429, 502 and 503 (ADR-0027); a 500 is an uncertain write.
-          if (fault === '500-bare') add(phase, fault, [{ kind: 'status', status: 500, body: 'text', when: 'after', ...STDIN }], 'TransportError');
-          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'status', status: 429, ...RATE_LIMITED_LONG, ...STDIN }], 'result', 2_000);
-          if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay-headers', ms: 500, ...STDIN }], 'result', 500);
+          if (fault === '500-bare') add(phase, fault, [{ kind: 'http-status', status: 500, body: 'text', served: true, ...STDIN }], 'TransportError');
+          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'http-status', status: 429, ...RATE_LIMITED_LONG, ...STDIN }], 'result', 2_000);
+          if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay', ms: 500, ...STDIN }], 'result', 500);
           if (fault === 'slow-headers>bound') {
             add(phase, fault, { notApplicable: 'no bound applies to a stdin write: the service answers once the bytes are in the pipe, which a slow reader delays legitimately (see slow-headers<bound)' }, 'result');
           }
@@ -198,7 +198,7 @@ function adapterSandbox(killWaitMs = KILL_WAIT_MS): Promise<Sandbox> {
   let sandbox = sandboxes.get(killWaitMs);
   if (sandbox === undefined) {
     const emu = emulator();
-    sandbox = createVercelSandbox({ ...emu.credentials, fetch: emu.fetch, graceMs: GRACE_MS, killWaitMs });
+    sandbox = createVercelSandbox({ ...emu.credentials, fetch: emu.fetch, graceMs: GRACE_MS, killWaitMs, requestTimeoutMs: REQUEST_TIMEOUT_MS, startTimeoutMs: REQUEST_TIMEOUT_MS });
     sandboxes.set(killWaitMs, sandbox);
   }
   return sandbox;
@@ -277,16 +277,16 @@ const COMPOUND: ReadonlyArray<{ name: string; cell: Cell; faults: (mark: string)
     name: 'compound: start answer lost × sweep refused (503, 3 s)',
     cell: { phase: 'before-start-event', fault: 'reset', inject: [], expect: 'TransportError', extraMs: 3_000 },
     faults: (mark) => [
-      { kind: 'status', status: 503, when: 'after', ...startOf(mark) },
-      { kind: 'status', status: 503, forMs: 3_000, ...TREE_HELPER('KILL') },
+      { kind: 'http-status', status: 503, served: true, ...startOf(mark) },
+      { kind: 'http-status', status: 503, forMs: 3_000, ...HELPER('abandon') },
     ],
   },
   {
-    name: 'compound: log error record × sweep refused (503, 3 s)',
+    name: 'compound: error record × tree kill refused (503, 3 s)',
     cell: { phase: 'mid-stream', fault: 'reset', inject: [], expect: 'TransportError', extraMs: 3_000 },
-    faults: () => [
-      { kind: 'error-line', code: 'internal', message: 'log storage failed', afterRecords: 2 },
-      { kind: 'status', status: 503, forMs: 3_000, ...TREE_HELPER('KILL') },
+    faults: (mark) => [
+      { kind: 'error', code: 'internal', message: 'log storage failed', at: 2, ...startOf(mark) },
+      { kind: 'http-status', status: 503, forMs: 3_000, ...HELPER('kill') },
     ],
   },
 ];

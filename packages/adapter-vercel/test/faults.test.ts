@@ -1,12 +1,13 @@
 /**
- * Faults injected by the emulator: a dropped log stream, a start whose
- * answer is lost, and teardown of a tree that tries to escape.
+ * Faults injected by the emulator: a command's answer broken part way (its
+ * output then read from the log stream's replay), a start whose answer is
+ * lost, and teardown of a tree that tries to escape.
  */
 import { describe, expect, it } from 'vitest';
 import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
 import { TransportError, type OutputChunk } from '@sandstream/types';
 import type { RecordedRequest } from '../src/emulator/index.js';
-import { TAG_VARIABLE } from '../src/index.js';
+import { TAG_VARIABLE } from '@sandstream/remote';
 import { until, useEmulator, testSandbox, within } from './helpers.js';
 
 const emulator = useEmulator();
@@ -17,8 +18,11 @@ function expectedSeq(from: number, to: number): string {
   return text;
 }
 
-function logRequests(cmdId: string | undefined): number {
-  return emulator().requests.filter((r) => r.method === 'GET' && r.path.endsWith(`/cmd/${cmdId}/logs`)).length;
+/** The API's id of the last command the emulator started whose argv holds `word`. */
+function apiIdOf(word: string): string {
+  const command = emulator().commands().filter((c) => c.args.includes(word) || c.args.some((a) => a.includes(word))).at(-1);
+  if (command === undefined) throw new Error(`no command with ${word}`);
+  return command.id;
 }
 
 /**
@@ -29,23 +33,26 @@ function carries(marker: string): (request: RecordedRequest) => boolean {
   return (request) => (JSON.stringify(request.body) ?? '').includes(marker);
 }
 
-describe('a dropped log stream', () => {
-  it('is resumed under run() with no lost or duplicated byte, twice in one command', async () => {
+describe('a broken answer', () => {
+  it('is resumed from the log stream under run() with no lost or duplicated byte, twice in one command', async () => {
     const sb = await testSandbox();
-    emulator().inject({ kind: 'drop-logs', afterBytes: 20_000, times: 1 });
-    emulator().inject({ kind: 'drop-logs', afterBytes: 90_000, times: 1 });
-    const result = await sb.run(['sh', '-c', 'seq 1 30000; seq 1 3000 >&2']);
+    const marker = `resume-${Date.now()}`;
+    emulator().inject({ kind: 'truncate', route: 'start-command', at: { bytes: 20_000 }, match: carries(marker) });
+    emulator().inject({ kind: 'truncate', route: 'logs', at: { bytes: 90_000 }, times: 1 });
+    const result = await sb.run(['sh', '-c', 'seq 1 30000; seq 1 3000 >&2; : "$1"', 'sh', marker]);
     expect(result.exitCode).toBe(0);
     expect(result.stdoutText).toBe(expectedSeq(1, 30000));
     expect(result.stderrText).toBe(expectedSeq(1, 3000));
-    const broken = emulator().requests.filter((r) => r.path.endsWith('/logs') && r.status === -1);
+    const broken = emulator().requests.filter((r) => (r.route === 'logs' || (r.route === 'start-command' && carries(marker)(r))) && r.status === -1);
     expect(broken.length).toBe(2);
   });
 
   it('is resumed under stream() while the command is still writing, in order, each byte once', async () => {
     const sb = await testSandbox();
-    await using proc = sb.stream(['sh', '-c', 'seq 1 5000; read x; seq 5001 10000; echo done >&2'], { stdin: 'pipe' });
+    const marker = `live-${Date.now()}`;
+    await using proc = sb.stream(['sh', '-c', 'seq 1 5000; read x; seq 5001 10000; echo done >&2; : "$1"', 'sh', marker], { stdin: 'pipe' });
     await proc.started();
+    const cmdId = apiIdOf(marker);
     // The drop hits the replay of what was already written and read.
     const chunks: OutputChunk[] = [];
     let stdout = '';
@@ -55,24 +62,26 @@ describe('a dropped log stream', () => {
       if (chunk.stream === 'stdout') stdout += decoder.decode(chunk.data, { stream: true });
       if (stdout.endsWith('5000\n') && stdout.length === expectedSeq(1, 5000).length) {
         // The live stream breaks, and so does the first replay, part way.
-        emulator().inject({ kind: 'drop-logs', afterBytes: 1_000, cmdId: proc.commandId! });
-        expect(emulator().breakLogStreams(proc.commandId)).toBe(1);
+        emulator().inject({ kind: 'truncate', route: 'logs', at: { bytes: 1_000 }, path: new RegExp(`/cmd/${cmdId}/logs$`) });
+        expect(emulator().breakLogStreams(cmdId)).toBe(1);
         await proc.stdin!.write('go\n');
       }
     }
     expect(stdout).toBe(expectedSeq(1, 10000));
     const result = await proc.wait();
     expect(result.exitCode).toBe(0);
-    // Three log requests: the live one, the replay cut at 1000 bytes, the one that finished.
-    const requests = emulator().requests.filter((r) => r.path.endsWith(`/cmd/${proc.commandId}/logs`));
+    // Three log requests after the broken answer: the replay cut at 1000 bytes, the one that
+    // followed the command to its end, and the one that confirmed that end.
+    const requests = emulator().requests.filter((r) => r.path.endsWith(`/cmd/${cmdId}/logs`));
     expect(requests.length).toBe(3);
-    expect(requests[1]!.status).toBe(-1);
+    expect(requests[0]!.status).toBe(-1);
   });
 
   it('ends with a TransportError when the service sends an error record', async () => {
     const sb = await testSandbox();
-    emulator().inject({ kind: 'error-line', code: 'internal', message: 'log storage failed', afterRecords: 1 });
-    const error = await sb.run(['sh', '-c', 'echo a; sleep 0.2; echo b']).catch((e: unknown) => e);
+    const marker = `error-${Date.now()}`;
+    emulator().inject({ kind: 'error', route: 'start-command', code: 'internal', message: 'log storage failed', at: 2, match: carries(marker) });
+    const error = await sb.run(['sh', '-c', 'echo a; sleep 0.2; echo b; : "$1"', 'sh', marker]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransportError);
     expect((error as Error).message).toMatch(/log storage failed/);
   });
@@ -82,10 +91,10 @@ describe('a start whose answer is lost', () => {
   it('is not retried, rejects with TransportError, and the copy that did start is ended', async () => {
     const sb = await testSandbox();
     const marker = `start-fault-${Date.now()}`;
-    emulator().inject({ kind: 'status', status: 502, method: 'POST', path: /\/cmd$/, when: 'after', match: carries(marker) });
+    emulator().inject({ kind: 'http-status', status: 502, method: 'POST', path: /\/cmd$/, served: true, match: carries(marker) });
     const error = await sb.run(['sh', '-c', 'sleep 30; : "$1"', 'sh', marker]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransportError);
-    expect((error as Error).message).toMatch(/not retried/);
+    expect((error as Error).message).toMatch(/unknown outcome/);
     const starts = emulator().requests.filter(
       (r) => r.method === 'POST' && r.path.endsWith('/cmd') && (JSON.stringify(r.body) ?? '').includes(marker),
     );
@@ -97,7 +106,7 @@ describe('a start whose answer is lost', () => {
   it('where the raw SDK, under the same fault, starts the command again (two copies or more)', async () => {
     const raw = await VercelSdkSandbox.create({ ...emulator().credentials, fetch: emulator().fetch });
     const marker = `raw-start-fault-${Date.now()}`;
-    emulator().inject({ kind: 'status', status: 502, method: 'POST', path: /\/cmd$/, when: 'after', match: carries(marker) });
+    emulator().inject({ kind: 'http-status', status: 502, method: 'POST', path: /\/cmd$/, served: true, match: carries(marker) });
     try {
       const command = await raw.runCommand({ cmd: 'sh', args: ['-c', 'sleep 30; : "$1"', 'sh', marker], detached: true });
       const copies = emulator().processes().filter((p) => p.cmdline.includes(marker));
@@ -112,7 +121,7 @@ describe('a start whose answer is lost', () => {
   it('a 429 on the start is not retried either, and nothing runs', async () => {
     const sb = await testSandbox();
     const marker = `rate-limited-${Date.now()}`;
-    emulator().inject({ kind: 'status', status: 429, retryAfter: 0, method: 'POST', path: /\/cmd$/, match: carries(marker) });
+    emulator().inject({ kind: 'http-status', status: 429, retryAfterSeconds: 0, method: 'POST', path: /\/cmd$/, match: carries(marker) });
     const error = await sb.run(['sh', '-c', 'sleep 30; : "$1"', 'sh', marker]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransportError);
     const starts = emulator().requests.filter((r) => r.path.endsWith('/cmd') && (JSON.stringify(r.body) ?? '').includes(marker));
@@ -133,7 +142,7 @@ describe('teardown', () => {
     ].join('\n');
     const proc = sb.stream(['sh', '-c', script]);
     await proc.started();
-    const cmdId = proc.commandId!;
+    const cmdId = apiIdOf(script);
     let seen = '';
     for await (const chunk of proc) {
       seen += new TextDecoder().decode(chunk.data);
@@ -142,14 +151,14 @@ describe('teardown', () => {
     // `break` disposed the Process: the emulator's process table shows nothing of the command.
     expect(emulator().processes().filter((p) => p.cmdId === cmdId)).toEqual([]);
     // Every member carried the command's tag; the leader's own pid was not all the kill reached.
-    const tagged = emulator().requests.filter((r) => r.method === 'POST' && (JSON.stringify(r.body) ?? '').includes('sandstream-tree'));
+    const tagged = emulator().requests.filter((r) => r.method === 'POST' && (JSON.stringify(r.body) ?? '').includes('sandstream-helper'));
     expect(tagged.length).toBeGreaterThan(0);
   });
 
   it('tags each command so its tree can be found', async () => {
     const sb = await testSandbox();
     const result = await sb.run(['sh', '-c', `printf %s "$${TAG_VARIABLE}"`]);
-    expect(result.stdoutText).toMatch(/^[0-9a-f-]{36}$/);
+    expect(result.stdoutText).toMatch(/^[0-9a-f]{8}-[0-9a-f-]{36}$/);
   });
 
   it('after a leader exit, what it left gets SIGTERM, and the result waits for it', async () => {

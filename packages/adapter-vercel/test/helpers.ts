@@ -17,10 +17,13 @@ export const NODE = process.execPath;
 let current: VercelEmulator | undefined;
 const open = new Set<Sandbox<VercelSdkSandbox>>();
 
-/** Starts this file's emulator before its tests and closes it after them. */
+/**
+ * Starts this file's emulator before its tests and closes it after them;
+ * with seed 002's stdin endpoint unless `options` say `stdin: false`.
+ */
 export function useEmulator(options: EmulatorOptions = {}): () => VercelEmulator {
   beforeAll(async () => {
-    current = await VercelEmulator.start(options);
+    current = await VercelEmulator.start({ stdin: true, ...options });
   });
   afterEach(async () => {
     for (const sandbox of open) await sandbox.close().catch(() => undefined);
@@ -49,10 +52,4 @@ export async function testSandbox(options: VercelCommonOptions = {}): Promise<Sa
 export { within } from '@sandstream/test-support/timing';
 
 /** Waits until `condition()` holds, polling; fails after `ms`. */
-export async function until(condition: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { waitFor as until } from '@sandstream/test-support/timing';

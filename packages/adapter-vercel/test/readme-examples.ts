@@ -17,7 +17,7 @@ console.log(result.stdoutText); // "hello\n"
 
 await using proc = sb.stream(['sh', '-c', 'for i in 1 2 3; do echo $i; sleep 1; done']);
 await proc.started();
-console.log(proc.commandId); // the API's command id, e.g. "cmd_..."
+console.log(proc.commandId); // the command's pid in the sandbox, e.g. "4242"
 for await (const chunk of proc) process.stdout.write(chunk.data);
 }
 

@@ -7,9 +7,9 @@
  * reader fed in 1-byte pieces.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { testSandbox, useEmulator } from './helpers.js';
+import { testSandbox, useEmulator, within } from './helpers.js';
 
-useEmulator();
+const emulator = useEmulator();
 
 const warnings: Error[] = [];
 const onWarning = (warning: Error): void => void warnings.push(warning);
@@ -39,5 +39,18 @@ describe('standard input', () => {
     // Warnings are emitted on a later tick.
     await new Promise((resolve) => setImmediate(resolve));
     expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message)).toEqual([]);
+  }, 120_000);
+
+  it('closes standard input even when the first close is cut off on the link: the command sees end-of-file', async () => {
+    const sandbox = await testSandbox();
+    await using proc = sandbox.stream(['sh', '-c', 'cat; echo eof'], { stdin: 'pipe' });
+    await proc.stdin!.write('x\n');
+    // The next request to the stdin endpoint (the close) has its connection reset before it is handled.
+    emulator().inject({ kind: 'reset', route: 'stdin', times: 1 });
+    await proc.stdin!.end();
+    const result = await within(60_000, proc.wait(), 'the command after its input closed');
+    expect(result.exitCode).toBe(0);
+    const closes = emulator().requests.filter((r) => r.route === 'stdin');
+    expect(closes.filter((r) => r.status === -1).length).toBe(1);
   }, 120_000);
 });

@@ -1,5 +1,5 @@
 /**
- * The adapter module's face for the conformance kit: a default-export
+ * `@sandstream/adapter-e2b/conformance`, the module's face for the conformance kit: a default-export
  * factory and `conformanceHooks`, both configured from the environment.
  *
  * - `E2B_API_KEY` set: one real E2B sandbox for the whole run (template

@@ -1,4 +1,9 @@
+/**
+ * envd's vocabulary for how a process ended: the status strings of its end
+ * events. The driver decodes them; the emulator writes them.
+ */
 import { constants } from 'node:os';
+import type { ExitStatus } from '@sandstream/types/runtime';
 
 /**
  * The words the daemon uses for a signal in an end event's status, as Go's
@@ -55,4 +60,15 @@ export function signalFromStatus(status: string): string | null {
     for (const [name, number] of Object.entries(constants.signals)) if (number === Number(numbered[1])) return name;
   }
   return null;
+}
+
+/**
+ * The exit status of an end event. envd reports a death by signal as exit
+ * code -1 and a status such as "signal: killed"; an unknown word would be a
+ * newer envd's, and SIGKILL, the only signal envd itself sends, is the
+ * reading least likely wrong.
+ */
+export function exitStatusOf(end: { readonly exitCode: number; readonly exited: boolean; readonly status: string }): ExitStatus {
+  if (end.exited) return { exitCode: end.exitCode, signal: null };
+  return { exitCode: null, signal: signalFromStatus(end.status) ?? 'SIGKILL' };
 }

@@ -1,0 +1,75 @@
+/**
+ * `@sandstream/adapter-vercel/conformance`, the module's face for the
+ * conformance kit: a default-export factory (a fresh sandbox per call) and
+ * `conformanceHooks`, configured from the environment: real Vercel with
+ * `VERCEL_TOKEN` + `VERCEL_TEAM_ID` + `VERCEL_PROJECT_ID` or
+ * `VERCEL_OIDC_TOKEN`, else the emulator of this package, started by
+ * `setup()`.
+ */
+import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
+import { InvalidArgument, type Sandbox } from '@sandstream/types';
+import { createVercelSandbox, type VercelCredentials } from './index.js';
+
+/** Credentials from the environment: `VERCEL_TOKEN` + `VERCEL_TEAM_ID` + `VERCEL_PROJECT_ID`, or `VERCEL_OIDC_TOKEN`. */
+export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): VercelCredentials | 'oidc' | undefined {
+  const { VERCEL_TOKEN: token, VERCEL_TEAM_ID: teamId, VERCEL_PROJECT_ID: projectId } = env;
+  if (token && teamId && projectId) return { token, teamId, projectId };
+  if (env['VERCEL_OIDC_TOKEN']) return 'oidc';
+  return undefined;
+}
+
+/** The emulator the conformance hooks started, when no real credentials are set. */
+let hookEmulator: { credentials: VercelCredentials; fetch: typeof globalThis.fetch; close(): Promise<void> } | undefined;
+
+/**
+ * The conformance kit's entry point: a fresh sandbox per call, on real
+ * Vercel with credentials from the environment, or on the emulator that
+ * {@link conformanceHooks} started when there are none.
+ */
+export default async function createSandbox(): Promise<Sandbox<VercelSdkSandbox>> {
+  if (hookEmulator !== undefined) {
+    return createVercelSandbox({ ...hookEmulator.credentials, fetch: hookEmulator.fetch });
+  }
+  const credentials = credentialsFromEnv();
+  if (credentials === undefined) {
+    throw new InvalidArgument(
+      'environment',
+      'no Vercel credentials: set VERCEL_TOKEN, VERCEL_TEAM_ID and VERCEL_PROJECT_ID, or VERCEL_OIDC_TOKEN (the conformance hooks start the local emulator instead)',
+    );
+  }
+  return createVercelSandbox(credentials === 'oidc' ? {} : credentials);
+}
+
+/** The shape of the conformance kit's `ConformanceHooks` (spec 1.1). */
+export interface VercelConformanceHooks {
+  setup(): Promise<void>;
+  teardown(): Promise<void>;
+  attach(sandbox: Sandbox): Promise<Sandbox>;
+}
+
+/**
+ * Conformance hooks: `setup` starts the local emulator when no real
+ * credentials are set (so the default export runs against it), `teardown`
+ * stops it, and `attach` gives a second handle on the same Vercel sandbox
+ * whose `close()` leaves it running.
+ */
+export const conformanceHooks: VercelConformanceHooks = {
+  async setup() {
+    if (credentialsFromEnv() !== undefined || hookEmulator !== undefined) return;
+    const { VercelEmulator } = await import('./emulator/index.js');
+    hookEmulator = await VercelEmulator.start();
+  },
+  async teardown() {
+    const emulator = hookEmulator;
+    hookEmulator = undefined;
+    await emulator?.close();
+  },
+  async attach(sandbox) {
+    const native = sandbox.native;
+    if (!(native instanceof VercelSdkSandbox)) {
+      throw new InvalidArgument('sandbox', 'is not a sandbox of this adapter');
+    }
+    return createVercelSandbox({ sandbox: native });
+  },
+};
+
