@@ -1,0 +1,69 @@
+/**
+ * The adapter module's face for the conformance kit: a default-export
+ * factory and `conformanceHooks`, configured from the environment.
+ *
+ * - The Engine: `DOCKER_HOST`, else the default socket.
+ * - `SANDSTREAM_DOCKER_CONTAINER` set: that running container, borrowed for
+ *   the whole run (never removed).
+ * - else `SANDSTREAM_DOCKER_IMAGE` set: `setup()` creates one container
+ *   from that image (owned by this module, no network) and `teardown()`
+ *   removes it.
+ *
+ * Every factory call is a handle that borrows the run's container, so the
+ * kit's observer (`attach`) sees what a closed handle left.
+ */
+import { InvalidArgument, type Sandbox } from '@sandstream/types';
+import type Docker from 'dockerode';
+import { createDockerSandbox } from './index.js';
+import { clientOf } from './client.js';
+import { createOwnedContainer, removeOwnedContainer } from './container.js';
+
+/** The kit's hook interface (`ConformanceHooks` of `@sandstream/conformance`), restated to keep it a dev dependency. */
+export interface DockerConformanceHooks {
+  setup(): Promise<void>;
+  teardown(): Promise<void>;
+  attach(sandbox: Sandbox): Promise<Sandbox>;
+}
+
+interface Shared {
+  docker: Docker;
+  container: Docker.Container;
+  owned: boolean;
+}
+
+let shared: Shared | undefined;
+
+async function connect(): Promise<Shared> {
+  const docker = clientOf(undefined, undefined);
+  const borrowed = process.env['SANDSTREAM_DOCKER_CONTAINER'];
+  if (borrowed !== undefined && borrowed !== '') return { docker, container: docker.getContainer(borrowed), owned: false };
+  const image = process.env['SANDSTREAM_DOCKER_IMAGE'];
+  if (image === undefined || image === '') {
+    throw new InvalidArgument('SANDSTREAM_DOCKER_IMAGE', 'is not set: name an image on the Engine to create the run\'s container from (or SANDSTREAM_DOCKER_CONTAINER, a running container to borrow)');
+  }
+  return { docker, container: await createOwnedContainer(docker, { image, network: undefined, command: undefined, create: undefined }), owned: true };
+}
+
+/** Lifecycle and observation hooks of this adapter module for the conformance kit. */
+export const conformanceHooks: DockerConformanceHooks = {
+  async setup() {
+    shared ??= await connect();
+  },
+  async teardown() {
+    const current = shared;
+    shared = undefined;
+    if (current?.owned === true) await removeOwnedContainer(current.container);
+  },
+  async attach(sandbox: Sandbox) {
+    // A second handle on the same container; its close() never removes it.
+    return createDockerSandbox({ docker: shared?.docker ?? clientOf(undefined, undefined), container: sandbox.native as Docker.Container });
+  },
+};
+
+/** The conformance kit's entry point: a handle on the run's container per call (see the module comment). */
+export default async function createSandbox(): Promise<Sandbox<Docker.Container>> {
+  if (shared === undefined) {
+    throw new InvalidArgument('conformanceHooks', 'setup() has not run: the kit calls it before the first case (it creates the run\'s container from SANDSTREAM_DOCKER_IMAGE, or borrows SANDSTREAM_DOCKER_CONTAINER)');
+  }
+  return createDockerSandbox({ docker: shared.docker, container: shared.container });
+}

@@ -1,0 +1,133 @@
+/**
+ * `@sandstream/adapter-docker`: Sandstream sandboxes over Docker
+ * containers, through the Engine API's exec and the shared remote driver
+ * (ADR-0033, ADR-0035).
+ *
+ * @packageDocumentation
+ */
+import type Docker from 'dockerode';
+import { type CapabilityManifest, type Sandbox } from '@sandstream/types';
+import { capabilitiesOption, defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, nonNegativeOption } from '@sandstream/types/runtime';
+import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands } from '@sandstream/remote';
+import { addressOf, clientOf, describe, typedError } from './client.js';
+import { createOwnedContainer, removeOwnedContainer } from './container.js';
+import { ContainerGone, DockerUnreachable } from './errors.js';
+import { checkDockerOptions, type DockerExistingContainerOptions, type DockerNewContainerOptions, type DockerSandboxOptions } from './options.js';
+import { DockerTransport } from './transport.js';
+
+/**
+ * What the adapter does on Docker: output streamed as bytes, standard
+ * input through the exec's hijacked connection (half-closed for
+ * end-of-file), limits by `prlimit` in front of the command (the image
+ * must have util-linux's), and accounts through exec's `User`.
+ */
+export const DOCKER_CAPABILITIES: CapabilityManifest = Object.freeze({
+  streaming: true,
+  stdin: true,
+  'resource-limits': true,
+  user: true,
+});
+
+/** The container a sandbox runs in, ready (running), and whether it is ours. */
+async function obtain(docker: Docker, options: DockerSandboxOptions): Promise<{ container: Docker.Container; owned: boolean }> {
+  if (options.container === undefined) {
+    const { image, network, command, create } = options as DockerNewContainerOptions;
+    return { container: await createOwnedContainer(docker, { image, network, command, create }), owned: true };
+  }
+  const given = (options as DockerExistingContainerOptions).container;
+  const named = typeof given === 'string' ? docker.getContainer(given) : given;
+  let state;
+  try {
+    state = await named.inspect();
+  } catch (error) {
+    throw typedError(docker, named.id, error) ?? error;
+  }
+  if (!state.State.Running) throw new ContainerGone(state.Id, 'stopped');
+  // The id, not the name: a name can be given to another container later.
+  return { container: typeof given === 'string' ? docker.getContainer(state.Id) : given, owned: false };
+}
+
+/**
+ * Creates a Sandstream sandbox in a Docker container. Commands run as argv
+ * (no shell) under the remote driver's supervisor, their output arrives as
+ * bytes, the exit status is exact, and teardown reaches the whole process
+ * tree: what plain `docker exec` cannot do (it has no kill, and an exec's
+ * process outlives its client).
+ *
+ * Ownership decides what `close()` does: a container the caller passes
+ * (`container`) is borrowed, and `close()` ends only the commands this
+ * adapter started in it; one the adapter creates (`image`) is owned, made
+ * with no network unless `network` names one, and removed at `close()`.
+ *
+ * @throws InvalidArgument for unknown or malformed options, before any request.
+ * @throws DockerUnreachable when no Engine answers at the address.
+ * @throws ImageMissing when `image` is not on the daemon (the adapter never pulls).
+ * @throws ContainerGone when a borrowed container does not exist or is not running.
+ *
+ * @example
+ * ```ts
+ * import { createDockerSandbox } from '@sandstream/adapter-docker';
+ * await using sb = await createDockerSandbox({ image: 'debian:bookworm-slim' });
+ * const result = await sb.run(['echo', 'hello']);
+ * console.log(result.stdoutText); // "hello\n"
+ * ```
+ */
+export async function createDockerSandbox(options: DockerSandboxOptions): Promise<Sandbox<Docker.Container>> {
+  checkDockerOptions(options);
+  const graceMs = nonNegativeOption('graceMs', options.graceMs, DEFAULT_GRACE_MS);
+  const killWaitMs = nonNegativeOption('killWaitMs', options.killWaitMs, DEFAULT_KILL_WAIT_MS);
+  const requestTimeoutMs = nonNegativeOption('requestTimeoutMs', options.requestTimeoutMs, 15_000);
+  const capabilities = capabilitiesOption(options.capabilities, DOCKER_CAPABILITIES);
+  const docker = clientOf(options.docker, options.socketPath);
+
+  try {
+    await docker.ping();
+  } catch (error) {
+    throw typedError(docker, '', error) ?? new DockerUnreachable(addressOf(docker), describe(error), { cause: error });
+  }
+  const { container, owned } = await obtain(docker, options);
+
+  const shell = options.shellPath ?? DEFAULT_PATHS.shell;
+  const transport = new DockerTransport({ docker, container: container.id, requestTimeoutMs, shell });
+  const commands = new RemoteCommands({
+    transport,
+    env: { ...options.env },
+    cwd: options.cwd,
+    paths: {
+      shell,
+      env: options.envPath ?? DEFAULT_PATHS.env,
+      prlimit: options.prlimitPath ?? DEFAULT_PATHS.prlimit,
+    },
+    requestTimeoutMs,
+    retry: { ...DEFAULT_RETRY, deadlineMs: requestTimeoutMs },
+    describe,
+    // Every signal on Docker is a helper (exec has no signal call), and every exec is three Engine
+    // requests and a `runc exec`: one exec per account takes the helpers' words on its stdin.
+    helperChannel: true,
+  });
+  const user = options.user;
+
+  return defineSandbox<Docker.Container>({
+    name: 'docker',
+    capabilities,
+    native: container,
+    graceMs,
+    killWaitMs,
+    createDriver: (command) => commands.createDriver(user === undefined || command.user !== undefined ? command : { ...command, user }),
+    async close() {
+      // Every command this handle started has been disposed (its tree is gone); what left its
+      // session is found by the tag. A second chance, not a step teardown depends on: bounded well
+      // inside the kill wait. The container itself goes only if it is ours.
+      await commands.sweep(Math.min(killWaitMs, 5_000)).catch(() => undefined);
+      if (owned) await removeOwnedContainer(container);
+    },
+  });
+}
+
+export { ContainerGone, ContainerPaused, DockerRestarted, DockerUnreachable, ImageMissing } from './errors.js';
+export { LABELS, sweepContainers } from './container.js';
+export { DockerTransport, type DockerTransportSettings } from './transport.js';
+export { execStatus } from './exit-status.js';
+export { FrameSplitter, FrameError } from './demux.js';
+export { DEFAULT_SOCKET } from './client.js';
+export type { DockerCommonOptions, DockerExistingContainerOptions, DockerNewContainerOptions, DockerSandboxOptions } from './options.js';

@@ -1,0 +1,27 @@
+/**
+ * The whole conformance kit, nothing disabled, through this package's kit
+ * face (`./conformance`: its hooks and default factory) against a real
+ * dockerd of this file's own, on a container created from the test image.
+ */
+import { describeConformance } from '@sandstream/conformance/vitest';
+import { unless } from '@sandstream/test-support/skips';
+import { describe } from 'vitest';
+import createSandbox, { conformanceHooks } from '../src/conformance.js';
+import { IMAGE, SKIP, useEngine } from './engine.js';
+
+const file = useEngine();
+
+unless(describe, SKIP)('adapter-docker: the conformance kit on a real Engine', () => {
+  describeConformance({
+    factory: createSandbox,
+    hooks: {
+      async setup() {
+        process.env['DOCKER_HOST'] = `unix://${file.engine.socketPath}`;
+        process.env['SANDSTREAM_DOCKER_IMAGE'] = IMAGE;
+        await conformanceHooks.setup();
+      },
+      teardown: () => conformanceHooks.teardown(),
+      attach: (sandbox) => conformanceHooks.attach(sandbox),
+    },
+  });
+});

@@ -1,0 +1,84 @@
+/**
+ * Faults a real Engine has, mid-command: the container killed, paused or
+ * removed, the client's connection cut (dockerd restarted: restart.test.ts).
+ * Each is a bounded, typed outcome; the command is started once (never
+ * again after the fault); nothing of it is left running.
+ */
+import { describe, expect, it } from 'vitest';
+import Docker from 'dockerode';
+import { TransportError } from '@sandstream/types';
+import { markedProcesses } from '@sandstream/test-support/processes';
+import { unless } from '@sandstream/test-support/skips';
+import { ContainerGone, createDockerSandbox } from '../src/index.js';
+import { instrument, SKIP, useEngine, waitUntil } from './engine.js';
+import { MARK, outcome, started } from './mid-command.js';
+
+const file = useEngine();
+
+unless(describe, SKIP)('adapter-docker: faults of a real Engine mid-command', () => {
+  it('the container killed: TransportError caused by ContainerGone (stopped), or death by SIGKILL, one start, nothing left', { timeout: 60_000 }, async () => {
+    const { sb, container, seen, proc, run } = await started(file, 'killed');
+    await container.kill();
+    const settled = await outcome(proc);
+    if (settled instanceof Error) {
+      expect(settled).toBeInstanceOf(TransportError);
+      expect(settled.cause).toBeInstanceOf(ContainerGone);
+      expect((settled.cause as ContainerGone).state).toBe('stopped');
+    } else {
+      // The kill reached the command before its supervisor, which lived long enough to report the
+      // command's death: a true result, the command killed by the container's SIGKILL.
+      expect(settled).toMatchObject({ exitCode: null, signal: 'SIGKILL' });
+    }
+    await sb.close();
+    expect(seen.starts).toBe(1);
+    await waitUntil(() => markedProcesses(MARK, run).length === 0, 10_000, 'nothing of the command left');
+  });
+
+  it('the container removed: TransportError caused by ContainerGone (removed, or stopped on its way out), or death by SIGKILL, one start, nothing left', { timeout: 60_000 }, async () => {
+    const { sb, container, seen, proc, run } = await started(file, 'removed');
+    await container.remove({ force: true });
+    const settled = await outcome(proc);
+    if (settled instanceof Error) {
+      expect(settled).toBeInstanceOf(TransportError);
+      expect(settled.cause).toBeInstanceOf(ContainerGone);
+      // A removal with force kills first: the Engine may still be removing when the end is read.
+      expect(['removed', 'stopped']).toContain((settled.cause as ContainerGone).state);
+    } else {
+      // As when the container is killed: the command died first and its supervisor reported it.
+      expect(settled).toMatchObject({ exitCode: null, signal: 'SIGKILL' });
+    }
+    await sb.close();
+    expect(seen.starts).toBe(1);
+    await waitUntil(() => markedProcesses(MARK, run).length === 0, 10_000, 'nothing of the command left');
+  });
+
+  it('the client\'s connection cut: TransportError, the tree killed through a new connection, one start, nothing left', { timeout: 60_000 }, async () => {
+    const { sb, seen, proc, run } = await started(file, 'cut');
+    expect(seen.sockets.size).toBe(1);
+    for (const socket of seen.sockets) socket.destroy();
+    const error = await outcome(proc);
+    expect(error).toBeInstanceOf(TransportError);
+    // Killed before the error was reported, not at close.
+    await waitUntil(() => markedProcesses(MARK, run).length === 0, 10_000, 'nothing of the command left');
+    await sb.close();
+    expect(seen.starts).toBe(1);
+  });
+
+  it('the container paused: a timeout ends in a bounded TransportError; once unpaused, close() ends the tree; one start', { timeout: 60_000 }, async () => {
+    const container = await file.container();
+    const docker = new Docker({ socketPath: file.engine.socketPath });
+    const seen = instrument(docker);
+    const sb = await createDockerSandbox({ docker, container: container.id, requestTimeoutMs: 2_000, graceMs: 300, killWaitMs: 2_000 });
+    const run = `paused-${process.pid}`;
+    const proc = sb.stream(['sh', '-c', 'sleep 1000 & echo ready; wait'], { env: { [MARK]: run }, timeout: 1_000 });
+    const iterator = proc[Symbol.asyncIterator]();
+    await iterator.next();
+    await container.pause();
+    const error = await outcome(proc);
+    expect(error).toBeInstanceOf(TransportError);
+    expect(seen.starts).toBe(1);
+    await container.unpause();
+    await sb.close();
+    await waitUntil(() => markedProcesses(MARK, run).length === 0, 10_000, 'nothing of the command left');
+  });
+});
