@@ -2,10 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
-import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
-import { noSuchExecutable } from './argv-hint.js';
+import { prlimitArgs, type CommandSpec, type DriverEvents, type ExitStatus, type ProcessDriver, type StartedProcess } from '@sandstream/types/runtime';
 import { closeOrphanedPipes, describeExhaustion, spawnMark } from './exhaustion.js';
-import { limitArgs } from './limits.js';
 import { CommandPipes } from './pipes.js';
 import { groupHasLiveMember } from './process-group.js';
 import { switchUserArgs, type UserIds } from './users.js';
@@ -90,7 +88,7 @@ function spawnFailure(command: CommandSpec, cwd: string, error: NodeJS.ErrnoExce
       cwdProblem = (statError as NodeJS.ErrnoException).code === 'EACCES' ? 'is not accessible' : 'does not exist';
     }
     if (cwdProblem !== undefined) return `${code}: the working directory ${JSON.stringify(cwd)} ${cwdProblem}`;
-    if (code === 'ENOENT') return noSuchExecutable(command.argv);
+    if (code === 'ENOENT') return `ENOENT: no such executable ${JSON.stringify(command.argv[0] ?? '')}`;
   }
   return `${code}: ${error.message}`;
 }
@@ -141,7 +139,7 @@ export class ChildDriver implements ProcessDriver {
     const env = { ...options.baseEnv, ...identity, ...command.env };
     // Limits are set while still privileged; setpriv then drops to the account.
     const wrapper: string[] = [];
-    if (command.limits !== undefined) wrapper.push(...limitArgs(options.prlimitPath!, command.limits));
+    if (command.limits !== undefined) wrapper.push(...prlimitArgs(options.prlimitPath!, command.limits));
     const viaSetpriv = user !== undefined && options.setprivPath !== undefined;
     if (viaSetpriv) wrapper.push(...switchUserArgs(options.setprivPath!, user));
     if (wrapper.length > 0) {

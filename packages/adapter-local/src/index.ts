@@ -6,11 +6,14 @@ import {
   type Sandbox,
 } from '@sandstream/types';
 import {
+  capabilitiesOption,
+  checkOptionKeys,
   defineSandbox,
   DEFAULT_GRACE_MS,
   DEFAULT_KILL_WAIT_MS,
   inheritedEnv,
   isPlainObject,
+  nonNegativeOption,
   validateEnv,
   type SandboxBackend,
 } from '@sandstream/types/runtime';
@@ -101,21 +104,7 @@ function isolatedEnv(): Record<string, string> {
 }
 
 const OPTION_KEYS = new Set(['cwd', 'env', 'graceMs', 'capabilities', 'isolation', 'network', 'mounts']);
-
-function validateCapabilities(value: unknown, available: CapabilityManifest): CapabilityManifest {
-  if (!isPlainObject(value)) throw new InvalidArgument('options.capabilities', 'must be an object of booleans');
-  const capabilities = { ...available };
-  for (const [name, enabled] of Object.entries(value)) {
-    const key = `options.capabilities.${name}`;
-    // Own keys only: `toString` and friends are not capabilities.
-    if (!Object.hasOwn(available, name)) throw new InvalidArgument(key, 'unknown capability');
-    if (enabled === undefined) continue;
-    if (typeof enabled !== 'boolean') throw new InvalidArgument(key, 'must be a boolean');
-    // Only ever off: what the machine cannot do stays off.
-    if (!enabled) capabilities[name as keyof CapabilityManifest] = false;
-  }
-  return capabilities;
-}
+const MOUNT_KEYS = new Set(['source', 'target', 'readonly']);
 
 function validPath(value: unknown): value is string {
   return typeof value === 'string' && value !== '' && !value.includes('\0');
@@ -126,9 +115,7 @@ function validateMounts(value: unknown): IsolatedMount[] {
   return value.map((entry: unknown, index) => {
     const key = `options.mounts[${index}]`;
     if (!isPlainObject(entry)) throw new InvalidArgument(key, 'must be an object');
-    for (const name of Object.keys(entry)) {
-      if (name !== 'source' && name !== 'target' && name !== 'readonly') throw new InvalidArgument(`${key}.${name}`, 'unknown option');
-    }
+    checkOptionKeys(entry, MOUNT_KEYS, key);
     const { source, target = source, readonly = true } = entry;
     if (!validPath(source) || !isAbsolute(source)) throw new InvalidArgument(`${key}.source`, 'must be an absolute path without NUL');
     try {
@@ -194,14 +181,8 @@ type Configured =
   | { readonly isolated: () => Sandbox<LocalNative> };
 
 function configure(options: LocalSandboxOptions): Configured {
-  if (!isPlainObject(options)) throw new InvalidArgument('options', 'must be an object');
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) throw new InvalidArgument(`options.${key}`, 'unknown option');
-  }
-  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
-  if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0) {
-    throw new InvalidArgument('options.graceMs', 'must be a non-negative finite number');
-  }
+  checkOptionKeys(options, OPTION_KEYS);
+  const graceMs = nonNegativeOption('graceMs', options.graceMs, DEFAULT_GRACE_MS);
   const isolation: unknown = options.isolation ?? 'none';
   if (isolation !== 'none' && isolation !== 'namespaces') {
     throw new InvalidArgument('options.isolation', "must be 'none' or 'namespaces'");
@@ -229,8 +210,7 @@ function configure(options: LocalSandboxOptions): Configured {
     // Inside a user namespace only its root exists; host accounts are not mapped.
     user: canSwitchUser() && support?.via !== 'user-namespace',
   };
-  const capabilities =
-    options.capabilities === undefined ? available : validateCapabilities(options.capabilities, available);
+  const capabilities = capabilitiesOption(options.capabilities, available);
   // The exit is reported once the group is empty and the pipes are drained;
   // a long grace period must not make that look like a lost command.
   const killWaitMs = Math.max(DEFAULT_KILL_WAIT_MS, Math.min(graceMs, 2 ** 31 - 1) + 1_000);

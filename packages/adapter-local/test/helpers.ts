@@ -165,6 +165,18 @@ beforeAll(async () => {
   const warm = createLocalSandbox({ env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } });
   await warm.run(['true']);
   await warm.close();
+  // The first isolated sandbox starts the process's janitor (src/isolation/janitor.ts), whose pipe
+  // stays open for good, as the skeleton it removes stays. Where isolation is unavailable, nothing.
+  let isolated: Sandbox | undefined;
+  try {
+    isolated = createLocalSandbox({ isolation: 'namespaces' });
+  } catch {
+    // IsolationUnavailable: the isolated tests say so themselves
+  }
+  if (isolated !== undefined) {
+    await isolated.run(['true']).catch(() => undefined);
+    await isolated.close();
+  }
   fdBaseline = fdCount();
 });
 

@@ -1,10 +1,11 @@
 /**
- * The isolated mode's init on its own: the host's root must come out
- * read-only even where the mount table worked out in this process does not
- * know a mount (one the host made between the table and `unshare`). The
- * init's own check then remounts it. Run here against a table with every
- * read-only remount taken out, in a mount namespace that holds mounts the
- * table never saw, one of them at a path with a space.
+ * The isolated mode's init and the check that follows it: the host's root
+ * must come out read-only even where the mount table worked out in this
+ * process does not know a mount (one the host made between the table and
+ * `unshare`). The check of the init's own mount table, made by this process
+ * once the init is ready (root-check.ts), then remounts it. Run here against
+ * a table with every read-only remount taken out, in a mount namespace that
+ * holds mounts the table never saw, one of them at a path with a space.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { unless } from '@sandstream/test-support/skips';
 import { firstChild } from '../src/isolation/environment.js';
 import { mountTable, removeSkeletons, skeletonFor } from '../src/isolation/layout.js';
 import { probe, type IsolationSupport } from '../src/isolation/probe.js';
+import { secureRoot, strayWritableMounts } from '../src/isolation/root-check.js';
 import { INIT_SCRIPT } from '../src/isolation/scripts.js';
 import { eventually, isAlive } from './helpers.js';
 
@@ -72,7 +74,7 @@ describe("the isolated mode's init", () => {
     const inner = ['unshare', '--pid', '--fork', '--mount', '--propagation', 'private', '--ipc', '--uts', '--net', '--'];
     const child = spawn(
       support!.unshare,
-      [...outer, ...inner, '/bin/sh', '-c', INIT_SCRIPT, 'sandstream-init', skeleton.path, skeleton.escaped, '/workspace', '1', table],
+      [...outer, ...inner, '/bin/sh', '-c', INIT_SCRIPT, 'sandstream-init', skeleton.path, '1', table],
       { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], detached: true },
     );
     pids.push(-child.pid!);
@@ -83,20 +85,65 @@ describe("the isolated mode's init", () => {
     expect(await eventually(() => out.includes('ready\n') || child.exitCode !== null, 20_000), err).toBe(true);
     expect(out, err).toBe('ready\n');
     const init = firstChild(firstChild(child.pid!)!)!;
-    const inside = mountsOf(init);
-    // The control: in the namespace the init was made from, the same mounts are writable.
-    const before = mountsOf(child.pid!);
+    // The control: as the init leaves them, the mounts its table never saw are writable.
+    const before = mountsOf(init);
     expect(before.get('/mnt')).toMatch(/^rw/);
     expect(before.get('/mnt/with\\040space')).toMatch(/^rw/);
+    await secureRoot(init, support!, '/workspace', []);
+    const inside = mountsOf(init);
     expect(inside.get('/mnt')).toMatch(/^ro(,|$)/);
     expect(inside.get('/mnt/with\\040space')).toMatch(/^ro(,|$)/);
     for (const [point, flags] of inside) {
       if (/^\/(dev\/|proc$|proc\/|run$|tmp$|workspace$)/.test(point)) continue;
       expect(flags, point).toMatch(/^ro(,|$)/);
     }
-    // The table it wrote for that is gone before any command could see it.
+    // Nothing of the check is left where a command could see it.
     expect(readdirSync(`/proc/${init}/root/run`)).toEqual([]);
     (child.stdio[3] as Readable).destroy();
     expect(await eventually(() => !isAlive(init), 5_000)).toBe(true);
+  });
+});
+
+describe("the check of a sandbox's mount table", () => {
+  const line = (point: string, flags: string): string => `36 35 98:0 / ${point} ${flags} master:1 - ext3 /dev/root rw`;
+
+  it('names every writable mount outside the writable places, unescaping its path', () => {
+    const table = [
+      line('/', 'ro,relatime'),
+      line('/usr', 'rw,nosuid'),
+      line('/mnt/with\\040space', 'rw'),
+      line('/tmpfiles', 'rw'),
+      line('/workspaces', 'rw'),
+      line('/data', 'rw'),
+      line('/data/below', 'rw'),
+      line('/dev', 'rw'),
+    ].join('\n');
+    expect(strayWritableMounts(table, '/workspace', [])).toEqual([
+      { point: '/usr', flags: 'rw,nosuid' },
+      { point: '/mnt/with space', flags: 'rw' },
+      { point: '/tmpfiles', flags: 'rw' },
+      { point: '/workspaces', flags: 'rw' },
+      { point: '/data', flags: 'rw' },
+      { point: '/data/below', flags: 'rw' },
+      { point: '/dev', flags: 'rw' },
+    ]);
+    // The caller's writable mounts, and what lies below them, are meant to be writable.
+    expect(strayWritableMounts(table, '/workspace', ['/data']).map((stray) => stray.point)).not.toContain('/data/below');
+  });
+
+  it('leaves the devices, /proc, /run, /tmp, the work directory and what is read-only alone', () => {
+    const table = [
+      line('/', 'ro'),
+      line('/dev/null', 'rw'),
+      line('/dev/pts', 'rw'),
+      line('/proc', 'rw'),
+      line('/proc/sys', 'ro'),
+      line('/run', 'rw'),
+      line('/tmp', 'rw'),
+      line('/tmp/x', 'rw'),
+      line('/work\\040dir', 'rw'),
+      line('/usr', 'ro,nosuid'),
+    ].join('\n');
+    expect(strayWritableMounts(table, '/work dir', [])).toEqual([]);
   });
 });

@@ -294,10 +294,6 @@ setInterval(() => {}, 1000);`;
     const args = readFileSync(`/proc/${init}/cmdline`, 'latin1').split('\0');
     const stateDir = dirname(args[args.indexOf('sandstream-init') + 1]!);
     expect(stateDir.startsWith(tmpdir())).toBe(true);
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('close', resolve));
-    expect(await eventually(() => !isAlive(init), 5_000)).toBe(true);
-    // A killed process removes nothing: its directory stays behind (a known limit), and this test removes it.
     // It holds the skeleton (empty mount points and links) and the mount table, nothing a command wrote.
     expect(readdirSync(stateDir).sort()).toEqual(['root', expect.stringMatching(/^table-[0-9a-f]+$/)]);
     const root = join(stateDir, 'root');
@@ -305,7 +301,44 @@ setInterval(() => {}, 1000);`;
     expect(readdirSync(join(root, 'tmp'))).toEqual([]);
     const files = readdirSync(root, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
     expect(files.map((entry) => statSync(join(entry.parentPath, entry.name)).size).filter((size) => size > 0)).toEqual([]);
-    rmSync(stateDir, { recursive: true });
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('close', resolve));
+    expect(await eventually(() => !isAlive(init), 5_000)).toBe(true);
+    // Killed, it ran no exit hook: its janitor removes the directory once the process is gone.
+    const removed = await eventually(() => !existsSync(stateDir), 10_000);
+    if (!removed) rmSync(stateDir, { recursive: true, force: true });
+    expect(removed, `${stateDir} stayed behind the killed process`).toBe(true);
+  });
+
+  it('keeps the root skeleton for the sandboxes to come, and leaves nothing behind when this process exits', async () => {
+    const entry = new URL('../dist/index.js', import.meta.url).href;
+    const script = `import { existsSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+const { createLocalSandbox } = await import(${JSON.stringify(entry)});
+const stateDir = (sb) => {
+  const args = readFileSync('/proc/' + sb.native.sandbox.initPid() + '/cmdline', 'latin1').split('\\0');
+  return dirname(args[args.indexOf('sandstream-init') + 1]);
+};
+const dirs = [];
+for (let i = 0; i < 2; i++) {
+  const sb = createLocalSandbox({ isolation: 'namespaces' });
+  await sb.run(['true']);
+  dirs.push(stateDir(sb));
+  await sb.close();
+}
+console.log(JSON.stringify({ dirs, kept: existsSync(dirs[0]) }));`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (data: Buffer) => (out += String(data)));
+    const code = await new Promise((resolve) => child.once('close', resolve));
+    expect(code).toBe(0);
+    const { dirs, kept } = JSON.parse(out) as { dirs: string[]; kept: boolean };
+    // One skeleton for both sandboxes, one after the other, and still there after the last close().
+    expect(dirs[1]).toBe(dirs[0]);
+    expect(kept).toBe(true);
+    const gone = await eventually(() => !existsSync(dirs[0]!), 10_000);
+    if (!gone) rmSync(dirs[0]!, { recursive: true, force: true });
+    expect(gone, `${dirs[0]} stayed behind the process's exit`).toBe(true);
   });
 
   it('unshare killed on the host does not end the sandbox', async () => {

@@ -4,27 +4,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InvalidArgument } from '@sandstream/types';
 import { unless } from '@sandstream/test-support/skips';
-import { findPrlimit, limitArgs } from '../src/limits.js';
+import { findPrlimit } from '../src/limits.js';
 import { collect, expectValidResult, testSandbox, within } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sandstream-limits-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const prlimit = findPrlimit();
-
-describe('limitArgs()', () => {
-  it('builds the prlimit prefix, CPU hard limit one second above the soft one', () => {
-    expect(limitArgs('/usr/bin/prlimit', { cpuSeconds: 2, addressSpaceBytes: 1 << 30, fileSizeBytes: 4096, openFiles: 32 })).toEqual([
-      '/usr/bin/prlimit',
-      '--cpu=2:3',
-      `--as=${1 << 30}`,
-      '--fsize=4096',
-      '--nofile=32',
-      '--',
-    ]);
-    expect(limitArgs('/usr/bin/prlimit', {})).toEqual(['/usr/bin/prlimit', '--']);
-  });
-});
 
 unless(describe, prlimit === undefined ? 'prlimit was not found' : undefined)('resource limits via prlimit', () => {
   it('advertises the capability and names prlimit in native', () => {

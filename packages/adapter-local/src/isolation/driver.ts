@@ -3,9 +3,7 @@ import { readlinkSync } from 'node:fs';
 import { posix } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
-import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
-import { noSuchExecutable } from '../argv-hint.js';
-import { limitArgs } from '../limits.js';
+import { prlimitArgs, type CommandSpec, type DriverEvents, type ExitStatus, type ProcessDriver, type StartedProcess } from '@sandstream/types/runtime';
 import { CommandPipes } from '../pipes.js';
 import { switchUserArgs, type UserIds } from '../users.js';
 import { closeOrphanedPipes, describeExhaustion, exhaustionHint, exhaustionInText, spawnMark } from '../exhaustion.js';
@@ -104,7 +102,7 @@ export class IsolatedDriver implements ProcessDriver {
     const env = { ...options.baseEnv, ...identity, ...command.env };
     const pwd = Object.hasOwn(env, 'PWD') ? env['PWD']! : undefined;
     const wrapper: string[] = [];
-    if (command.limits !== undefined) wrapper.push(...limitArgs(options.prlimitPath!, command.limits));
+    if (command.limits !== undefined) wrapper.push(...prlimitArgs(options.prlimitPath!, command.limits));
     // The command keeps its uid (root inside, as a container's) but no capability: it cannot
     // remount the read-only root, mount, or regain privileges through a set-uid program.
     const setpriv = options.support.setpriv;
@@ -188,24 +186,17 @@ export class IsolatedDriver implements ProcessDriver {
       };
       void failed.then((error) => reject(spawnError(error), error));
       report.setEncoding('utf8');
-      report.on('data', (data: string) => {
-        text += data;
-        const newline = text.indexOf('\n');
-        if (newline < 0 || settled) return;
-        const line = text.slice(0, newline);
-        if (!line.startsWith('ok ')) {
-          if (!line.startsWith('cwd ')) return reject(noSuchExecutable(command.argv, ' in the sandbox'));
-          const problem = line.slice(4);
-          const code = problem.includes('not a directory') ? 'ENOTDIR' : problem.includes('accessible') ? 'EACCES' : 'ENOENT';
-          return reject(`${code}: the working directory ${JSON.stringify(cwd)} ${problem} in the sandbox`);
-        }
-        const found = child.pid === undefined ? {} : readFirstChild(child.pid);
-        const leader = found.pid;
+      let located = false;
+      let lookupError: NodeJS.ErrnoException | undefined;
+      /** Finds the command on the host and lets it go (it reads the go once its checks passed); false if it is not found. */
+      const locate = (): boolean => {
+        const entry = child.pid === undefined ? {} : readFirstChild(child.pid);
+        const leader = entry.pid;
         if (leader === undefined || hostStat(leader)?.pgrp !== leader) {
-          return reject(gone(found.error));
+          lookupError = entry.error;
+          return false;
         }
         this.hostLeader = leader;
-        this.sandboxLeader = Number(line.slice(3));
         if (command.stdin === 'pipe') {
           try {
             // nsenter's fd 0 is the command's standard input; the handshake's shell may have
@@ -215,10 +206,35 @@ export class IsolatedDriver implements ProcessDriver {
             // not known: writes then behave as on a plain pipe
           }
         }
-        settled = true;
-        child.stderr!.off('data', keepEntryStderr);
+        located = true;
         go.end('go\n');
-        resolveStart({ pid: this.sandboxLeader });
+        return true;
+      };
+      report.on('data', (data: string) => {
+        text += data;
+        for (let newline = text.indexOf('\n'); newline >= 0 && !settled; newline = text.indexOf('\n')) {
+          const line = text.slice(0, newline);
+          text = text.slice(newline + 1);
+          if (this.sandboxLeader === undefined) {
+            if (!line.startsWith('pid ')) return reject(`the sandbox's entry reported ${JSON.stringify(line)} instead of its pid`);
+            this.sandboxLeader = Number(line.slice(4));
+            // While the entry checks its program and working directory. Not found yet (an entry
+            // whose check failed may be gone already): once more when it says ok, waiting for go.
+            locate();
+            continue;
+          }
+          if (line === 'ok') {
+            if (!located && !locate()) return reject(gone(lookupError));
+            settled = true;
+            child.stderr!.off('data', keepEntryStderr);
+            resolveStart({ pid: this.sandboxLeader });
+            return;
+          }
+          if (!line.startsWith('cwd ')) return reject(`ENOENT: no such executable ${JSON.stringify(command.argv[0] ?? '')} in the sandbox`);
+          const problem = line.slice(4);
+          const code = problem.includes('not a directory') ? 'ENOTDIR' : problem.includes('accessible') ? 'EACCES' : 'ENOENT';
+          return reject(`${code}: the working directory ${JSON.stringify(cwd)} ${problem} in the sandbox`);
+        }
       });
       // Only once the report is read to its end: 'exit' can come before the
       // report's last line (the entry script's own "no such executable") is.

@@ -5,6 +5,7 @@ import { closeOrphanedPipes, describeExhaustion, spawnMark } from '../exhaustion
 import { groupHasLiveMember } from '../process-group.js';
 import { mountTable, removeSkeletons, skeletonFor } from './layout.js';
 import type { IsolationSupport } from './probe.js';
+import { secureRoot, strayMountsOf } from './root-check.js';
 import { INIT_SCRIPT } from './scripts.js';
 
 /** A host path made visible inside the sandbox. */
@@ -90,8 +91,6 @@ export class Environment {
         INIT_SCRIPT,
         'sandstream-init',
         skeleton.path,
-        skeleton.escaped,
-        workDir,
         network ? '0' : '1',
         table,
         ...mountArgs,
@@ -109,8 +108,6 @@ export class Environment {
     if (!holder.stdout || !holder.stderr || !holder.stdio?.[3]) {
       // Out of descriptors (EMFILE, ENFILE): Node.js gave the child no pipes, and only 'error' follows.
       closeOrphanedPipes(mark);
-      // Nothing of this environment was made; the shared skeleton goes with the last live one.
-      if (live.size === 0) removeSkeletons();
       this.ended = Promise.resolve();
       this.ready = spawnError.then((error) => {
         this.failure = new EnvironmentGone(`the sandbox's environment did not start: ${describeExhaustion(error) ?? error.message}`);
@@ -155,8 +152,20 @@ export class Environment {
           return fail(`its init process could not be found${exhausted === undefined ? '' : ` (${exhausted})`}`);
         }
         this.initPidValue = pid;
-        unref();
-        resolve();
+        // Before any command enters: the host's root read-only, checked in the init's own mount table.
+        const writable = mounts.filter((mount) => !mount.readonly).map((mount) => mount.target);
+        const done = (): void => {
+          unref();
+          resolve();
+        };
+        let strays;
+        try {
+          strays = strayMountsOf(pid, workDir, writable);
+        } catch (error) {
+          return fail(`its mount table could not be read (${describeExhaustion(error as NodeJS.ErrnoException) ?? (error as Error).message})`);
+        }
+        if (strays.length === 0) return done();
+        secureRoot(pid, support, workDir, writable).then(done, (error: Error) => fail(error.message));
       });
       void this.ended.then(() => {
         if (this.initPidValue !== undefined) {
@@ -181,8 +190,8 @@ export class Environment {
   /**
    * Synchronously ends the environment: for this process's exit, when
    * nothing can be awaited. (Were this process killed instead, the init
-   * sees its input end and ends the environment; only the process's root
-   * skeleton of empty mount points stays behind.)
+   * sees its input end and ends the environment, and the janitor removes
+   * the process's root skeleton, janitor.ts.)
    */
   endNow(): void {
     live.delete(this);
@@ -287,10 +296,8 @@ export class Environment {
       for (let delay = 1; init !== undefined && !hostGone(init); delay = Math.min(delay * 2, 50)) {
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
+      // The skeleton stays for the sandboxes to come: it goes at exit (janitor.ts).
       live.delete(this);
-      // The last one gone: the skeleton goes too (made again by the next sandbox), so a process
-      // that ends without its exit hook (a test runner's killed worker) leaves nothing behind.
-      if (live.size === 0) removeSkeletons();
     })();
     return this.destroying;
   }

@@ -7,10 +7,10 @@
  * known before the namespaces exist is worked out here, in this process:
  * the skeleton's mount points and links are made once per process, and each
  * sandbox's mounts (binds, read-only remounts, /dev, /proc, the private
- * tmpfs mounts) become one table that a single `mount --all` applies. The
- * init then checks in its own mount table, with shell builtins only, that
- * every mount of the host's root came out read-only, and remounts any that
- * did not (a host mount made meanwhile).
+ * tmpfs mounts) become one table that a single `mount --all` applies. Once
+ * the init has pivoted, this process checks in the init's mount table that
+ * every mount of the host's root came out read-only, and has any that did
+ * not (a host mount made meanwhile) remounted (root-check.ts).
  */
 import {
   chmodSync,
@@ -30,6 +30,7 @@ import {
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { removeWhenThisProcessEnds } from './janitor.js';
 import type { IsolationSupport } from './probe.js';
 
 /** Top-level host entries the sandbox gets its own of. */
@@ -45,10 +46,9 @@ interface Entry {
   readonly target?: string;
 }
 
-/** A root skeleton: its host path, as given and as /proc/self/mountinfo spells it, and what it mirrors. */
+/** A root skeleton: its host path and what it mirrors. */
 export interface Skeleton {
   readonly path: string;
-  readonly escaped: string;
   readonly entries: readonly Entry[];
 }
 
@@ -60,7 +60,8 @@ export function escapePath(path: string): string {
   return path.replace(/[ \t\n\\]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
 }
 
-function unescapePath(path: string): string {
+/** The inverse of {@link escapePath}. */
+export function unescapePath(path: string): string {
   return path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
 }
 
@@ -88,8 +89,9 @@ const skeletons = new Map<string, Skeleton>();
  * (and again should the host's top-level entries change), shared by every
  * sandbox of the process, each of which binds it read-only as its `/` in
  * its own mount namespace. It holds only empty mount points and links; no
- * sandbox can write into it. Removed by {@link removeSkeletons} once no
- * sandbox is left, and at exit.
+ * sandbox can write into it. Kept for the process's sandboxes to come, and
+ * removed by {@link removeSkeletons} at exit, or once the process has
+ * ended without its exit hook (janitor.ts).
  */
 export function skeletonFor(support: IsolationSupport, workDir: string): Skeleton {
   const entries = hostEntries();
@@ -97,6 +99,7 @@ export function skeletonFor(support: IsolationSupport, workDir: string): Skeleto
   const known = skeletons.get(key);
   if (known !== undefined && existsSync(known.path)) return known;
   const state = mkdtempSync(join(tmpdir(), 'sandstream-'));
+  removeWhenThisProcessEnds(state);
   const path = join(state, 'root');
   // Readable by every account: commands run as another `user` walk through it.
   mkdirSync(path, { mode: 0o755 });
@@ -117,7 +120,7 @@ export function skeletonFor(support: IsolationSupport, workDir: string): Skeleto
   for (const [name, fd] of [['stdin', 0], ['stdout', 1], ['stderr', 2]] as const) symlinkSync(`/proc/self/fd/${fd}`, join(path, 'dev', name));
   if (support.devpts) symlinkSync('pts/ptmx', join(path, 'dev/ptmx'));
   const real = realpathSync(path);
-  const skeleton = { path: real, escaped: escapePath(real), entries };
+  const skeleton = { path: real, entries };
   skeletons.set(key, skeleton);
   return skeleton;
 }

@@ -8,57 +8,42 @@
 /**
  * The sandbox's init: pid 1 of its PID namespace, run by `unshare`. It
  * applies the sandbox's mount table (layout.ts) with one `mount --all`,
- * checks that the host's root came out read-only, adds the caller's
- * mounts, pivots into the new root, reports `ready` on standard output and
+ * adds the caller's mounts, pivots into the new root, reports `ready` on standard output and
  * then only reaps the orphans its namespace hands it, until its descriptor
  * 3 (a pipe from the host) reaches end-of-file. When it ends, the kernel
  * kills everything else in the namespace. Loopback comes up meanwhile, in
  * the background.
  *
  * Parameters: `$1` the root skeleton's host path (it is bound onto itself:
- * nothing is written into it), `$2` that path as /proc/self/mountinfo
- * spells it, `$3` the work directory's path inside, `$4` whether to bring
- * up loopback (1/0), `$5` the mount table's file, then triples `source target
- * mode` (mode `ro` or `rw`) of extra mounts. Nothing is created on a host
- * filesystem: the extra mounts' missing mount points are made only in /tmp
- * or the work directory, which are private tmpfs mounts by then.
+ * nothing is written into it), `$2` whether to bring up loopback (1/0), `$3`
+ * the mount table's file, then triples `source target mode` (mode `ro` or
+ * `rw`) of extra mounts. Nothing is created on a host filesystem: the extra
+ * mounts' missing mount points are made only in /tmp or the work directory,
+ * which are private tmpfs mounts by then.
  *
- * The check reads the init's own mount table with shell builtins: every
- * mount at or below the new root, except what is meant to be writable
- * (the devices and mounts below /dev, and /proc, /run, /tmp and the work
- * directory with what lies below them), must be read-only. A mount the
- * table did not know of (one the host made between the table and
- * `unshare`) is remounted read-only then, keeping its other flags; its
- * escaped path is passed on as it is, since `mount` reads a table's fields
- * unescaped.
+ * `mount` does not canonicalize the table's paths (`--no-canonicalize`):
+ * each is canonical already, worked out from a realpath and the kernel's
+ * own mount table, and canonicalizing them took a third of mount's time.
+ *
+ * That the host's root came out read-only (a mount the host made between
+ * the table and `unshare` came along writable) is checked by the host
+ * process once `ready` is read, from the init's own mount table, before any
+ * command enters (root-check.ts): one program fewer here.
  */
 export const INIT_SCRIPT = String.raw`set -eu
-root=$1 escaped=$2 work=$3 loopback=$4 table=$5
-shift 5
+root=$1 loopback=$2 table=$3
+shift 3
+# Descriptor 3 comes from the host: its end-of-file (the host process is gone,
+# or close()) ends this process. cat waits for it, started now so that no
+# program starts after ready.
+cat <&3 >/dev/null 2>&1 &
+holder=$!
 lo=
 if [ "$loopback" = 1 ]; then
   { ip link set lo up 2>/dev/null || ifconfig lo up; } &
   lo=$!
 fi
-mount --all --fstab "$table"
-fix=
-while read -r _ _ _ _ point flags _; do
-  case $point in "$escaped" | "$escaped"/*) ;; *) continue ;; esac
-  case ${"${point#\"$escaped\"}"} in /dev/* | /proc | /proc/* | /run | /run/* | /tmp | /tmp/* | "$work" | "$work"/*) continue ;; esac
-  case $flags in
-    ro | ro,*) continue ;;
-    rw) flags=ro ;;
-    rw,*) flags=ro,${"${flags#rw,}"} ;;
-  esac
-  fix="${"${fix}"}none $point none remount,bind,$flags 0 0
-"
-done </proc/self/mountinfo
-if [ -n "$fix" ]; then
-  # mount reads a table from a regular file only: one in /run, removed before any command runs.
-  printf '%s' "$fix" >"$root/run/sandstream-fix"
-  mount --all --fstab "$root/run/sandstream-fix"
-  rm -f "$root/run/sandstream-fix"
-fi
+mount --all --no-canonicalize --fstab "$table"
 # Read-only, mount by mount (a bind's flags are per mount), keeping each
 # mount's other flags, which a user namespace may not clear. Mount points
 # in /proc/self/mountinfo escape space, tab, newline and backslash as \ooo.
@@ -96,29 +81,29 @@ while [ $# -gt 0 ]; do
   mount --rbind "$source" "$root$target"
   if [ "$mode" = ro ]; then readonly_under "$root$target"; fi
 done
-[ -z "$lo" ] || wait "$lo"
 cd "$root"
 pivot_root . .
 umount -l .
 cd /
+# Loopback came up meanwhile (ip had the old root's files at its start; it needs none since).
+[ -z "$lo" ] || wait "$lo"
 echo ready
 # From here on: standard output stays open, so that its end-of-file tells the
-# host that this process, and with it the namespace, is gone. Descriptor 3
-# comes from the host: its end-of-file (the host process is gone, or close())
-# ends this process. cat waits for it; a shell's wait collects every child
-# meanwhile, orphans handed to pid 1 included.
+# host that this process, and with it the namespace, is gone. The shell's wait
+# for cat collects every child meanwhile, orphans handed to pid 1 included.
 exec </dev/null 2>/dev/null
-cat <&3 >/dev/null 2>&1 &
 exec 3<&-
-wait "$!" || :
+wait "$holder" || :
 `;
 
 /**
  * Runs in the command's place after `nsenter` entered the namespaces and
  * `setsid` made it the leader of a new process group: checks the working
  * directory and the program as `execvp` will see them inside the sandbox,
- * reports `ok <pid>` (its pid in the sandbox) or the failure on fd 3, waits
- * for `go` on fd 4, closes both and execs the command (through `prlimit` and
+ * and reports on fd 3: first `pid <pid>` (its pid in the sandbox, so that
+ * the driver finds it on the host while the checks run), then `ok` or the
+ * failure. It then waits for `go` on fd 4 (sent once the driver knows the
+ * command's host pid and group), closes both and execs the command (through `prlimit` and
  * `setpriv` when asked). It leaves the environment as it found it: `cd`
  * makes the shell set PWD, which is restored or removed; and as the shell
  * passes on only variables whose names are shell identifiers, and its own
@@ -134,6 +119,8 @@ wait "$!" || :
  */
 export const ENTRY_SCRIPT = String.raw`cwd=$1 pwdstate=$2 pwdvalue=$3 program=$4 mode=${"${5%%:*}"} count=${"${5#*:}"}
 shift 5
+# First the pid: the driver finds this process on the host while the checks run.
+echo "pid $$" >&3
 if ! cd -- "$cwd" 2>/dev/null; then
   if [ -d "$cwd" ]; then echo "cwd is not accessible" >&3; elif [ -e "$cwd" ]; then echo "cwd is not a directory" >&3; else echo "cwd does not exist" >&3; fi
   exit 127
@@ -158,7 +145,7 @@ if [ "$count" -gt 0 ] && [ "$mode" = env ]; then
   if [ -z "$envtool" ]; then echo "no env(1) in /usr/bin or /bin" >&3; exit 127; fi
 fi
 if [ "$pwdstate" = set ]; then PWD=$pwdvalue; export PWD; else unset PWD; fi
-echo "ok $$" >&3
+echo ok >&3
 read -r go <&4 || exit 125
 [ "$go" = go ] || exit 125
 exec 3>&- 4<&-
