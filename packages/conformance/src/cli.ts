@@ -109,10 +109,17 @@ function exportTarget(exports: unknown): string | undefined {
   return undefined;
 }
 
+/** The target of a subpath (`./conformance`) in a package's `exports`, its conditions read as for the root. */
+function subpathTarget(exports: unknown, subpath: string): string | undefined {
+  if (typeof exports !== 'object' || exports === null || !(subpath in exports)) return undefined;
+  return exportTarget((exports as Record<string, unknown>)[subpath]);
+}
+
 /**
  * Resolves a package name as an ES module import from the current directory
  * would: up through the node_modules folders, then the package's `exports`
- * (import conditions included) or `main`.
+ * (import conditions included) or `main`; a subpath (`pkg/conformance`)
+ * through its `exports` entry, else as a file of the package.
  */
 function resolvePackage(name: string, from: string): string | undefined {
   const [scopeOrName, rest] = name.startsWith('@') ? [name.split('/').slice(0, 2).join('/'), name.split('/').slice(2).join('/')] : [name.split('/')[0]!, name.split('/').slice(1).join('/')];
@@ -120,8 +127,8 @@ function resolvePackage(name: string, from: string): string | undefined {
     const root = join(dir, 'node_modules', scopeOrName);
     const manifest = join(root, 'package.json');
     if (existsSync(manifest)) {
-      if (rest !== '') return join(root, rest);
       const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: unknown; main?: string };
+      if (rest !== '') return join(root, subpathTarget(pkg.exports, `./${rest}`) ?? rest);
       const target = exportTarget(pkg.exports) ?? pkg.main ?? 'index.js';
       return join(root, target);
     }

@@ -7,6 +7,7 @@ import { hasCapability, type CapabilityManifest, type CaseStatus, type Sandbox, 
 import { TIMED_OUT, within } from '@sandstream/types/runtime';
 import { ConformanceFailure, describeError, flattenSuppressed, HarnessError } from './assert.js';
 import type { ConformanceCase } from './case.js';
+import { deliveryBound } from './cases/support/observe.js';
 import { createContext, type ContextHandle } from './context.js';
 import type { ConformanceHooks } from './hooks.js';
 import { describePending, trackCalls, type CallTracker } from './pending.js';
@@ -144,7 +145,7 @@ async function runCaseScoped(run: CaseRun, scope: LiveScope): Promise<CaseOutcom
           if (controller.signal.aborted) return;
           termination = terminationOf(sandbox, { graceMs: run.graceMs, label: 'the graceMs option (--grace-ms)' });
           // The case's calls into the adapter go through a view that knows which are pending.
-          tracker = trackCalls(sandbox, { bound: () => handle!.ctx.timeoutFor(1_000), hung: cutShort });
+          tracker = trackCalls(sandbox, { bound: () => deliveryBound(handle!.ctx), hung: cutShort });
           handle = createContext(tracker.sandbox, { factory, termination, signal: controller.signal, hooks: unwrappingAttach(hooks, tracker) });
           await testCase.run(handle.ctx);
         }),

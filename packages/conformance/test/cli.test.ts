@@ -143,7 +143,7 @@ describe('sandstream-conformance CLI', () => {
     expect(version.stdout).toMatch(/^sandstream-conformance \d+\.\d+\.\d+ \(spec 1\.1\)$/m);
   });
 
-  test('loads an adapter by package name from the current directory, import-only exports included', async () => {
+  test('loads an adapter by package name from the current directory, import-only exports and an exported subpath included', async () => {
     const project = join(scratch, 'project');
     const pkg = join(project, 'node_modules', 'import-only-adapter');
     mkdirSync(pkg, { recursive: true });
@@ -153,6 +153,11 @@ describe('sandstream-conformance CLI', () => {
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     expect(out.stdout).toMatch(/^ok \d+ stream\.synchronous/m);
+    // A subpath through the package's exports, as the remote adapters' kit faces are published.
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'import-only-adapter', type: 'module', exports: { '.': './none.js', './conformance': { types: './x.d.ts', default: './adapter.js' } } }));
+    const subpath = await cli(['import-only-adapter/conformance', '--include', 'stream.synchronous', '--reporter', 'tap'], {}, project);
+    expect(subpath.stderr).toBe('');
+    expect(subpath.stdout).toMatch(/^ok \d+ stream\.synchronous/m);
     const missing = await cli(['no-such-adapter-package'], {}, project);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/cannot find "no-such-adapter-package"/);

@@ -68,10 +68,16 @@ describe.each(publicPackages)('$manifest.name', ({ dir, manifest }) => {
   });
 });
 
-test('the public packages are the three of the fixed group', () => {
+test('the public packages are the three of the fixed group, the four 0.x remote packages, the 0.x MCP server and the 0.x AI SDK interop', () => {
   expect(publicPackages.map(({ manifest }) => manifest.name).sort()).toEqual([
+    '@sandstream/adapter-docker',
+    '@sandstream/adapter-e2b',
     '@sandstream/adapter-local',
+    '@sandstream/adapter-vercel',
+    '@sandstream/ai-sdk',
     '@sandstream/conformance',
+    '@sandstream/mcp',
+    '@sandstream/remote',
     '@sandstream/types',
   ]);
 });

@@ -107,4 +107,13 @@ describe('versions', () => {
     }
     expect(wrong).toEqual([]);
   });
+
+  test('the public packages outside the fixed group are 0.x and declare the revision they implement (VERSIONING.md)', () => {
+    const outside = manifests.filter((m) => m.private !== true && !fixedGroup.includes(m.name));
+    expect(outside.map((m) => m.name).sort()).toEqual(['@sandstream/adapter-docker', '@sandstream/adapter-e2b', '@sandstream/adapter-vercel', '@sandstream/ai-sdk', '@sandstream/mcp', '@sandstream/remote']);
+    for (const manifest of outside) {
+      expect(manifest.version, manifest.name).toMatch(/^0\.\d+\.\d+$/);
+      expect(manifest.sandstream?.specVersion, manifest.name).toBe(SPEC_VERSION);
+    }
+  });
 });

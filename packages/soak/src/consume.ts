@@ -3,10 +3,12 @@
  * saw. Everything here is what a careful caller of the contract would do;
  * anything the contract does not promise is reported as a problem.
  */
-import { AbortError, SandstreamError, type ExecResult, type Process, type Sandbox, type StdinWriter } from '@sandstream/types';
+import { AbortError, SandstreamError, type ExecResult, type Process, type Sandbox } from '@sandstream/types';
 import type { PlannedEnd } from './behaviours.js';
+import { feed } from './feed.js';
 import { OutputCheck } from './output-check.js';
 import type { ProcessPlan } from './plan.js';
+import { Progress } from './progress.js';
 
 /** What one process gave. */
 export interface ProcessOutcome {
@@ -74,22 +76,14 @@ function checkEnd(result: ExecResult, end: PlannedEnd, problems: string[]): void
   if (result.timedOut) problems.push('result says timedOut, but no timeout was set');
 }
 
-/** Writes `data` in pieces of at most `piece` bytes, then ends standard input. */
-async function feed(writer: StdinWriter, data: Uint8Array, piece: number): Promise<void> {
-  for (let offset = 0; offset < data.byteLength; offset += piece) {
-    await writer.write(data.subarray(offset, offset + piece));
-  }
-  await writer.end();
-}
-
 /** How feeding standard input went: undefined when every write and the end succeeded. */
 type FeedFailure = { readonly typed: boolean; readonly description: string } | undefined;
 
 /** Starts the writer of a stdin-reading command. */
-function startFeeding(proc: Process, plan: ProcessPlan): Promise<FeedFailure> {
+function startFeeding(proc: Process, plan: ProcessPlan, progress: Progress): Promise<FeedFailure> {
   const data = plan.command.stdin;
   if (data === undefined || proc.stdin === null) return Promise.resolve(undefined);
-  return feed(proc.stdin, data, plan.stdinPiece).then(
+  return feed(proc.stdin, data, plan.stdinPiece, progress).then(
     () => undefined,
     (error: unknown) => ({ typed: error instanceof SandstreamError, description: describe(error) }),
   );
@@ -107,10 +101,18 @@ function streamOptions(plan: ProcessPlan, extra: { signal?: AbortSignal; timeout
   return { stdin: plan.command.stdin === undefined ? ('ignore' as const) : ('pipe' as const), ...extra };
 }
 
-/** Runs one planned process in `context`, ending it as planned. */
-export async function consume(plan: ProcessPlan, context: ConsumeContext): Promise<ProcessOutcome> {
+/**
+ * Runs one planned process in `context`, ending it as planned; `progress`
+ * follows it, for a caller that gives up on it to say where it stood.
+ */
+export async function consume(plan: ProcessPlan, context: ConsumeContext, progress: Progress = new Progress()): Promise<ProcessOutcome> {
   const argv = ['sh', '-c', plan.command.script];
   const check = new OutputCheck(plan.command.expected(), context.textOnly);
+  const accept = (chunk: { stream: 'stdout' | 'stderr'; data: Uint8Array }): void => {
+    progress.chunk(chunk.data.byteLength);
+    check.accept(chunk);
+  };
+  const feedIn = (proc: Process): Promise<FeedFailure> => startFeeding(proc, plan, progress);
   const problems: string[] = [];
   const { ending } = plan;
   const lingers = plan.command.lingers;
@@ -128,6 +130,7 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext): Promi
   /** After the consumer's own ending: the command must be settled, and what arrived an exact prefix. */
   const verifySettled = async (proc: Process): Promise<void> => {
     if (!proc.exited) problems.push('not exited after its scope was left');
+    progress.stage = 'waiting';
     const waited = await bounded(
       proc.wait().then(
         () => undefined,
@@ -141,15 +144,19 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext): Promi
   switch (ending.kind) {
     case 'complete-stream': {
       await using proc = context.shared.stream(argv, streamOptions(plan));
-      const writing = startFeeding(proc, plan);
-      for await (const chunk of proc) check.accept(chunk);
+      const writing = feedIn(proc);
+      progress.stage = 'reading';
+      for await (const chunk of proc) accept(chunk);
+      progress.stage = 'waiting';
       const result = await proc.wait();
       judgeFeeding(await writing, true, problems);
+      progress.stage = 'disposing';
       if (!result.streamed) problems.push('a streamed result without streamed: true');
       verifyComplete(result);
       break;
     }
     case 'complete-run': {
+      progress.stage = 'reading';
       const result = await context.shared.run(argv, plan.command.stdin === undefined ? {} : { input: plan.command.stdin });
       check.acceptBytes('stdout', result.stdout);
       check.acceptBytes('stderr', result.stderr);
@@ -165,7 +172,8 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext): Promi
       let writing: Promise<FeedFailure> = Promise.resolve(undefined);
       try {
         await using scoped = proc;
-        writing = startFeeding(scoped, plan);
+        writing = feedIn(scoped);
+        progress.stage = 'reading';
         let n = 0;
         const due = (): boolean => n >= ending.atChunk || (lingers && check.complete());
         if (due()) {
@@ -174,16 +182,18 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext): Promi
           if (ending.kind === 'throw') throw new ConsumerThrow();
         } else {
           for await (const chunk of scoped) {
-            check.accept(chunk);
+            accept(chunk);
             n++;
             if (due()) {
               endedBy = 'consumer';
               acted = performance.now();
+              progress.stage = 'disposing';
               if (ending.kind === 'throw') throw new ConsumerThrow();
               break;
             }
           }
         }
+        progress.stage = 'disposing';
       } catch (error) {
         if (!(error instanceof ConsumerThrow)) problems.push(`leaving the scope failed: ${describe(error)}`);
       }
@@ -202,7 +212,8 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext): Promi
       let writing: Promise<FeedFailure> = Promise.resolve(undefined);
       try {
         await using scoped = proc;
-        writing = startFeeding(scoped, plan);
+        writing = feedIn(scoped);
+        progress.stage = 'reading';
         let n = 0;
         const due = (): boolean => n >= ending.atChunk || (lingers && check.complete());
         const act = (): void => {
@@ -213,10 +224,11 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext): Promi
         };
         if (!ending.before && due()) act();
         for await (const chunk of scoped) {
-          check.accept(chunk);
+          accept(chunk);
           n++;
           if (due()) act();
         }
+        progress.stage = 'disposing';
       } catch (error) {
         if (error instanceof AbortError) endedBy = 'abort';
         else problems.push(`the loop failed with ${describe(error)}, not AbortError`);
@@ -237,9 +249,12 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext): Promi
     case 'timeout': {
       const started = performance.now();
       await using proc = context.shared.stream(argv, streamOptions(plan, { timeout: ending.ms }));
-      const writing = startFeeding(proc, plan);
-      for await (const chunk of proc) check.accept(chunk);
+      const writing = feedIn(proc);
+      progress.stage = 'reading';
+      for await (const chunk of proc) accept(chunk);
+      progress.stage = 'waiting';
       const result = await proc.wait();
+      progress.stage = 'disposing';
       judgeFeeding(await writing, !result.timedOut, problems);
       if (result.timedOut) {
         teardownMs = Math.max(0, performance.now() - started - ending.ms);
@@ -254,7 +269,8 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext): Promi
       try {
         const proc = sandbox.stream(argv, streamOptions(plan));
         const companions = ending.companions.map((script) => sandbox.stream(['sh', '-c', script]));
-        const writing = startFeeding(proc, plan);
+        const writing = feedIn(proc);
+        progress.stage = 'reading';
         const iterator = proc[Symbol.asyncIterator]();
         let n = 0;
         let done = false;
@@ -265,7 +281,7 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext): Promi
             const next = await iterator.next();
             if (next.done) done = true;
             else {
-              check.accept(next.value);
+              accept(next.value);
               n++;
             }
           } catch (error) {
@@ -276,6 +292,7 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext): Promi
         if (failure !== undefined) problems.push(`reading before the close failed: ${describe(failure)}`);
         const acted = performance.now();
         closed = true;
+        progress.stage = 'closing the sandbox';
         const closing = sandbox.close();
         // The loop in flight ends once the sandbox is closed (normally or with an error: the command was ended).
         const drained = bounded(
@@ -283,7 +300,7 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext): Promi
             for (;;) {
               const next = await iterator.next().catch(() => ({ done: true as const, value: undefined }));
               if (next.done) return;
-              check.accept(next.value);
+              accept(next.value);
             }
           })(),
           context.waitBoundMs,
@@ -307,6 +324,7 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext): Promi
       break;
     }
   }
+  progress.stage = 'checking';
   if (context.forksMayFail && check.forkRefused()) {
     // What the command wrote before its fork failed is still exact; its end and the rest are its own.
     const settled = problems.filter((problem) => /settle|not exited|did not resolve|did not end|close\(\) rejected/.test(problem));

@@ -7,13 +7,23 @@
  *
  * Requests: `{ id, op: 'start', kind }` answers `{ url }`; `{ id, op:
  * 'survivors' }` answers the commands the emulator's process table still
- * lists as running; `{ id, op: 'close' }` kills everything and answers once
+ * lists as running; `{ id, op: 'loop', action }` starts, or stops and
+ * answers, a measure of how late this process's 10 ms timer fires (the
+ * emulator's responsiveness); `{ id, op: 'close' }` kills everything and answers once
  * done. A lost parent (IPC disconnect) closes the emulator too.
  */
 import { startEnvdEmulator, type EnvdEmulator } from '@sandstream/adapter-e2b/emulator';
 import { VercelEmulator } from '@sandstream/adapter-vercel/emulator';
+import { LoopDelayMonitor } from './probes.js';
 
-type Request = { id: number; op: 'start'; kind: 'e2b' | 'vercel' } | { id: number; op: 'survivors' } | { id: number; op: 'close' };
+type Request =
+  | { id: number; op: 'start'; kind: 'e2b' | 'vercel' }
+  | { id: number; op: 'survivors' }
+  | { id: number; op: 'loop'; action: 'start' | 'stop' }
+  | { id: number; op: 'close' };
+
+/** How late this process's timers fire during the run: a stalled emulator answers nothing meanwhile. */
+let monitor: LoopDelayMonitor | undefined;
 
 let envd: EnvdEmulator | undefined;
 let vercel: VercelEmulator | undefined;
@@ -44,10 +54,20 @@ async function handle(request: Request): Promise<unknown> {
         return { url: envd.url };
       }
       // Nothing reads its request log; kept, it would hold every byte of stdin written.
-      vercel = await VercelEmulator.start({ recordRequests: false });
+      // With seed 002's stdin endpoint (the service has none), so the soak's stdin behaviour runs.
+      vercel = await VercelEmulator.start({ recordRequests: false, stdin: true });
       return { url: vercel.url, credentials: vercel.credentials };
     case 'survivors':
       return survivors();
+    case 'loop': {
+      if (request.action === 'start') {
+        monitor ??= new LoopDelayMonitor();
+        return null;
+      }
+      const summary = monitor?.stop() ?? null;
+      monitor = undefined;
+      return summary;
+    }
     case 'close':
       await close();
       return null;

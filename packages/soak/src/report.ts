@@ -41,8 +41,9 @@ export function formatReport(report: SoakReport): string {
     `  teardown latency: ${ms(report.teardown)}`,
     `  process duration: ${ms(report.processDuration)}`,
     `  event loop (10 ms timer lateness): ${ms(report.loopDelay)}`,
+    ...(report.emulatorLoopDelay === undefined ? [] : [`  emulator's event loop (10 ms timer lateness): ${ms(report.emulatorLoopDelay)}`]),
     `  surviving processes: host ${report.survivors.host.length}, emulator table ${report.survivors.backend.length}`,
-    `  files left in the sandbox: ${report.leftovers.length}`,
+    `  files left in the sandbox: ${'notChecked' in report.leftovers ? report.leftovers.notChecked : report.leftovers.length}`,
     `  file descriptors: ${resources.beforeTarget.fds} before the target, ${resources.baseline.fds} baseline, ${resources.afterRun.fds} after the run, ${resources.afterClose.fds} after closing the target`,
     `  active resources: ${total(resources.beforeTarget.resources)} before the target, ${total(resources.baseline.resources)} baseline, ${total(resources.afterRun.resources)} after the run, ${total(resources.afterClose.resources)} after closing the target`,
     heap === undefined

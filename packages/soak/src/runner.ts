@@ -6,15 +6,17 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { liftSelfLimits, limitSelf } from '@sandstream/test-support/host-limits';
 import { markedProcesses } from '@sandstream/test-support/processes';
 import { hasCapability, type Sandbox } from '@sandstream/types';
 import { TIMED_OUT, within } from '@sandstream/types/runtime';
 import { BEHAVIOURS, type BehaviourName } from './behaviours.js';
 import { consume, describe, type ProcessOutcome } from './consume.js';
 import { ENDINGS, type EndingName } from './endings.js';
+import { HostLimitRun, type HostLimitOptions, type HostLimitReport } from './host-limits.js';
 import { planDigest, planProcess, type PlanCapabilities } from './plan.js';
-import { activeResources, canCollect, fdCount, fdTargets, LoopDelayMonitor, settledHeap } from './probes.js';
+import { canCollect, LoopDelayMonitor, settledHeap } from './probes.js';
+import { excess, extraFds, resourceDelta, snapshot, type ResourceSnapshot } from './snapshots.js';
+import { Progress } from './progress.js';
 import { percentiles, type Percentiles } from './stats.js';
 import { createTarget, MARKER, type AdapterName, type Target } from './targets.js';
 
@@ -29,7 +31,7 @@ export interface SoakOptions {
   readonly seed: number;
   /** Bound on the whole run (processes stop being started once it passed), in ms. Default 30 min. */
   readonly deadlineMs?: number;
-  /** Bound on one process, from its start to its checks, in ms; past it the process is reported as hung. Default 120 s. */
+  /** Bound on one process's stillness (no output, no write to its input, no step taken), in ms; past it the process is reported as hung. Default 120 s. */
   readonly processBoundMs?: number;
   /** Grace period between SIGTERM and SIGKILL. Default 250 ms. */
   readonly graceMs?: number;
@@ -55,7 +57,7 @@ export interface SoakOptions {
    * must fail with `SpawnFailed` or `TransportError` (counted as
    * `refused`, not violations); everything else is checked as usual.
    */
-  readonly hostLimits?: { readonly openFiles?: number; readonly processes?: number };
+  readonly hostLimits?: HostLimitOptions;
   /**
    * Wraps every sandbox the run uses, for tests of the runner itself (a
    * sandbox that drops a chunk or leaves a process must fail the run).
@@ -78,14 +80,6 @@ export interface Violation {
     | 'uncaught-exception'
     | 'leak-warning';
   readonly message: string;
-}
-
-/** Descriptors and active resources at one moment. */
-export interface ResourceSnapshot {
-  readonly fds: number;
-  /** What the descriptors point at, their numbers left out (`socket:`, `pipe:`, `anon_inode:[eventpoll]`, paths). */
-  readonly fdKinds: Readonly<Record<string, number>>;
-  readonly resources: Readonly<Record<string, number>>;
 }
 
 /** What a soak run measured and found. */
@@ -116,11 +110,7 @@ export interface SoakReport {
    * had no room), per error class, and the commands whose own shell could
    * not fork (their stdout checked as an exact prefix).
    */
-  readonly hostLimits?: {
-    readonly set: { readonly openFiles?: number; readonly processes?: number };
-    readonly refused: Readonly<Record<string, number>>;
-    readonly forkRefused: number;
-  };
+  readonly hostLimits?: HostLimitReport;
   readonly durationMs: number;
   readonly throughput: { readonly processesPerSecond: number; readonly mibPerSecond: number };
   /** From the consumer's ending action to the command settled (early endings only), ms. */
@@ -129,6 +119,8 @@ export interface SoakReport {
   readonly processDuration: Percentiles;
   /** How late a 10 ms timer fired during the run, ms. */
   readonly loopDelay: Percentiles;
+  /** The same in the emulator's process (the remote side), for the remote adapters. */
+  readonly emulatorLoopDelay?: Percentiles;
   /** Before the target existed; after its warm-up (the baseline); after the run; after the target was closed. */
   readonly resources: {
     readonly beforeTarget: ResourceSnapshot;
@@ -139,8 +131,8 @@ export interface SoakReport {
   /** heapUsed after full collections, warmed baseline and after the run; undefined without --expose-gc. */
   readonly heap: { readonly baseline: number; readonly after: number; readonly growth: number; readonly bound: number } | undefined;
   readonly survivors: { readonly host: readonly string[]; readonly backend: readonly string[] };
-  /** Files the adapter left in the sandbox after the run. */
-  readonly leftovers: readonly string[];
+  /** Files the adapter left in the sandbox after the run, or why the target does not look. */
+  readonly leftovers: readonly string[] | { readonly notChecked: string };
   readonly unhandledRejections: number;
   readonly uncaughtExceptions: number;
   readonly violations: readonly Violation[];
@@ -149,23 +141,6 @@ export interface SoakReport {
 }
 
 const MAX_VIOLATIONS = 200;
-
-/** How consume() describes a typed error of a start the host had no room for, or of a link that broke for it. */
-const TYPED_FAILURE = /\b(SpawnFailed SPAWN_FAILED|TransportError TRANSPORT):/;
-
-function snapshot(): ResourceSnapshot {
-  const fdKinds: Record<string, number> = {};
-  for (const target of fdTargets()) fdKinds[target] = (fdKinds[target] ?? 0) + 1;
-  return { fds: fdCount(), fdKinds, resources: activeResources() };
-}
-
-/** The descriptor kinds more numerous now than in `reference`. */
-function extraFds(now: ResourceSnapshot, reference: ResourceSnapshot): string {
-  return Object.keys(now.fdKinds)
-    .filter((kind) => (now.fdKinds[kind] ?? 0) > (reference.fdKinds[kind] ?? 0))
-    .map((kind) => `${kind} ${reference.fdKinds[kind] ?? 0} -> ${now.fdKinds[kind]}`)
-    .join(', ');
-}
 
 /** Polls `check` every 50 ms until it holds or `ms` passed; returns whether it held. */
 async function eventually(check: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
@@ -179,26 +154,6 @@ async function eventually(check: () => boolean | Promise<boolean>, ms: number): 
 
 function hostSurvivors(runId: string): string[] {
   return markedProcesses(MARKER, runId).map((p) => `${p.pid} ${p.cmdline.slice(0, 200)}`);
-}
-
-/**
- * Resource types whose count is above the reference. Requests in flight
- * (`FSReqCallback`, `CloseReq`, ...) are transient and not counted; handles
- * and timers are.
- */
-function excess(now: ResourceSnapshot, reference: ResourceSnapshot): string[] {
-  return Object.keys(now.resources)
-    .filter((type) => !/Req/.test(type) && (now.resources[type] ?? 0) > (reference.resources[type] ?? 0))
-    .map((type) => `${type} ${reference.resources[type] ?? 0} -> ${now.resources[type]}`);
-}
-
-function resourceDelta(now: ResourceSnapshot, base: ResourceSnapshot): string {
-  const types = new Set([...Object.keys(now.resources), ...Object.keys(base.resources)]);
-  const changes = [...types]
-    .map((t) => [t, (now.resources[t] ?? 0) - (base.resources[t] ?? 0)] as const)
-    .filter(([, d]) => d !== 0)
-    .map(([t, d]) => `${t} ${d > 0 ? '+' : ''}${d}`);
-  return changes.length === 0 ? 'none' : changes.join(', ');
 }
 
 /** Runs a soak and checks what it left; never throws for a broken promise of the adapter (that is a violation), only for a harness failure. */
@@ -267,14 +222,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       openSandbox,
       waitBoundMs: graceMs + killWaitMs + 10_000,
       textOnly: !capabilities.binary,
-      // Local commands are this host's processes, under the same limit.
-      forksMayFail: limits?.processes !== undefined && adapter === 'local',
+      forksMayFail: HostLimitRun.forksMayFail(limits, adapter),
     };
-    const refused: Record<string, number> = {};
-    let forkRefused = 0;
 
-    // Warm-up: the first command, stream and sandbox open what stays open for good (libuv's, the SDKs' agents).
+    // Warm-up: the first command, stream and sandbox open what stays open for good (libuv's, the SDKs' agents,
+    // and a handle's helper channel, which its first teardown opens: Docker's, one exec per account).
     await shared.run(['true']);
+    await shared.run(['sleep', '30'], { timeout: 100 });
     {
       const own = await openSandbox();
       await using proc = own.stream(['sh', '-c', 'echo warm']);
@@ -285,11 +239,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const heapBaseline = await settledHeap();
     const baseline = snapshot();
 
-    const limitsSet = limits === undefined ? undefined : await limitSelf({
-      ...(limits.openFiles === undefined ? {} : { openFiles: baseline.fds + limits.openFiles }),
-      ...(limits.processes === undefined ? {} : { processes: limits.processes }),
-    });
+    const limited = limits === undefined ? undefined : await HostLimitRun.apply(limits, baseline.fds);
     const monitor = new LoopDelayMonitor();
+    await target.emulatorLoop?.start();
     const started = performance.now();
     const deadline = started + deadlineMs;
     let next = 0;
@@ -303,10 +255,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       behaviours[plan.command.behaviour]++;
       endings[plan.ending.kind]++;
       const t0 = performance.now();
-      let timer: NodeJS.Timeout | undefined;
-      const hung = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), processBoundMs)));
+      const progress = new Progress();
+      const still = progress.stillFor(processBoundMs);
       const outcome = await Promise.race([
-        consume(plan, context).catch(
+        consume(plan, context, progress).catch(
           (error: unknown): ProcessOutcome => ({
             problems: [`failed: ${describe(error)}`],
             verified: false,
@@ -314,26 +266,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
             teardownMs: undefined,
           }),
         ),
-        hung,
+        still.hung,
       ]);
-      clearTimeout(timer);
+      still.stop();
       const label = `process ${index} (seed ${seed}, ${plan.command.behaviour}${plan.command.lingers ? ', lingering' : ''}, ending ${JSON.stringify(plan.ending)})`;
       if (outcome === 'hung') {
-        violate('hang', `${label} did not finish within ${processBoundMs} ms`);
+        violate('hang', `${label} made no progress for ${processBoundMs} ms, ${Math.round(performance.now() - t0)} ms after its start (${progress.describe()})`);
         return;
       }
       durations[index] = performance.now() - t0;
-      if (outcome.forkRefused) forkRefused++;
-      let problems = outcome.problems;
-      if (limits !== undefined) {
-        // The host had no room: a typed error is the promise kept; anything else still counts.
-        const typed = problems.filter((problem) => TYPED_FAILURE.test(problem));
-        if (typed.length > 0) {
-          const kind = TYPED_FAILURE.exec(typed[0]!)![1]!.split(' ')[0]!;
-          refused[kind] = (refused[kind] ?? 0) + 1;
-          problems = problems.filter((problem) => !TYPED_FAILURE.test(problem));
-        }
-      }
+      if (outcome.forkRefused) limited?.noteForkRefused();
+      // The host had no room: a typed error is the promise kept; anything else still counts.
+      const problems = limited === undefined ? outcome.problems : limited.excuse(outcome.problems);
       for (const problem of problems) violate('process', `${label}: ${problem}`);
       bytes += outcome.bytes;
       if (outcome.verified) {
@@ -355,10 +299,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     try {
       await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, count)) }, () => worker()));
     } finally {
-      if (limits !== undefined) await liftSelfLimits();
+      await limited?.lift();
     }
     const durationMs = performance.now() - started;
     const loopDelay = monitor.stop();
+    const emulatorLoopDelay = await target.emulatorLoop?.stop();
     if (next < count) violate('deadline', `the run passed its deadline of ${deadlineMs} ms after starting ${next} of ${count} processes (seed ${seed})`);
 
     // Nothing may survive: the host's process table (every command carries the run's marker), and the backend's own.
@@ -367,9 +312,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     if (survivors.host.length > 0) violate('survivors', `${survivors.host.length} marked process(es) alive after the run: ${survivors.host.slice(0, 10).join('; ')}`);
     if (survivors.backend.length > 0) violate('survivors', `${survivors.backend.length} process(es) in the emulator's table after the run: ${survivors.backend.slice(0, 10).join('; ')}`);
     // Nor may the adapter's own files for commands that are over.
-    await eventually(async () => (await target!.leftovers()).length === 0, settleBoundMs);
-    const leftovers = await target.leftovers();
-    if (leftovers.length > 0) violate('leftovers', `${leftovers.length} file(s) the adapter left in the sandbox after the run: ${leftovers.slice(0, 10).join('; ')}`);
+    const look = target.leftovers;
+    let leftovers: readonly string[] | { readonly notChecked: string };
+    if (typeof look === 'function') {
+      await eventually(async () => (await look()).length === 0, settleBoundMs);
+      leftovers = await look();
+    } else {
+      leftovers = look;
+    }
+    if (!('notChecked' in leftovers) && leftovers.length > 0) violate('leftovers', `${leftovers.length} file(s) the adapter left in the sandbox after the run: ${leftovers.slice(0, 10).join('; ')}`);
 
     // Descriptors and handles back to the warmed baseline, with the shared sandbox still open (idle keep-alive connections get the bound to close).
     await eventually(() => {
@@ -427,12 +378,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       endings,
       verified: { processes: verifiedProcesses, bytes: verifiedBytes },
       bytes,
-      ...(limitsSet === undefined ? {} : { hostLimits: { set: limitsSet, refused, forkRefused } }),
+      ...(limited === undefined ? {} : { hostLimits: limited.report() }),
       durationMs,
       throughput: { processesPerSecond: (finished / durationMs) * 1000, mibPerSecond: (bytes / 2 ** 20 / durationMs) * 1000 },
       teardown: percentiles(teardown.subarray(0, teardowns)),
       processDuration: percentiles(durations.subarray(0, next)),
       loopDelay,
+      ...(emulatorLoopDelay === undefined ? {} : { emulatorLoopDelay }),
       resources: { beforeTarget, baseline, afterRun, afterClose },
       heap,
       survivors,
@@ -459,3 +411,4 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 }
 
 export { canCollect };
+export type { ResourceSnapshot };

@@ -8,18 +8,18 @@
  * the emulated remote side does not.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
 import { createE2BSandbox } from '@sandstream/adapter-e2b';
 import { createLocalSandbox } from '@sandstream/adapter-local';
 import { createVercelSandbox } from '@sandstream/adapter-vercel';
+import { createDockerSandbox } from '@sandstream/adapter-docker';
+import { startDockerd } from '@sandstream/test-support/dockerd';
 import type { Sandbox } from '@sandstream/types';
+import type { Percentiles } from './stats.js';
 import { inheritedEnv } from '@sandstream/types/runtime';
 
-export const ADAPTERS = ['local', 'e2b', 'vercel'] as const;
+export const ADAPTERS = ['local', 'e2b', 'vercel', 'docker'] as const;
 export type AdapterName = (typeof ADAPTERS)[number];
 
 /** The marker variable every soak command carries; its value is the run's id. */
@@ -48,8 +48,13 @@ export interface Target {
   openSandbox(): Promise<Sandbox>;
   /** What the backend's own process table lists as running (empty for local: the host's table is the backend's). */
   backendSurvivors(): Promise<string[]>;
-  /** Files the adapter left in the sandbox (its scratch files for commands that are over). */
-  leftovers(): Promise<string[]>;
+  /**
+   * Files that appeared in the sandbox's scratch places during the run (the adapter's files for
+   * commands that are over), or why they cannot be told apart from others' here.
+   */
+  readonly leftovers: (() => Promise<string[]>) | { readonly notChecked: string };
+  /** The emulator's own event loop, measured from `start()` to `stop()`; absent without an emulator process. */
+  readonly emulatorLoop?: { start(): Promise<void>; stop(): Promise<Percentiles | undefined> };
   /** Closes the shared sandbox and stops the emulator, if any. */
   close(): Promise<void>;
 }
@@ -63,6 +68,8 @@ export async function createTarget(adapter: AdapterName, options: TargetOptions)
       return e2bTarget(options);
     case 'vercel':
       return vercelTarget(options);
+    case 'docker':
+      return dockerTarget(options);
   }
 }
 
@@ -75,17 +82,21 @@ function localTarget(options: TargetOptions): Target {
     shared,
     openSandbox: async () => open(),
     backendSurvivors: async () => [],
-    // Plain child processes: the adapter writes no files.
-    leftovers: async () => [],
+    leftovers: { notChecked: HOST_FILES },
     close: () => shared.close(),
   };
 }
 
-/** How a remote adapter opens sandboxes on the emulator its host started, and what it may leave in them. */
+/**
+ * Why a sandbox whose file system is this host's is not searched for files the adapter left: other
+ * work on the machine writes to the same temporary directories, and none of these adapters keeps
+ * a file there (a command is one process, its pipes the backend's).
+ */
+const HOST_FILES = "not checked: the sandbox's file system is this host's, shared with other work";
+
+/** How a remote adapter opens sandboxes on the emulator its host started. */
 interface RemoteSetup {
   readonly open: () => Promise<Sandbox>;
-  /** What the adapter left in the sandbox's scratch space (none when it keeps nothing there). */
-  readonly leftovers?: () => string[];
   /** Removes what the setup made, once the emulator is gone. */
   readonly dispose?: () => void;
 }
@@ -96,14 +107,19 @@ async function remoteTarget(adapter: 'e2b' | 'vercel', connect: (host: EmulatorH
   let setup: RemoteSetup | undefined;
   try {
     setup = await connect(host);
-    const { open, leftovers = () => [], dispose } = setup;
+    const { open, dispose } = setup;
     const shared = await open();
     return {
       adapter,
       shared,
       openSandbox: open,
       backendSurvivors: async () => (await host.request({ op: 'survivors' })) as string[],
-      leftovers: async () => leftovers(),
+      // The emulators run commands on this host.
+      leftovers: { notChecked: HOST_FILES },
+      emulatorLoop: {
+        start: async () => void (await host.request({ op: 'loop', action: 'start' })),
+        stop: async () => ((await host.request({ op: 'loop', action: 'stop' })) as Percentiles | null) ?? undefined,
+      },
       async close() {
         try {
           await shared.close();
@@ -126,9 +142,6 @@ function e2bTarget(options: TargetOptions): Promise<Target> {
     const native = await E2BSdkSandbox.create({ debug: true, sandboxUrl: url });
     // The emulator switches accounts only when it runs as root.
     const accounts = process.getuid?.() === 0 ? {} : { capabilities: { user: false } };
-    // The emulated sandbox is this host: the FIFO directories of the run's commands go in a
-    // directory of the run's own, so what they leave there is the run's.
-    const scratch = mkdtempSync(join(tmpdir(), 'sandstream-soak-'));
     return {
       open: () =>
         createE2BSandbox({
@@ -137,11 +150,8 @@ function e2bTarget(options: TargetOptions): Promise<Target> {
           graceMs: options.graceMs,
           killWaitMs: options.killWaitMs,
           env: { [MARKER]: options.runId },
-          tmpDir: scratch,
           ...accounts,
         }),
-      leftovers: () => readdirSync(scratch).map((name) => join(scratch, name)),
-      dispose: () => rmSync(scratch, { recursive: true, force: true }),
     };
   });
 }
@@ -153,11 +163,53 @@ function vercelTarget(options: TargetOptions): Promise<Target> {
       credentials: { token: string; teamId: string; projectId: string };
     };
     const fetch = emulatorFetch(url);
-    // The adapter keeps nothing in the sandbox's file system.
     return {
       open: () => createVercelSandbox({ ...credentials, fetch, graceMs: options.graceMs, killWaitMs: options.killWaitMs, env: { [MARKER]: options.runId } }),
     };
   });
+}
+
+/**
+ * A real Engine of the soak's own (test-support's dockerd, the busybox image
+ * with GNU env copied in), one container it owns for the run, and handles
+ * that borrow it. Its processes are the host's (a container shares the
+ * kernel), so the host's table is the backend's.
+ */
+async function dockerTarget(options: TargetOptions): Promise<Target> {
+  const engine = await startDockerd();
+  try {
+    const image = await engine.importBusybox('sandstream-busybox:soak', { tools: ['/usr/bin/env', '/usr/bin/nice', '/usr/bin/prlimit'] });
+    const owner = await createDockerSandbox({ socketPath: engine.socketPath, image });
+    const open = (): Promise<Sandbox> =>
+      createDockerSandbox({
+        socketPath: engine.socketPath,
+        container: owner.native.id,
+        graceMs: options.graceMs,
+        killWaitMs: options.killWaitMs,
+        env: { [MARKER]: options.runId },
+      });
+    const shared = await open();
+    // The container is the run's alone: whatever appears in its scratch places was left by the run.
+    const before = new Set(await scratchEntries(owner));
+    return {
+      adapter: 'docker',
+      shared,
+      openSandbox: open,
+      backendSurvivors: async () => [],
+      leftovers: async () => (await scratchEntries(owner)).filter((entry) => !before.has(entry)),
+      async close() {
+        try {
+          await shared.close();
+          await owner.close();
+        } finally {
+          await engine.stop();
+        }
+      },
+    };
+  } catch (error) {
+    await engine.stop();
+    throw error;
+  }
 }
 
 /**
@@ -203,7 +255,9 @@ class EmulatorHost {
     return new EmulatorHost(child);
   }
 
-  request(message: { op: 'start'; kind: 'e2b' | 'vercel' } | { op: 'survivors' } | { op: 'close' }): Promise<unknown> {
+  request(
+    message: { op: 'start'; kind: 'e2b' | 'vercel' } | { op: 'survivors' } | { op: 'loop'; action: 'start' | 'stop' } | { op: 'close' },
+  ): Promise<unknown> {
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -226,4 +280,15 @@ function hostScript(): string {
   const here = import.meta.url;
   const url = here.endsWith('.ts') ? new URL('../dist/emulator-host.js', here) : new URL('./emulator-host.js', here);
   return fileURLToPath(url);
+}
+
+/** The places an adapter would keep files for its commands, as paths of their entries. */
+const SCRATCH = ['/tmp', '/var/tmp', '/run', '/dev/shm', '/'];
+
+/** Every entry of the scratch places in a sandbox, listed by a command of its own. */
+async function scratchEntries(sandbox: Sandbox): Promise<string[]> {
+  const script = 'for d; do [ -d "$d" ] && for e in "$d"/.* "$d"/*; do [ -e "$e" ] || [ -L "$e" ] && printf "%s\\n" "$e"; done; done; exit 0';
+  const result = await sandbox.run(['sh', '-c', script, 'sh', ...SCRATCH]);
+  if (result.exitCode !== 0) throw new Error(`listing the sandbox's scratch places failed with ${result.exitCode}: ${result.stderrText}`);
+  return result.stdoutText.split('\n').filter((line) => line !== '' && !/\/\.\.?$/.test(line));
 }

@@ -22,7 +22,8 @@ import { waitCases } from './wait.js';
 /**
  * Every case of this kit, in report order. Each file holds the cases of one
  * group, named as their ids begin (`stdin.ts`: `stdin.*`); `teardown.ts`
- * holds `Sandbox.close()`, `teardown-process.ts` the teardown of a Process.
+ * holds `Sandbox.close()`, `teardown-process.ts` the teardown of a Process (its timed termination sequence in
+ * `teardown-sequence.ts`).
  * Helpers the cases share live in `support/`.
  */
 export const CASES: readonly ConformanceCase[] = Object.freeze([

@@ -80,21 +80,26 @@ export const outputCapCases = [
     async run(ctx) {
       const dir = await scratch(ctx);
       // The TERM handler writes once more: output after the failure must not reach the callback.
-      const script = 'echo $$ > "$1/leader"; trap \'echo bye; exit 1\' TERM; echo one; while :; do sleep 0.05; done';
+      // "printed", right after the first line, tells a callback held back from a slow start.
+      const script = 'echo $$ > "$1/leader"; trap \'echo bye; exit 1\' TERM; echo one; : > "$1/printed"; while :; do sleep 0.05; done';
       const thrown = new Error('the callback failed');
       let calls = 0;
+      const first = signal();
+      const controller = new AbortController();
       // Long enough that only a command left running reaches it.
       const timeout = await bound(ctx, 3_000);
-      const error = await rejectionOf(
-        ctx.sandbox.run(['sh', '-c', script, 'sh', dir], {
-          timeout,
-          onOutput: () => {
-            calls += 1;
-            throw thrown;
-          },
-        }),
-        'run() whose onOutput throws',
-      );
+      const running = ctx.sandbox.run(['sh', '-c', script, 'sh', dir], {
+        timeout,
+        signal: controller.signal,
+        onOutput: () => {
+          calls += 1;
+          first.saw();
+          throw thrown;
+        },
+      });
+      // An adapter that holds the line back is told so once the command printed it, not at the timeout.
+      await seenInRun(running, first.promise, { ctx, marker: `${dir}/printed`, what: 'the line "one" (through run()\'s onOutput)', got: () => '' }, controller);
+      const error = await rejectionOf(running, 'run() whose onOutput throws');
       checkErrorCode(error, 'CALLBACK_FAILED', 'run() whose onOutput throws');
       check((error as { cause?: unknown }).cause === thrown, 'CallbackFailed.cause is not what the callback threw');
       check(calls === 1, `the callback was called ${calls} times; after it threw it must not be called again`);

@@ -3,14 +3,15 @@
  * showed rather than by the case's time limit. A command the kit waits on
  * creates a marker file right after it prints the awaited text; once the
  * marker exists, the text was written, and the adapter has a measured bound
- * (several round trips, at least a second, widened by any stall of the kit's
- * own host) to deliver it. An adapter that holds output back then fails in
- * about a second, saying what never arrived and what came instead, rather
- * than after the whole per-case limit.
+ * (five round trips, as measured at the case's start or by the read that
+ * found the marker, at least 300 ms, widened by any stall of the kit's own
+ * host) to deliver it. An adapter that holds output back then fails within
+ * a fraction of a second, saying what never arrived and what came instead,
+ * rather than after the whole per-case limit.
  */
 import { ConformanceFailure } from '../../assert.js';
 import type { CaseContext } from '../../context.js';
-import { bound, readMarker, settledWithin, watchHostLag } from './observe.js';
+import { deliveryBound, readMarker, settledWithin, watchHostLag } from './observe.js';
 
 /** How the kit knows the command printed what it waits for. */
 export interface Printed {
@@ -52,14 +53,19 @@ export function shown(text: string): string {
 export async function arrivalOf<T>(arrival: Promise<T>, awaited: Awaited): Promise<T> {
   const { ctx, marker } = awaited;
   let outcome = await settledWithin(arrival, FIRST_LOOK_MS);
+  /** How long the read that found the marker took: the backend's round trip as it is now. */
+  let readMs = 0;
   while (outcome === 'pending') {
-    if ((await readMarker(ctx, marker)) !== undefined) break;
+    const reading = performance.now();
+    const found = (await readMarker(ctx, marker)) !== undefined;
+    readMs = performance.now() - reading;
+    if (found) break;
     outcome = await settledWithin(arrival, POLL_MS);
   }
   if (outcome !== 'pending') return unwrap(outcome);
   const printedAt = performance.now();
   const lag = watchHostLag();
-  const within = await bound(ctx, 1_000);
+  const within = await deliveryBound(ctx, readMs);
   outcome = await settledWithin(arrival, within - (performance.now() - printedAt));
   // A stall of the kit's own process delays what it sees, not what the adapter did: it is added.
   const stalled = lag.stop();

@@ -11,13 +11,34 @@
  *   the observation could have seen the opposite: a later command's marker
  *   exists, the liveness probe saw the process alive before.
  */
-import type { ExecResult } from '@sandstream/types';
+import type { ExecResult, Process } from '@sandstream/types';
 import { ConformanceFailure, describeError, HarnessError } from '../../assert.js';
 import type { CaseContext } from '../../context.js';
 
 /** A bound for waiting on the sandbox: `atLeast`, or several round trips of this backend. */
 export function bound(ctx: CaseContext, atLeast: number): Promise<number> {
   return ctx.timeoutFor(atLeast);
+}
+
+/**
+ * The least time an adapter gets to deliver what the sandbox already showed
+ * done: output the command printed before it created its marker, the result
+ * of a command the Process itself reports exited. Nothing is left for the
+ * backend to do then but hand over what it holds, so the bound is a few
+ * round trips; the floor only keeps a very fast backend from being judged in
+ * a few milliseconds. Stalls of the kit's own process are added by the
+ * callers (`watchHostLag`).
+ */
+export const DELIVERY_FLOOR_MS = 300;
+
+/**
+ * The bound for such a delivery: five round trips measured at the case's
+ * start, or five times `freshMs` (a round trip measured just now, such as
+ * the read that found the marker, so a backend slowed since then gets the
+ * time it now needs), and at least {@link DELIVERY_FLOOR_MS}.
+ */
+export async function deliveryBound(ctx: CaseContext, freshMs = 0): Promise<number> {
+  return Math.max(await bound(ctx, DELIVERY_FLOOR_MS), Math.ceil(5 * freshMs));
 }
 
 /** The measured round trip of a trivial command on this backend (the median of three runs). */
@@ -323,4 +344,9 @@ export function watchHostLag(): LagWatch {
       return Math.max(worst, performance.now() - last - periodMs);
     },
   };
+}
+
+/** Disposes `proc`; a rejection names which of `processes` survived. */
+export function disposeExplained(ctx: CaseContext, proc: Process, processes: readonly Watched[], token: string): Promise<void> {
+  return explainingSurvivors(ctx, processes, token, 'disposal', () => proc[Symbol.asyncDispose]());
 }

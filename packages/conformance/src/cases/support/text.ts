@@ -2,37 +2,49 @@
 import type { OutputChunk } from '@sandstream/types';
 import { checkEqual } from '../../assert.js';
 import type { CaseContext } from '../../context.js';
-import { bound, scratch, touch } from './observe.js';
+import { arrivalOf, signal } from './arrival.js';
+import { scratch, touch } from './observe.js';
 
 /** "€ ok\n": the euro sign is E2 82 AC. */
 const EXPECTED = new Uint8Array([0xe2, 0x82, 0xac, 0x20, 0x6f, 0x6b, 0x0a]);
 
-// Writes the first two bytes of "€", then waits for "go" (created by the kit
-// once it received them, or after a few round trips) before the third: the
-// character is split between two writes of the command, however the
-// backend batches its output.
-const SPLIT_SCRIPT = 'printf "\\342\\202"; while [ ! -f "$1/go" ]; do sleep 0.01; done; printf "\\254 ok\\n"';
+// Writes the first two bytes of "€", creates "printed", then waits for "go"
+// (created by the kit once it received them, or once they were printed and
+// had a measured bound to arrive) before the third: the character is split
+// between two writes of the command, however the backend batches its output.
+const SPLIT_SCRIPT = 'printf "\\342\\202"; : > "$1/printed"; while [ ! -f "$1/go" ]; do sleep 0.01; done; printf "\\254 ok\\n"';
 
 function joined(chunks: readonly OutputChunk[], stream: 'stdout' | 'stderr'): Uint8Array {
   return new Uint8Array(Buffer.concat(chunks.filter((c) => c.stream === stream).map((c) => c.data)));
 }
 
 /**
- * Creates `go` once the first output arrived, or after a measured bound
- * (a backend may hold an incomplete character back). Returns `onChunk` for
- * the output and `done` to stop the timer.
+ * Creates `go` once the first output arrived, or once the command printed it
+ * ("printed" exists) and it had the delivery bound to arrive: a backend may
+ * hold an incomplete character back, and is then let go on, not failed.
+ * Returns `onChunk` for the output and `done`, which stops watching and
+ * resolves once no helper command of this releaser is in flight.
  */
-async function releaser(ctx: CaseContext, dir: string): Promise<{ onChunk(): void; done(): void }> {
-  const after = await bound(ctx, 1_000);
+function releaser(ctx: CaseContext, dir: string): { onChunk(): void; done(): Promise<void> } {
   let released = false;
+  let touching: Promise<void> = Promise.resolve();
+  const arrived = signal();
   const release = (): void => {
     if (released) return;
     released = true;
-    clearTimeout(timer);
-    touch(ctx, `${dir}/go`).catch(() => undefined);
+    arrived.saw();
+    touching = touch(ctx, `${dir}/go`).catch(() => undefined);
   };
-  const timer = setTimeout(release, after);
-  return { onChunk: release, done: () => clearTimeout(timer) };
+  const watching = arrivalOf(arrived.promise, { ctx, marker: `${dir}/printed`, what: 'the first two bytes', got: () => '' }).then(release, release);
+  return {
+    onChunk: release,
+    async done() {
+      released = true;
+      arrived.saw();
+      await watching;
+      await touching;
+    },
+  };
 }
 
 /**
@@ -44,7 +56,7 @@ export async function checkSplitCharacter(ctx: CaseContext): Promise<void> {
   const dir = await scratch(ctx);
   const argv = ['sh', '-c', SPLIT_SCRIPT, 'sh', dir];
   const live: OutputChunk[] = [];
-  const first = await releaser(ctx, dir);
+  const first = releaser(ctx, dir);
   try {
     const result = await ctx.sandbox.run(argv, {
       timeout: 30_000,
@@ -56,11 +68,11 @@ export async function checkSplitCharacter(ctx: CaseContext): Promise<void> {
     checkEqual(result.stdout, EXPECTED, 'run() stdout of a character written in two parts');
     checkEqual(joined(live, 'stdout'), EXPECTED, 'the same output as onOutput received it');
   } finally {
-    first.done();
+    await first.done();
   }
   if (!ctx.sandbox.capabilities.streaming) return;
-  await ctx.exec(['rm', '-f', `${dir}/go`]);
-  const second = await releaser(ctx, dir);
+  await ctx.exec(['rm', '-f', `${dir}/go`, `${dir}/printed`]);
+  const second = releaser(ctx, dir);
   try {
     await using proc = ctx.sandbox.stream(argv, { timeout: 30_000 });
     const chunks: OutputChunk[] = [];
@@ -70,6 +82,6 @@ export async function checkSplitCharacter(ctx: CaseContext): Promise<void> {
     }
     checkEqual(joined(chunks, 'stdout'), EXPECTED, 'streamed stdout of a character written in two parts');
   } finally {
-    second.done();
+    await second.done();
   }
 }

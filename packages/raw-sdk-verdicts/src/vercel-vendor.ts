@@ -1,0 +1,51 @@
+import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
+import { createVercelSandbox } from '@sandstream/adapter-vercel';
+import { VercelEmulator } from '@sandstream/adapter-vercel/emulator';
+import { createRawVercelSandbox } from './raw-vercel.js';
+import type { KitTarget, Side, Vendor } from './vendor.js';
+
+/** The grace period of adapter-vercel's own kit run, used by both runs here. */
+const GRACE_MS = 500;
+
+/** Vercel Sandbox: its emulator, a new SDK sandbox per factory call, as adapter-vercel's kit run has it. */
+export const VERCEL: Vendor = {
+  id: 'vercel',
+  title: 'Vercel Sandbox',
+  sdk: '@vercel/sandbox',
+  adapter: '@sandstream/adapter-vercel',
+  backend:
+    "the emulator of `@sandstream/adapter-vercel` (`VercelEmulator` from its `./emulator` export), a new SDK sandbox per factory call, stopped by `close()`, with the grace period of the adapter's own kit run (500 ms)",
+  wrapping: [
+    'start: `sandbox.runCommand({ cmd: argv[0], args: argv.slice(1), env, cwd, detached: true })`: the SDK takes argv as it is',
+    'output: the records of `command.logs()`, read to the end, their `data` strings encoded back to UTF-8',
+    "exit: then `command.wait()`: its `exitCode` is the result's; no signal, since the SDK reports none",
+    "signals: `command.kill(signal)`, with the runtime's signal name as it is",
+    "stdin: none: the SDK has no call for it, so the manifest does not advertise it (adapter-vercel writes to the service's stdin endpoint itself)",
+    'manifest: streaming and text-only output (`binary-output: false`), as adapter-vercel states them; no stdin, no `user` (the SDK has only `sudo`), no resource limits',
+  ],
+  open(side: Side): KitTarget {
+    let emulator: VercelEmulator | undefined;
+    return {
+      async factory() {
+        const { credentials, fetch } = emulator!;
+        if (side === 'adapter') return createVercelSandbox({ ...credentials, fetch, graceMs: GRACE_MS });
+        const native = await VercelSdkSandbox.create({ ...credentials, fetch });
+        return createRawVercelSandbox({ native, owned: true, graceMs: GRACE_MS });
+      },
+      hooks: {
+        async setup() {
+          emulator = await VercelEmulator.start();
+        },
+        async teardown() {
+          await emulator?.close();
+        },
+        // Another handle on the same SDK sandbox, which its close() leaves running.
+        async attach(sandbox) {
+          const native = sandbox.native as VercelSdkSandbox;
+          if (side === 'adapter') return createVercelSandbox({ sandbox: native, graceMs: GRACE_MS });
+          return createRawVercelSandbox({ native, owned: false, graceMs: GRACE_MS });
+        },
+      },
+    };
+  },
+};

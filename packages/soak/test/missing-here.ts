@@ -1,0 +1,10 @@
+import { dockerdMissing } from '@sandstream/test-support/dockerd';
+
+/**
+ * Why an adapter's soak cannot run on this machine: the Docker target starts a dockerd of its
+ * own, which needs the daemon installed and root. On CI, never: there it must run.
+ */
+export function missingHere(adapter: string): string | undefined {
+  if (adapter !== 'docker' || process.env['CI'] !== undefined) return undefined;
+  return dockerdMissing();
+}
