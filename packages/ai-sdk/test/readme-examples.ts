@@ -1,0 +1,33 @@
+// The examples of README.md, type-checked here (npm run typecheck); test/readme.test.ts checks
+// that the README's blocks are contained in this file, and runs them.
+import { createJustBashSandbox } from '@ai-sdk/sandbox-just-bash';
+import { stepCountIs, streamText, type LanguageModel } from 'ai';
+import { createLocalSandbox } from '@sandstream/adapter-local';
+import { execTool, fromSandboxSession, toSandboxSession } from '../src/index.js';
+
+/** The README's agent example, with the model given. */
+export async function agentExample(model: LanguageModel): Promise<void> {
+const sandbox = createLocalSandbox({ cwd: '/tmp' });
+const result = streamText({
+  model,
+  tools: { exec: execTool(sandbox, { timeout: 60_000 }) },
+  experimental_sandbox: toSandboxSession(sandbox), // for tools of yours that take one
+  stopWhen: stepCountIs(5),
+  prompt: 'How many files are in /etc?',
+});
+for await (const part of result.fullStream) {
+  if (part.type !== 'tool-result') continue;
+  console.log(part.preliminary === true ? 'running:' : 'result:', part.output);
+}
+await sandbox.close();
+}
+
+/** The README's example of an AI SDK sandbox as a Sandstream sandbox. */
+export async function justBashExample(): Promise<void> {
+const network = await createJustBashSandbox().createSession();
+const sandbox = fromSandboxSession(network.restricted(), { name: 'just-bash', stdin: false });
+const result = await sandbox.run(['sh', '-c', 'echo "$1"', 'sh', 'hello'], { timeout: 10_000 });
+console.log(result.exitCode, result.stdoutText); // 0 'hello\n'
+await sandbox.close();
+await network.stop();
+}
