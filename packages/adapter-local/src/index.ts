@@ -209,8 +209,13 @@ function configure(options: LocalSandboxOptions): Configured {
     'resource-limits': prlimitPath !== undefined,
     // Inside a user namespace only its root exists; host accounts are not mapped.
     user: canSwitchUser() && support?.via !== 'user-namespace',
+    // Spec 1.2 (ADR-0036): background commands in this host process, the runtime's 4 MiB tail of each stream.
+    attach: true,
+    'replay-tail': true,
   };
-  const capabilities = capabilitiesOption(options.capabilities, available);
+  const chosen = capabilitiesOption(options.capabilities, available);
+  // A replay is a promise of attach: turning attach off turns it off too (SS-CAP-3).
+  const capabilities: CapabilityManifest = chosen.attach === true ? chosen : { ...chosen, 'replay-tail': false };
   // The exit is reported once the group is empty and the pipes are drained;
   // a long grace period must not make that look like a lost command.
   const killWaitMs = Math.max(DEFAULT_KILL_WAIT_MS, Math.min(graceMs, 2 ** 31 - 1) + 1_000);

@@ -16,7 +16,7 @@ vi.mock('../src/users.js', async (importOriginal) => ({
 describe('capabilities the machine lacks', () => {
   it('are not advertised', () => {
     const sb = testSandbox();
-    expect(sb.capabilities).toEqual({ streaming: true, stdin: true, 'resource-limits': false, user: false });
+    expect(sb.capabilities).toEqual({ streaming: true, stdin: true, 'resource-limits': false, user: false, attach: true, 'replay-tail': true });
     expect(sb.native.prlimitPath).toBeUndefined();
   });
 
@@ -32,5 +32,13 @@ describe('capabilities the machine lacks', () => {
     await expect(sb.run(['true'], { user: 'nobody' })).rejects.toMatchObject({ capability: 'user' });
     expect(() => sb.stream(['true'], { limits: { openFiles: 8 } })).toThrow(CapabilityNotSupported);
     expect((await sb.run(['true'])).exitCode).toBe(0);
+  });
+});
+
+describe('the attach capability (spec 1.2)', () => {
+  it('turned off, takes the replay it promised with it', () => {
+    const sb = testSandbox({ capabilities: { attach: false } });
+    expect([sb.capabilities.attach, sb.capabilities['replay-tail']]).toEqual([false, false]);
+    expect(() => sb.stream(['true'], { background: true })).toThrow(expect.objectContaining({ capability: 'attach' }));
   });
 });

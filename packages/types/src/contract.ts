@@ -1,7 +1,7 @@
-import type { RunOptions, Signal, StreamOptions } from './options.js';
+import type { AttachOptions, RunOptions, Signal, StreamOptions } from './options.js';
 import type { CapabilityManifest } from './schema/capability.js';
 import type { ExecResult } from './schema/exec-result.js';
-import type { OutputChunk } from './schema/output-chunk.js';
+import type { OutputChunk, StreamName } from './schema/output-chunk.js';
 
 /**
  * The writer a Process exposes when started with `stdin: 'pipe'`.
@@ -85,6 +85,51 @@ export interface Process extends AsyncIterable<OutputChunk>, AsyncDisposable {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/**
+ * A Process of a background command (spec 1.2, capability `attach`): the one
+ * `stream(argv, { background: true })` returns, or one `Sandbox.attach()`
+ * gives. Leaving its scope terminates the command, as for any Process, unless
+ * `detach()` was called first (ADR-0036).
+ *
+ * @example
+ * ```ts
+ * import type { Sandbox } from '@sandstream/types';
+ * async function startServer(sb: Sandbox): Promise<string> {
+ *   const server = sb.stream(['node', 'server.js'], { background: true });
+ *   await server.started();
+ *   await server.detach(); // it runs on; close() of the sandbox ends it
+ *   return server.commandId!;
+ * }
+ * ```
+ */
+export interface BackgroundProcess extends Process {
+  /**
+   * Per stream, how many bytes the command wrote before the first one this
+   * Process delivers: 0 for the Process that started it and under
+   * `replay-full`; undefined where the adapter does not count them (a
+   * follow-only attach). Set once `attach()` resolved.
+   */
+  readonly skipped: Readonly<Record<StreamName, number>> | undefined;
+  /**
+   * Leaves the command running, owned by its sandbox as before, and releases
+   * this Process: unread output is discarded, iteration ends, `wait()` and
+   * `kill()` reject with `InvalidState`, disposal resolves at once. Waits for
+   * `started()` and rejects as it does. Once the Process settled it changes
+   * nothing.
+   */
+  detach(): Promise<void>;
+}
+
+/** A background command a sandbox knows (spec 1.2, `Sandbox.commands()`). */
+export interface CommandInfo {
+  /** The id `attach()` takes. */
+  readonly commandId: string;
+  /** The command as it was started. */
+  readonly argv: readonly string[];
+  /** Whether it still runs; an ended command stays listed until it is forgotten or its owner closes. */
+  readonly state: 'running' | 'ended';
+}
+
 /** How a sandbox terminates a command (spec 1.1, SS-TERM-1). */
 export interface SandboxTermination {
   /** Milliseconds between SIGTERM and SIGKILL. */
@@ -128,8 +173,19 @@ export interface Sandbox<Native = unknown> extends AsyncDisposable {
    * Throws `CapabilityNotSupported`, `InvalidArgument` or `SandboxClosed`
    * before any side effect.
    */
+  stream(argv: readonly string[], options: StreamOptions & { readonly background: true }): BackgroundProcess;
   stream(argv: readonly string[], options?: StreamOptions): Process;
-  /** Terminates every process this sandbox started, then releases it. Idempotent. */
+  /**
+   * Spec 1.2, capability `attach`: a Process for a background command that
+   * this or, with `attach-reconnect`, another handle of the same environment
+   * started, running or ended. An unknown id rejects with `CommandNotFound`
+   * before any side effect. Disposing the Process terminates the command (an
+   * ended one is forgotten) unless it was detached.
+   */
+  attach?(commandId: string, options?: AttachOptions): Promise<BackgroundProcess>;
+  /** Spec 1.2, capability `attach`: the background commands this sandbox can attach to. */
+  commands?(): Promise<readonly CommandInfo[]>;
+  /** Terminates every process this sandbox started, background commands included, then releases it. Idempotent. */
   close(): Promise<void>;
   /** Same as `close()`. */
   [Symbol.asyncDispose](): Promise<void>;

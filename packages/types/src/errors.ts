@@ -99,9 +99,55 @@ export class CallbackFailed extends SandstreamError {
   }
 }
 
-/** The link to the sandbox failed; the command's state may be unknown. */
+/** What a {@link TransportError} may carry besides the standard `cause`. */
+export interface TransportErrorOptions extends ErrorOptions {
+  /**
+   * The background command whose connection was lost (spec 1.2, ADR-0036): it
+   * may still run, owned as before, and `Sandbox.attach(commandId)` finds it.
+   */
+  readonly commandId?: string;
+}
+
+/**
+ * The link to the sandbox failed; the command's state may be unknown. For a
+ * background command, `commandId` names it so the caller can attach later.
+ */
 export class TransportError extends SandstreamError {
   readonly code = 'TRANSPORT' as const;
+  /** The background command this error is about, when it may still run (spec 1.2). */
+  readonly commandId: string | undefined;
+  constructor(message: string, options?: TransportErrorOptions) {
+    super(message, options);
+    this.commandId = options?.commandId;
+  }
+}
+
+/**
+ * No background command of this sandbox has the id (spec 1.2, SS-ATTACH-1):
+ * it never existed, was forgotten, or its owner closed. Raised before any
+ * side effect.
+ *
+ * @example
+ * ```ts
+ * import { CommandNotFound, type Sandbox } from '@sandstream/types';
+ * async function isRunning(sb: Sandbox, id: string): Promise<boolean> {
+ *   try {
+ *     const proc = await sb.attach!(id, { replay: false });
+ *     const running = !proc.exited;
+ *     await proc.detach();
+ *     return running;
+ *   } catch (error) {
+ *     if (error instanceof CommandNotFound) return false;
+ *     throw error;
+ *   }
+ * }
+ * ```
+ */
+export class CommandNotFound extends SandstreamError {
+  readonly code = 'COMMAND_NOT_FOUND' as const;
+  constructor(readonly commandId: string) {
+    super(`no background command ${JSON.stringify(commandId)} in this sandbox`);
+  }
 }
 
 /** The sandbox was closed; it accepts no new commands. */

@@ -9,7 +9,7 @@ export { SPEC_VERSION, SCHEMA_ID, READER_SCHEMA_ID, schemaRef } from './version.
 export * from './schema/index.js';
 export * from './errors.js';
 export * from './options.js';
-export type { Process, Sandbox, SandboxFactory, SandboxTermination, StdinWriter } from './contract.js';
+export type { BackgroundProcess, CommandInfo, Process, Sandbox, SandboxFactory, SandboxTermination, StdinWriter } from './contract.js';
 export { createExecResult } from './result.js';
 export { lines, type Line } from './lines.js';
 export { validateArgv, planRun, planStream } from './runtime/execution-plan.js';

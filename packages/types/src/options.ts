@@ -87,6 +87,32 @@ export interface RunOptions extends CommandOptions {
 export interface StreamOptions extends CommandOptions {
   /** `'pipe'` gives the Process a `stdin` writer (capability `stdin`); the default `'ignore'` gives the command an empty standard input. */
   readonly stdin?: 'pipe' | 'ignore';
+  /**
+   * Spec 1.2, capability `attach`: the command belongs to the sandbox, not to
+   * the Process. It runs until it exits, is killed by id, or the sandbox is
+   * closed; `detach()` lets it outlive this Process, `Sandbox.attach()` finds
+   * it again. Not with `timeout`, `signal`, `stdin: 'pipe'` or `input`: those
+   * belong to a scope a background command does not have (ADR-0036).
+   */
+  readonly background?: boolean;
+}
+
+/**
+ * Options of `Sandbox.attach()` (spec 1.2).
+ *
+ * @example
+ * ```ts
+ * import type { AttachOptions } from '@sandstream/types';
+ * const onlyWhatFollows: AttachOptions = { replay: false };
+ * ```
+ */
+export interface AttachOptions {
+  /**
+   * Replay what the command wrote before the attach, as the manifest declares
+   * (`replay-full`, `replay-tail`); `false` delivers only what follows.
+   * Default `true`.
+   */
+  readonly replay?: boolean;
 }
 
 /** The default per-stream cap of `run()`: 64 MiB. */

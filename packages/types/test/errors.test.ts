@@ -6,6 +6,7 @@ import {
   InvalidArgument,
   InvalidState,
   SandboxClosed,
+  CommandNotFound,
   SandstreamError,
   SpawnFailed,
   StdinClosed,
@@ -29,6 +30,7 @@ const CASES: ReadonlyArray<[SandstreamError, string, string]> = [
   [new CallbackFailed(partial, { cause }), 'CALLBACK_FAILED', 'CallbackFailed'],
   [new TransportError('connection reset', { cause }), 'TRANSPORT', 'TransportError'],
   [new SandboxClosed(), 'SANDBOX_CLOSED', 'SandboxClosed'],
+  [new CommandNotFound('cmd-1'), 'COMMAND_NOT_FOUND', 'CommandNotFound'],
 ];
 
 describe.each(CASES)('%s', (error, code, name) => {
@@ -106,6 +108,13 @@ describe('the data each error carries', () => {
       expect(error.message).toBe('detail');
       expect(error.cause).toBe(cause);
     }
+  });
+
+  it('TransportError carries the commandId of a background command it is about (1.2), undefined otherwise', () => {
+    expect(new TransportError('lost', { commandId: 'cmd-1' }).commandId).toBe('cmd-1');
+    expect(new TransportError('lost').commandId).toBeUndefined();
+    const error = new CommandNotFound('cmd-1');
+    expect([error.commandId, error.message]).toEqual(['cmd-1', 'no background command "cmd-1" in this sandbox']);
   });
 
   it('SandboxClosed needs no arguments', () => {

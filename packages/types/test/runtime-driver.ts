@@ -4,7 +4,7 @@
 import { setImmediate as tick } from 'node:timers/promises';
 import type { Signal } from '../src/options.js';
 import type { StreamName } from '../src/schema/output-chunk.js';
-import { defineSandbox, type DriverEvents, type ProcessDriver, type StartedProcess } from '../src/runtime/index.js';
+import { defineSandbox, type DriverEvents, type ProcessDriver, type SandboxBackend, type StartedProcess } from '../src/runtime/index.js';
 import type { Sandbox } from '../src/contract.js';
 
 const encoder = new TextEncoder();
@@ -116,11 +116,15 @@ export const KILL_WAIT_MS = 3_000;
 export const HIGH_WATER_MARK = 64;
 
 /** A sandbox whose every command gets a fresh {@link ScriptedDriver}, prepared by `prepare`. */
-export function scriptedSandbox(prepare: (driver: ScriptedDriver) => void = () => undefined): ScriptedSandbox {
+export function scriptedSandbox(
+  prepare: (driver: ScriptedDriver) => void = () => undefined,
+  backend: Partial<Pick<SandboxBackend, 'capabilities' | 'replayBytes'>> = {},
+): ScriptedSandbox {
   const drivers: ScriptedDriver[] = [];
   const sb = defineSandbox({
     name: 'scripted',
     capabilities: { streaming: true, stdin: true, 'resource-limits': false, user: false },
+    ...backend,
     native: undefined,
     graceMs: GRACE_MS,
     killWaitMs: KILL_WAIT_MS,

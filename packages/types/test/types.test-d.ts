@@ -1,5 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type {
+  BackgroundProcess,
   AbortError,
   Capability,
   CapabilityManifest,
@@ -64,11 +65,13 @@ describe('ExecResult', () => {
 });
 
 describe('Sandbox', () => {
-  it('stream() returns a Process synchronously; run() a promised result', () => {
-    expectTypeOf<Sandbox['stream']>().returns.toEqualTypeOf<Process>();
+  it('stream() returns a Process synchronously, a BackgroundProcess for background: true; run() a promised result', () => {
+    const sb = {} as Sandbox;
+    expectTypeOf(sb.stream(['true'])).toEqualTypeOf<Process>();
+    expectTypeOf(sb.stream(['true'], { background: true })).toEqualTypeOf<BackgroundProcess>();
+    expectTypeOf<BackgroundProcess>().toMatchTypeOf<Process>();
     expectTypeOf<Sandbox['run']>().returns.toEqualTypeOf<Promise<ExecResult>>();
-    expectTypeOf<Sandbox['stream']>().parameter(0).toEqualTypeOf<readonly string[]>();
-    expectTypeOf<Sandbox['stream']>().parameter(1).toEqualTypeOf<StreamOptions | undefined>();
+    expectTypeOf(sb.stream).parameter(0).toEqualTypeOf<readonly string[]>();
     expectTypeOf<Sandbox['run']>().parameter(1).toEqualTypeOf<RunOptions | undefined>();
   });
 
@@ -114,7 +117,9 @@ describe('Process', () => {
 
 describe('Capability and CapabilityManifest', () => {
   it('Capability is the union of the spec capabilities', () => {
-    expectTypeOf<Capability>().toEqualTypeOf<'streaming' | 'stdin' | 'resource-limits' | 'user' | 'binary-output'>();
+    expectTypeOf<Capability>().toEqualTypeOf<
+      'streaming' | 'stdin' | 'resource-limits' | 'user' | 'binary-output' | 'attach' | 'attach-reconnect' | 'replay-full' | 'replay-tail'
+    >();
   });
 
   it('binary-output is optional in a manifest (absent means true), the 1.0 capabilities are not', () => {
@@ -148,7 +153,7 @@ describe('options', () => {
   });
 
   it('StreamOptions has exactly the stream() keys', () => {
-    expectTypeOf<keyof StreamOptions>().toEqualTypeOf<Common | 'stdin'>();
+    expectTypeOf<keyof StreamOptions>().toEqualTypeOf<Common | 'stdin' | 'background'>();
     expectTypeOf<StreamOptions['stdin']>().toEqualTypeOf<'pipe' | 'ignore' | undefined>();
   });
 

@@ -1,12 +1,14 @@
-import type { Process, Sandbox } from '../contract.js';
+import type { BackgroundProcess, CommandInfo, Process, Sandbox } from '../contract.js';
 import { AbortError, CapabilityNotSupported, SandboxClosed } from '../errors.js';
-import type { RunOptions, StreamOptions } from '../options.js';
+import type { AttachOptions, RunOptions, StreamOptions } from '../options.js';
 import type { Capability, CapabilityManifest } from '../schema/capability.js';
 import type { ExecResult } from '../schema/exec-result.js';
 import { planRun, planStream, type CommandSpec, type ExecutionPlan } from './execution-plan.js';
 import type { ProcessDriver } from './driver.js';
 import { ProcessCore, type CoreSettings } from './process-core.js';
 import { ProcessHandle } from './process-handle.js';
+import { DEFAULT_REPLAY_BYTES } from './background-command.js';
+import { BackgroundRegistry } from './background-registry.js';
 import { within } from './timers.js';
 
 /** Default time between SIGTERM and SIGKILL. */
@@ -35,6 +37,14 @@ export interface SandboxBackend<Native = unknown> {
   readonly killWaitMs?: number;
   /** Queued bytes at which the driver is paused (default 4 MiB). */
   readonly highWaterMark?: number;
+  /**
+   * Spec 1.2, with the `attach` capability: bytes of each stream of a
+   * background command kept in host memory for a later attach (default
+   * 4 MiB; `Infinity` keeps everything, for `replay-full`). A Process that
+   * falls further behind than this (or the high-water mark, if larger)
+   * rejects with `TransportError` instead of holding the command back.
+   */
+  readonly replayBytes?: number;
   /** Creates the driver of one command. Must not start it: the runtime calls `start()`. */
   createDriver(command: CommandSpec): ProcessDriver;
   /** Releases the backend after every process it started is gone. */
@@ -46,6 +56,7 @@ function requiredCapabilities(plan: ExecutionPlan): Capability[] {
   if (plan.command.stdin === 'pipe') needed.push('stdin');
   if (plan.command.limits !== undefined) needed.push('resource-limits');
   if (plan.command.user !== undefined) needed.push('user');
+  if (plan.background) needed.push('attach');
   return needed;
 }
 
@@ -76,6 +87,8 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
   const live = new Set<ProcessCore>();
   /** Settled, while the driver's release() (an adapter's cleanup requests, say) is still under way. */
   const releasing = new Set<ProcessCore>();
+  const replayBytes = backend.replayBytes ?? DEFAULT_REPLAY_BYTES;
+  const background = new BackgroundRegistry(replayBytes, Math.max(replayBytes, settings.highWaterMark));
   let counter = 0;
   let closing: Promise<void> | undefined;
 
@@ -118,17 +131,37 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
       }
     },
 
-    stream(argv: readonly string[], options?: StreamOptions): Process {
+    stream(argv: readonly string[], options?: StreamOptions): BackgroundProcess & Process {
       if (closing !== undefined) throw new SandboxClosed();
       if (!capabilities.streaming) throw new CapabilityNotSupported('streaming', 'stream()');
       const plan = planStream(argv, options);
       check('stream()', plan);
-      return new ProcessHandle(launch(plan, 'stream'));
+      const core = launch(plan, 'stream');
+      // The overloads give a BackgroundProcess only for background: true.
+      return (plan.background ? background.start(core) : new ProcessHandle(core)) as BackgroundProcess;
+    },
+
+    attach(commandId: string, options?: AttachOptions): Promise<BackgroundProcess> {
+      return (async () => {
+        if (closing !== undefined) throw new SandboxClosed();
+        if (!capabilities.attach) throw new CapabilityNotSupported('attach', 'attach()');
+        return background.attach(commandId, options);
+      })();
+    },
+
+    commands(): Promise<readonly CommandInfo[]> {
+      return (async () => {
+        if (closing !== undefined) throw new SandboxClosed();
+        if (!capabilities.attach) throw new CapabilityNotSupported('attach', 'commands()');
+        return background.list();
+      })();
     },
 
     close(): Promise<void> {
       closing ??= (async () => {
+        // Background commands are cores of `live` too: detached or not, they end here.
         await Promise.allSettled([...live].map((core) => core.dispose()));
+        background.clear();
         // Commands that ended before close() may still be releasing: once close() resolves,
         // nothing the sandbox started is still on its way (bounded like a disposal's wait).
         await Promise.allSettled([...releasing].map((core) => within(core.whenReleased(), settings.killWaitMs)));

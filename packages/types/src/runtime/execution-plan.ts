@@ -33,16 +33,19 @@ export interface ExecutionPlan {
   readonly interactive: boolean;
   readonly maxOutputBytes: number;
   readonly onOutput: ((chunk: OutputChunk) => void) | undefined;
+  /** `stream()` with `background: true` (spec 1.2): the command belongs to the sandbox, not to a scope. */
+  readonly background: boolean;
 }
 
 const COMMON_KEYS = ['timeout', 'env', 'cwd', 'signal', 'limits', 'user', 'input'] as const;
 const RUN_KEYS = new Set<string>([...COMMON_KEYS, 'maxOutputBytes', 'onOutput']);
-const STREAM_KEYS = new Set<string>([...COMMON_KEYS, 'stdin']);
+const STREAM_KEYS = new Set<string>([...COMMON_KEYS, 'stdin', 'background']);
 
 /** What to use instead, for an option of the other call: the error says it, so a caller need not open the `.d.ts`. */
 const OTHER_CALL_HINTS: Readonly<Record<string, string>> = {
   maxOutputBytes: "stream() buffers nothing: the Process yields each chunk as it arrives",
   onOutput: 'iterate the Process that stream() returns to see each chunk',
+  background: 'run() waits for the end; a command that outlives the call is stream() with background: true',
   stdin: "run() takes its whole standard input up front as `input`; for a writer, use stream() with stdin: 'pipe'",
 };
 
@@ -131,7 +134,7 @@ function planCommand(
   argv: unknown,
   options: unknown,
   call: 'run' | 'stream',
-): { plan: Omit<ExecutionPlan, 'maxOutputBytes' | 'onOutput' | 'interactive' | 'command'>; raw: Record<string, unknown>; argv: readonly string[] } {
+): { plan: Omit<ExecutionPlan, 'maxOutputBytes' | 'onOutput' | 'interactive' | 'command' | 'background'>; raw: Record<string, unknown>; argv: readonly string[] } {
   const checkedArgv = validateArgv(argv);
   if (options !== undefined && !isPlainObject(options)) {
     throw new InvalidArgument('options', `must be an object, got ${describe(options)}`);
@@ -187,7 +190,26 @@ export function planRun(argv: unknown, options?: RunOptions): ExecutionPlan {
     interactive: false,
     maxOutputBytes: max ?? DEFAULT_MAX_OUTPUT_BYTES,
     onOutput: onOutput as ((chunk: OutputChunk) => void) | undefined,
+    background: false,
   };
+}
+
+/** The options a background command cannot take (ADR-0036): a deadline, an abort and standard input belong to a scope. */
+const NOT_IN_BACKGROUND = ['timeout', 'signal', 'input'] as const;
+
+function validateBackground(raw: Record<string, unknown>): boolean {
+  const background = raw['background'];
+  if (background === undefined || background === false) return false;
+  if (background !== true) throw new InvalidArgument('options.background', `must be a boolean, got ${describe(background)}`);
+  for (const key of NOT_IN_BACKGROUND) {
+    if (raw[key] !== undefined) {
+      throw new InvalidArgument('options.background', `cannot be combined with \`${key}\`: a background command outlives any scope, so it has no deadline, abort or standard input`);
+    }
+  }
+  if (raw['stdin'] === 'pipe') {
+    throw new InvalidArgument('options.background', 'cannot be combined with stdin: "pipe": a background command\'s standard input is at end-of-file');
+  }
+  return true;
 }
 
 /** Validates the arguments of `stream()`, like {@link planRun}. */
@@ -201,11 +223,13 @@ export function planStream(argv: unknown, options?: StreamOptions): ExecutionPla
     throw new InvalidArgument('options.input', 'cannot be combined with stdin: "pipe"; write to the stdin writer instead');
   }
   const interactive = stdin === 'pipe';
+  const background = validateBackground(raw);
   return {
     ...plan,
     command: commandSpec(checked, raw, interactive || plan.input !== undefined ? 'pipe' : 'ignore'),
     interactive,
     maxOutputBytes: 0,
     onOutput: undefined,
+    background,
   };
 }

@@ -12,6 +12,13 @@ import { definition } from './definition.js';
  * - `binary-output` (1.1): output is delivered byte-exact. A backend whose
  *   wire carries only text states `false`; its output is then valid UTF-8,
  *   with invalid input replaced as the WHATWG decoder does (ADR-0013).
+ * - `attach` (1.2): background commands owned by the sandbox,
+ *   `Sandbox.attach()`, `Sandbox.commands()` and `detach()` (ADR-0036).
+ * - `attach-reconnect` (1.2): also from a new handle built from the
+ *   environment's id alone, in another OS process too.
+ * - `replay-full` (1.2): attaching delivers every byte from the first.
+ * - `replay-tail` (1.2): attaching delivers at least the last 1 MiB of each
+ *   stream, the skipped bytes counted exactly.
  */
 export const Capability = definition(
   'Capability',
@@ -22,6 +29,10 @@ export const Capability = definition(
     Type.Literal('resource-limits'),
     Type.Literal('user'),
     Type.Literal('binary-output'),
+    Type.Literal('attach'),
+    Type.Literal('attach-reconnect'),
+    Type.Literal('replay-full'),
+    Type.Literal('replay-tail'),
   ]),
 );
 export type Capability = Static<typeof Capability>;
@@ -33,7 +44,14 @@ export const CAPABILITIES: readonly Capability[] = Object.freeze([
   'resource-limits',
   'user',
   'binary-output',
+  'attach',
+  'attach-reconnect',
+  'replay-full',
+  'replay-tail',
 ]);
+
+/** The capabilities added in 1.2 (ADR-0036): optional in a manifest, absent meaning `false`. */
+export const ATTACH_CAPABILITIES = Object.freeze(['attach', 'attach-reconnect', 'replay-full', 'replay-tail'] as const);
 
 /**
  * The capabilities a manifest may leave out, with the value an absent key
@@ -66,7 +84,9 @@ export function hasCapability(manifest: Readonly<Partial<Record<Capability, bool
 /**
  * What an adapter supports: one boolean per capability of the spec, plus
  * vendor extensions under an `x-` prefix that the conformance kit ignores.
- * `binary-output` is optional and absent means `true`.
+ * `binary-output` is optional and absent means `true`; the 1.2 capabilities
+ * (`attach`, `attach-reconnect`, `replay-full`, `replay-tail`) are optional and
+ * absent means `false`.
  *
  * @example
  * ```ts
@@ -89,6 +109,20 @@ export const CapabilityManifest = definition(
         Type.Boolean({
           description:
             'Output is byte-exact (added in 1.1). Absent means true. False: output is valid UTF-8, invalid input replaced as the WHATWG UTF-8 decoder does.',
+        }),
+      ),
+      attach: Type.Optional(
+        Type.Boolean({ description: 'Background commands, attach(), commands() and detach() (added in 1.2). Absent means false.' }),
+      ),
+      'attach-reconnect': Type.Optional(
+        Type.Boolean({ description: "Attach and list from a new handle built from the environment's id alone (added in 1.2; needs attach). Absent means false." }),
+      ),
+      'replay-full': Type.Optional(
+        Type.Boolean({ description: 'Attaching replays every byte from the first (added in 1.2; needs attach; not with replay-tail). Absent means false.' }),
+      ),
+      'replay-tail': Type.Optional(
+        Type.Boolean({
+          description: 'Attaching replays at least the last 1 MiB of each stream and counts the rest (added in 1.2; needs attach; not with replay-full). Absent means false.',
         }),
       ),
     },

@@ -19,6 +19,7 @@ export const ErrorCode = definition(
       Type.Literal('CALLBACK_FAILED'),
       Type.Literal('TRANSPORT'),
       Type.Literal('SANDBOX_CLOSED'),
+      Type.Literal('COMMAND_NOT_FOUND'),
     ],
   ),
 );
