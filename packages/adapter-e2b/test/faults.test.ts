@@ -99,8 +99,11 @@ describe('transport faults', () => {
     expect(proc.commandId).toBeUndefined();
     await proc.started();
     const pid = Number(proc.commandId);
-    // Its own session and group (fields 6 and 5 of /proc/<pid>/stat).
-    expect(procStat(pid)?.slice(2, 4)).toEqual([String(pid), String(pid)]);
+    // Its own session and group (fields 6 and 5 of /proc/<pid>/stat). The start is reported before
+    // the command's exec of setsid, so that no byte of output can come first: under load the pid
+    // is seen leading its session a moment after started() resolved.
+    const leads = (): boolean => JSON.stringify(procStat(pid)?.slice(2, 4)) === JSON.stringify([String(pid), String(pid)]);
+    await waitFor(leads, 10_000, `pid ${pid} leading its own session and group`);
     // One envd process for the command: its supervisor.
     expect(envd.processes().slice(before).map(isSupervisor)).toEqual([true]);
     // Its Start request carries no Connect-Timeout-Ms (envd would SIGKILL the supervisor alone when
