@@ -2,28 +2,7 @@
 // to the cap, the line and byte counts, and the tail a preliminary result shows.
 import { TextDecoder } from 'node:util';
 import type { OutputChunk, StreamName } from '@sandstream/types';
-
-/** The first `cap` bytes of a stream, and whether more came. */
-class KeptBytes {
-  readonly #parts: Uint8Array[] = [];
-  #size = 0;
-  truncated = false;
-  constructor(readonly cap: number) {}
-
-  push(data: Uint8Array): void {
-    const room = this.cap - this.#size;
-    if (data.byteLength > room) this.truncated = true;
-    if (room <= 0) return;
-    // A copy: the kept bytes must not alias a buffer the adapter may reuse.
-    const part = data.slice(0, Math.min(room, data.byteLength));
-    this.#parts.push(part);
-    this.#size += part.byteLength;
-  }
-
-  text(): string {
-    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(Buffer.concat(this.#parts));
-  }
-}
+import { Capture } from '@sandstream/types/runtime';
 
 /** Counts of one stream, as the results report them. */
 export interface StreamCounts {
@@ -37,7 +16,7 @@ export interface StreamCounts {
 
 /** Tracks one command's output for the exec tool's results. */
 export class OutputTracker {
-  readonly #kept: Record<StreamName, KeptBytes>;
+  readonly #kept: Record<StreamName, Capture>;
   readonly counts: Record<StreamName, StreamCounts> = {
     stdout: { bytes: 0, lines: 0, atLineStart: true },
     stderr: { bytes: 0, lines: 0, atLineStart: true },
@@ -52,12 +31,12 @@ export class OutputTracker {
     cap: number,
     private readonly tailChars: number,
   ) {
-    this.#kept = { stdout: new KeptBytes(cap), stderr: new KeptBytes(cap) };
+    this.#kept = { stdout: new Capture(cap), stderr: new Capture(cap) };
   }
 
   push(chunk: OutputChunk): void {
     const { stream, data } = chunk;
-    this.#kept[stream].push(data);
+    this.#kept[stream].add(data);
     const counts = this.counts[stream];
     counts.bytes += data.byteLength;
     for (const byte of data) if (byte === 0x0a) counts.lines += 1;

@@ -2,6 +2,7 @@
 // line handed to `notify` as it completes, the bytes kept up to the cap.
 import { InvalidArgument, SandstreamError, type Process, type Sandbox, type StreamOptions, type StreamName } from '@sandstream/types';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Capture } from '@sandstream/types/runtime';
 import { LineSplitter, type OutputLine } from './line-splitter.js';
 import { INTERNAL, type ExecFailure, type ExecInput, type ExecOutcome } from './schema.js';
 
@@ -33,28 +34,6 @@ function sent(notification: Promise<void>, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', onAbort, { once: true });
     notification.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
-}
-
-/** The first `cap` bytes of a stream, and whether more came. */
-class KeptBytes {
-  readonly #parts: Uint8Array[] = [];
-  #size = 0;
-  truncated = false;
-  constructor(readonly cap: number) {}
-
-  push(data: Uint8Array): void {
-    const room = this.cap - this.#size;
-    if (data.byteLength > room) this.truncated = true;
-    if (room <= 0) return;
-    // A copy: the kept bytes must not alias a buffer the adapter may reuse.
-    const part = data.slice(0, Math.min(room, data.byteLength));
-    this.#parts.push(part);
-    this.#size += part.byteLength;
-  }
-
-  text(): string {
-    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(Buffer.concat(this.#parts));
-  }
 }
 
 function streamOptions(input: ExecInput, signal: AbortSignal): StreamOptions {
@@ -124,11 +103,11 @@ export async function execute(sandbox: Sandbox, input: ExecInput, defaultCap: nu
   } catch (error) {
     return failure(error, input);
   }
-  const kept: Record<StreamName, KeptBytes> = { stdout: new KeptBytes(cap), stderr: new KeptBytes(cap) };
+  const kept: Record<StreamName, Capture> = { stdout: new Capture(cap), stderr: new Capture(cap) };
   const splitter = call.notify === undefined ? undefined : new LineSplitter(MAX_LINE_CHARS);
   try {
     for await (const chunk of proc) {
-      kept[chunk.stream].push(chunk.data);
+      kept[chunk.stream].add(chunk.data);
       if (splitter !== undefined) for (const line of splitter.push(chunk.stream, chunk.data)) await sent(call.notify!(line), call.signal);
     }
     if (splitter !== undefined) for (const line of splitter.end()) await sent(call.notify!(line), call.signal);

@@ -14,5 +14,6 @@ export {
 } from './server.js';
 export { AdapterLoadError, BUILT_IN_ADAPTERS, openSandbox } from './adapter.js';
 export { MAX_LINE_CHARS } from './exec.js';
+export { MAX_READ_WAIT_MS, type JobOutput, type JobStatus } from './jobs.js';
 export { INTERNAL, type ExecFailure, type ExecInput, type ExecOutcome } from './schema.js';
 export { VERSION } from './version.js';

@@ -2,7 +2,10 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidArgument, type Sandbox } from '@sandstream/types';
+import type { z } from 'zod';
 import { execute, failure } from './exec.js';
+import { callJobTool, jobInputSchemas, jobTools, type JobToolName } from './job-tools.js';
+import { Jobs } from './jobs.js';
 import type { OutputLine } from './line-splitter.js';
 import { execInputSchema, inputJsonSchema, outputJsonSchema, type ExecInput } from './schema.js';
 import { VERSION } from './version.js';
@@ -18,13 +21,17 @@ export const DEFAULT_TOOL_OUTPUT_BYTES = 1024 * 1024;
 export interface ExecServerOptions {
   /** The server's name in the MCP handshake (default `sandstream-mcp`). */
   readonly name?: string;
-  /** Bytes kept per stream when a call gives no `maxOutputBytes` (default {@link DEFAULT_TOOL_OUTPUT_BYTES}). */
+  /**
+   * Bytes kept per stream when an `exec` call gives no `maxOutputBytes`, and
+   * unread bytes kept per stream of a background command (the oldest are
+   * dropped, and counted, past it). Default {@link DEFAULT_TOOL_OUTPUT_BYTES}.
+   */
   readonly maxOutputBytes?: number;
   /** Close the sandbox when the session ends (default true): nothing the server started outlives it. */
   readonly closeSandbox?: boolean;
 }
 
-/** An MCP server with the `exec` tool over one sandbox. */
+/** An MCP server with the `exec` tool and the background tools (`start`, `read`, `write`, `kill`, `list`) over one sandbox. */
 export interface ExecServer {
   /** The SDK's server, for what this package does not cover. */
   readonly mcp: McpServer;
@@ -32,7 +39,7 @@ export interface ExecServer {
   readonly sandbox: Sandbox;
   /** Starts the session over a transport (for a command-line server, the SDK's `StdioServerTransport`). */
   connect(transport: Transport): Promise<void>;
-  /** Ends the session: running calls are aborted (their command trees terminated) and the sandbox is closed. Idempotent. */
+  /** Ends the session: running calls are aborted and background commands terminated (their whole trees), and the sandbox is closed. Idempotent. */
   close(): Promise<void>;
   /** Resolves once the session ended, however it ended, and the sandbox is closed. */
   readonly closed: Promise<void>;
@@ -45,20 +52,25 @@ const DESCRIPTION =
   "']). Cancelling the request terminates the command and everything it started.";
 
 /** The first problem zod found, as the contract's InvalidArgument. */
+function invalidArguments<T>(schema: z.ZodType<T>, args: unknown, tool: string): InvalidArgument | T {
+  const parsed = schema.safeParse(args ?? {});
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const path = ['arguments', ...issue.path.map(String)];
+  if (issue.code === 'unrecognized_keys') path.push(issue.keys[0] ?? '');
+  return new InvalidArgument(path.join('.'), issue.code === 'unrecognized_keys' ? `is not an argument of ${tool}` : issue.message);
+}
+
 function invalidInput(args: unknown): InvalidArgument | ExecInput {
-  const parsed = execInputSchema.safeParse(args ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const path = ['arguments', ...issue.path.map(String)];
-    if (issue.code === 'unrecognized_keys') path.push(issue.keys[0] ?? '');
-    return new InvalidArgument(path.join('.'), issue.code === 'unrecognized_keys' ? 'is not an argument of exec' : issue.message);
-  }
-  const input = parsed.data;
+  const input = invalidArguments(execInputSchema, args, 'exec');
+  if (input instanceof InvalidArgument) return input;
   if ((input.argv === undefined) === (input.command === undefined)) {
     return new InvalidArgument('arguments', 'give exactly one of argv and command');
   }
   return input;
 }
+
+const isJobTool = (name: string): name is JobToolName => Object.hasOwn(jobInputSchemas, name);
 
 /**
  * Creates an MCP server whose `exec` tool runs commands in `sandbox`.
@@ -77,6 +89,7 @@ function invalidInput(args: unknown): InvalidArgument | ExecInput {
  */
 export function createExecServer(sandbox: Sandbox, options: ExecServerOptions = {}): ExecServer {
   const cap = options.maxOutputBytes ?? DEFAULT_TOOL_OUTPUT_BYTES;
+  const jobs = new Jobs(sandbox, cap);
   const mcp = new McpServer({ name: options.name ?? 'sandstream-mcp', version: VERSION }, { capabilities: { tools: {} } });
   // The low-level handlers rather than McpServer.registerTool: a call with bad
   // arguments must come back as a tool result carrying the spec's error code,
@@ -91,11 +104,18 @@ export function createExecServer(sandbox: Sandbox, options: ExecServerOptions = 
         outputSchema: outputJsonSchema,
         annotations: { destructiveHint: true, openWorldHint: true },
       },
+      ...jobTools(sandbox.name),
     ],
   }));
   mcp.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    if (request.params.name !== 'exec') {
-      return failure(new InvalidArgument('name', `no tool named ${JSON.stringify(request.params.name)}; this server has exec`));
+    const name = request.params.name;
+    if (isJobTool(name)) {
+      const args = invalidArguments<Record<string, unknown>>(jobInputSchemas[name], request.params.arguments, name);
+      if (args instanceof InvalidArgument) return failure(args);
+      return callJobTool(jobs, name, args).catch((error: unknown) => failure(error));
+    }
+    if (name !== 'exec') {
+      return failure(new InvalidArgument('name', `no tool named ${JSON.stringify(name)}; this server has exec, ${Object.keys(jobInputSchemas).join(', ')}`));
     }
     const input = invalidInput(request.params.arguments);
     if (input instanceof InvalidArgument) return failure(input);
@@ -125,6 +145,8 @@ export function createExecServer(sandbox: Sandbox, options: ExecServerOptions = 
       // The SDK aborts the signals of running calls when the transport closes,
       // which terminates their commands; closing the sandbox ends the rest.
       try {
+        // The background commands are the session's: they end with it, also when the sandbox stays open.
+        await jobs.endAll();
         if (options.closeSandbox ?? true) await sandbox.close();
       } finally {
         markClosed();

@@ -17,11 +17,12 @@ afterAll(async () => {
 });
 
 describe('exec over stdio, with the MCP SDK client', () => {
-  it('lists one tool, exec, with an input schema that rejects unknown keys and an output schema', async () => {
+  it('lists exec, with an input schema that rejects unknown keys and an output schema, then the background tools, each closed to unknown keys', async () => {
     const { tools } = await session.client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['exec']);
+    expect(tools.map((t) => t.name)).toEqual(['exec', 'start', 'read', 'write', 'kill', 'list']);
     expect(tools[0]!.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
     expect(tools[0]!.outputSchema).toMatchObject({ type: 'object' });
+    for (const tool of tools) expect(tool.inputSchema, tool.name).toMatchObject({ type: 'object', additionalProperties: false });
   });
 
   it('sends a line as progress before the command exits: the command waits for a file the test creates only on that progress', async () => {

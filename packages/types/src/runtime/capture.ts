@@ -1,4 +1,16 @@
-/** Accumulates one stream's bytes for `run()`, up to the cap; what does not fit is dropped and flagged. */
+/**
+ * Accumulates one stream's bytes up to a cap; what does not fit is dropped
+ * and flagged. `run()` keeps its output with it, and so can anything that
+ * reads a Process and keeps a bounded copy (a tool's result, say).
+ *
+ * @example
+ * ```ts
+ * import { Capture } from '@sandstream/types/runtime';
+ * const kept = new Capture(4);
+ * kept.add(new TextEncoder().encode('hello'));
+ * console.log(kept.text(), kept.truncated); // "hell" true
+ * ```
+ */
 export class Capture {
   private readonly parts: Uint8Array[] = [];
   private kept = 0;
@@ -17,6 +29,11 @@ export class Capture {
       this.kept += room;
     }
     this.truncated = true;
+  }
+
+  /** The kept bytes decoded as UTF-8 (invalid sequences replaced; a byte-order mark kept). */
+  text(): string {
+    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(this.bytes());
   }
 
   /**

@@ -18,6 +18,7 @@ export type { CommandSpec, ExecutionPlan } from './execution-plan.js';
 
 export { inheritedEnv, validateEnv } from './environment.js';
 export { isPlainObject } from './plain-object.js';
+export { Capture } from './capture.js';
 export { isRunningState, parseProcStat, type ProcStat } from './proc-stat.js';
 export { TIMED_OUT, within } from './timers.js';
 export { capabilitiesOption, checkOptionKeys, nonNegativeOption } from './options-check.js';
