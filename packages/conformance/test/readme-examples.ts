@@ -33,6 +33,29 @@ export async function buildAndTest(): Promise<number | null> {
 
 describeConformance({ factory: createMySandbox });
 
+export async function devServer(sb: Sandbox): Promise<void> {
+  // Tool call 1: start a dev server and leave it running. Only detach() lets it outlive its
+  // Process; the sandbox still owns it, and sb.close() ends it with everything it started.
+  const server = sb.stream(['npm', 'run', 'dev'], { background: true });
+  await server.started();
+  const id = server.commandId!;
+  await server.detach();
+
+  // Tool call 2: attach by id, read what it printed from the start (or the last MiB or more,
+  // with `skipped` counting the rest), and leave it running.
+  const dev = await sb.attach!(id);
+  for await (const chunk of dev) {
+    if (new TextDecoder().decode(chunk.data).includes('ready')) {
+      await dev.detach(); // without it, leaving the loop would end the server
+      break;
+    }
+  }
+
+  // Tool call 3: kill by id. Leaving the scope of an attached Process ends the command's tree
+  // unless it was detached; an unknown id is CommandNotFound.
+  await using doomed = await sb.attach!(id, { replay: false });
+}
+
 // ---- packages/conformance/README.md -----------------------------------
 
 // my-adapter.ts
