@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { BackgroundProcess } from '../src/contract.js';
 import { CapabilityNotSupported, CommandNotFound, InvalidArgument, InvalidState, SandboxClosed, TransportError } from '../src/errors.js';
 import type { OutputChunk } from '../src/schema/output-chunk.js';
-import { flush, scriptedSandbox, type ScriptedDriver } from './runtime-driver.js';
+import { flush, ScriptedDriver, scriptedSandbox } from './runtime-driver.js';
 
 const ATTACH = { streaming: true, stdin: true, 'resource-limits': false, user: false, attach: true, 'replay-tail': true } as const;
 const decoder = new TextDecoder();
@@ -174,5 +174,71 @@ describe('close() [SS-BG-3]', () => {
     expect(await heldEnd).toMatchObject({ signal: 'SIGTERM' });
     await expect(sb.commands!()).rejects.toBeInstanceOf(SandboxClosed);
     await expect(sb.attach!(detached.commandId!)).rejects.toBeInstanceOf(SandboxClosed);
+  });
+});
+
+describe('with a backend that keeps the records (the remote kit\'s part) [SS-RECON-1]', () => {
+  /** A backend whose records are a map, and whose every start and follow is a scripted driver. */
+  function keepingBackend() {
+    const records = new Map<string, readonly string[]>();
+    const followers: ScriptedDriver[] = [];
+    const forgotten: string[] = [];
+    let next = 0;
+    const background = {
+      start(command: { argv: readonly string[] }) {
+        const commandId = `cmd-${++next}`;
+        records.set(commandId, command.argv);
+        const driver = new ScriptedDriver();
+        diesOnTerm(driver);
+        return { driver, commandId };
+      },
+      async follow(commandId: string, replay: boolean) {
+        const argv = records.get(commandId);
+        if (argv === undefined) throw new CommandNotFound(commandId);
+        const driver = new ScriptedDriver();
+        diesOnTerm(driver);
+        followers.push(driver);
+        return { driver, argv, skipped: replay ? { stdout: 0, stderr: 0 } : undefined };
+      },
+      async list() {
+        return [...records].map(([commandId, argv]) => ({ commandId, argv, state: 'running' as const }));
+      },
+      async forget(commandId: string) {
+        forgotten.push(commandId);
+        records.delete(commandId);
+      },
+    };
+    const handle = () => scriptedSandbox(diesOnTerm, { capabilities: { ...ATTACH, 'attach-reconnect': true, 'replay-tail': false, 'replay-full': true }, background } as never);
+    return { handle, records, followers, forgotten };
+  }
+
+  it("another handle lists and attaches what the first started; its close() ends only what it still reads, and a kill by id forgets the record", async () => {
+    const { handle, followers, forgotten, records } = keepingBackend();
+    const first = handle();
+    const server = first.sb.stream(['server'], { background: true });
+    await server.started();
+    await server.detach();
+    const second = handle();
+    expect(await second.sb.commands!()).toEqual([{ commandId: 'cmd-1', argv: ['server'], state: 'running' }]);
+    const watched = await second.sb.attach!('cmd-1', { replay: false });
+    expect(watched.skipped).toBeUndefined();
+    await watched.started();
+    await watched.detach();
+    await second.sb.close();
+    // Detached in the second handle: only its following ended, nothing was sent to the command.
+    expect(followers[0]!.signals).toEqual([]);
+    expect(first.drivers).toHaveLength(0); // the backend's start made the starter's driver
+    const third = handle();
+    {
+      await using doomed = await third.sb.attach!('cmd-1');
+      expect(doomed.skipped).toEqual({ stdout: 0, stderr: 0 });
+      await doomed.started();
+    }
+    expect(followers[1]!.signals).toEqual(['SIGTERM']);
+    expect(forgotten).toEqual(['cmd-1']);
+    expect(records.size).toBe(0);
+    await expect(third.sb.attach!('cmd-1')).rejects.toBeInstanceOf(CommandNotFound);
+    await first.sb.close();
+    await third.sb.close();
   });
 });

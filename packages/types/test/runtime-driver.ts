@@ -118,7 +118,7 @@ export const HIGH_WATER_MARK = 64;
 /** A sandbox whose every command gets a fresh {@link ScriptedDriver}, prepared by `prepare`. */
 export function scriptedSandbox(
   prepare: (driver: ScriptedDriver) => void = () => undefined,
-  backend: Partial<Pick<SandboxBackend, 'capabilities' | 'replayBytes'>> = {},
+  backend: Partial<Pick<SandboxBackend, 'capabilities' | 'replayBytes' | 'background'>> = {},
 ): ScriptedSandbox {
   const drivers: ScriptedDriver[] = [];
   const sb = defineSandbox({

@@ -8,8 +8,9 @@ import type { ProcessCore } from './process-core.js';
 /** Bytes of each stream a background command keeps for a later attach, by default (ADR-0036: 4 MiB in host memory). */
 export const DEFAULT_REPLAY_BYTES = 4 * 1024 * 1024;
 
-/** Per stream, a count of bytes. */
-export type StreamCounts = Record<StreamName, number>;
+import type { StreamCounts } from './background-backend.js';
+
+export type { StreamCounts } from './background-backend.js';
 
 /** What a reader of a background command receives: its chunks in order, then the end. */
 export interface CommandSink {
@@ -45,8 +46,6 @@ class Tail {
  * hands every chunk to the sinks of the Processes attached to it.
  */
 export class BackgroundCommand {
-  /** The Sandstream id `attach()` takes: assigned before the start, never a pid (which is reused). */
-  readonly commandId = randomUUID();
   readonly #tails: Record<StreamName, Tail>;
   readonly #sinks = new Set<CommandSink>();
   readonly #pumped: Promise<void>;
@@ -54,9 +53,17 @@ export class BackgroundCommand {
   #error: Error | undefined;
   #views = 0;
 
+  /**
+   * @param commandId - The id `attach()` takes: assigned before the start, never a pid (which is
+   *   reused); a UUID when the backend keeps no records of its own.
+   * @param followed - For a command another start began, followed by a driver of the backend:
+   *   what that driver skipped (its views then count nothing themselves).
+   */
   constructor(
     readonly core: ProcessCore,
     replayBytes: number,
+    readonly commandId: string = randomUUID(),
+    readonly followed?: { readonly skipped: StreamCounts | undefined },
   ) {
     this.#tails = { stdout: new Tail(replayBytes), stderr: new Tail(replayBytes) };
     core.attachReader();
@@ -101,7 +108,7 @@ export class BackgroundCommand {
    * its first one. Synchronous, so no chunk falls between the replay and the
    * live ones.
    */
-  subscribe(sink: CommandSink, replay: boolean): StreamCounts {
+  subscribe(sink: CommandSink, replay: boolean): StreamCounts | undefined {
     const skipped: StreamCounts = { stdout: 0, stderr: 0 };
     for (const stream of ['stdout', 'stderr'] as const) {
       const tail = this.#tails[stream];
@@ -116,7 +123,13 @@ export class BackgroundCommand {
     // the replay promises; live chunks keep their arrival order across streams.
     if (this.#ended) sink.end(this.#error);
     else this.#sinks.add(sink);
-    return skipped;
+    // A followed command's one view sees everything its driver delivers: the driver's count holds.
+    return this.followed !== undefined ? this.followed.skipped : skipped;
+  }
+
+  /** Whether a Process not detached still reads this command. */
+  get read(): boolean {
+    return this.#sinks.size > 0;
   }
 
   /** Removes a reader: it receives nothing more. */

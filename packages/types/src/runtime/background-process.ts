@@ -110,7 +110,7 @@ export class BackgroundView implements BackgroundProcess {
   readonly #registry: CommandRegistry;
   readonly #sink: ViewSink;
   readonly #id: string;
-  readonly #skipped: StreamCounts;
+  readonly #skipped: StreamCounts | undefined;
   #iterated = false;
   #detached = false;
   #disposal: Promise<void> | undefined;
@@ -144,7 +144,7 @@ export class BackgroundView implements BackgroundProcess {
   get exited(): boolean {
     return this.#command.core.settled;
   }
-  get skipped(): Readonly<StreamCounts> {
+  get skipped(): Readonly<StreamCounts> | undefined {
     return this.#skipped;
   }
 

@@ -1,9 +1,11 @@
 import type { BackgroundProcess, CommandInfo } from '../contract.js';
-import { CommandNotFound, InvalidArgument, SpawnFailed } from '../errors.js';
-import type { AttachOptions } from '../options.js';
+import { CommandNotFound, InvalidArgument, SpawnFailed, TransportError } from '../errors.js';
+import type { BackgroundBackend } from './background-backend.js';
 import { BackgroundCommand } from './background-command.js';
 import { BackgroundView, type CommandRegistry } from './background-process.js';
 import { describe } from './describe.js';
+import type { ProcessDriver } from './driver.js';
+import { planStream, type ExecutionPlan } from './execution-plan.js';
 import { isPlainObject } from './plain-object.js';
 import type { ProcessCore } from './process-core.js';
 
@@ -17,26 +19,37 @@ function attachReplay(options: unknown): boolean {
   return replay ?? true;
 }
 
+/** What the registry needs of the sandbox: a core over a driver, counted among its live ones. */
+export type LaunchCore = (plan: ExecutionPlan, driver: ProcessDriver | undefined) => ProcessCore;
+
 /**
  * The background commands of one sandbox built by `defineSandbox` (spec 1.2,
- * ADR-0036), kept in the host process: the record of each, from its start
- * until it is forgotten or the sandbox closes.
+ * ADR-0036). Without a {@link BackgroundBackend} they are kept in this host
+ * process, from the start until forgotten or closed; with one, the backend
+ * keeps their records, and each attach is a driver that follows one.
  */
 export class BackgroundRegistry implements CommandRegistry {
+  /** The commands this handle started, by id (every one, in the host mode). */
   readonly #commands = new Map<string, BackgroundCommand>();
+  /** With a backend: the commands this handle attached to, one driver each. */
+  readonly #followed = new Set<BackgroundCommand>();
 
   /**
-   * @param replayBytes - bytes of each stream kept for a later attach (at least)
+   * @param replayBytes - bytes of each stream kept for a later attach in the host mode (at least)
    * @param bound - bytes a view may fall behind before it loses its Process
    */
   constructor(
     private readonly replayBytes: number,
     private readonly bound: number,
+    private readonly launch: LaunchCore,
+    private readonly backend: BackgroundBackend | undefined,
   ) {}
 
-  /** Records a started core as a background command and gives the starter's Process. */
-  start(core: ProcessCore): BackgroundProcess {
-    const command = new BackgroundCommand(core, this.replayBytes);
+  /** Starts a background command and gives the starter's Process. */
+  start(plan: ExecutionPlan): BackgroundProcess {
+    const started = this.backend?.start(plan.command);
+    const core = this.launch(plan, started?.driver);
+    const command = new BackgroundCommand(core, this.replayBytes, started?.commandId);
     this.#commands.set(command.commandId, command);
     // A command that never started has nothing to attach to.
     core.started().catch((error: unknown) => {
@@ -46,17 +59,26 @@ export class BackgroundRegistry implements CommandRegistry {
   }
 
   /** `attach()`: every check, then the lookup, before any side effect. */
-  attach(commandId: unknown, options: unknown): BackgroundProcess {
+  async attach(commandId: unknown, options: unknown): Promise<BackgroundProcess> {
     if (typeof commandId !== 'string' || commandId === '') {
       throw new InvalidArgument('commandId', `must be a non-empty string, got ${describe(commandId)}`);
     }
-    const replay = attachReplay(options as AttachOptions | undefined);
-    const command = this.#commands.get(commandId);
-    if (command === undefined) throw new CommandNotFound(commandId);
-    return new BackgroundView(command, this, { replay, bound: this.bound, starter: false });
+    const replay = attachReplay(options);
+    if (this.backend === undefined) {
+      const command = this.#commands.get(commandId);
+      if (command === undefined) throw new CommandNotFound(commandId);
+      return new BackgroundView(command, this, { replay, bound: this.bound, starter: false });
+    }
+    const followed = await this.backend.follow(commandId, replay);
+    const core = this.launch(planStream(followed.argv), followed.driver);
+    const command = new BackgroundCommand(core, this.replayBytes, commandId, { skipped: followed.skipped });
+    this.#followed.add(command);
+    void core.whenSettled().then(() => this.#followed.delete(command));
+    return new BackgroundView(command, this, { replay: true, bound: this.bound, starter: false });
   }
 
-  list(): CommandInfo[] {
+  async list(): Promise<CommandInfo[]> {
+    if (this.backend !== undefined) return [...(await this.backend.list())];
     return [...this.#commands.values()].map((command) => command.info());
   }
 
@@ -65,12 +87,30 @@ export class BackgroundRegistry implements CommandRegistry {
       await command.terminate();
     } finally {
       // A termination that could not be confirmed leaves the record: the command may still run.
-      if (command.core.settled) this.#commands.delete(command.commandId);
+      if (command.core.settled) {
+        if (this.#commands.get(command.commandId) === command) this.#commands.delete(command.commandId);
+        this.#followed.delete(command);
+      }
+    }
+    if (command.core.settled) await this.backend?.forget(command.commandId);
+  }
+
+  /**
+   * At close, before the live cores are disposed: a command this handle
+   * attached to but did not start ends only when a Process not detached
+   * still reads it (ADR-0036, "Ownership"); otherwise only the following
+   * stops, and the command runs on, owned by its starter.
+   */
+  letGoOfOthers(): void {
+    for (const command of this.#followed) {
+      if (command.read || this.#commands.has(command.commandId)) continue;
+      command.core.failTransport(new TransportError('the sandbox handle that followed this command was closed', { commandId: command.commandId }));
     }
   }
 
-  /** At close: after every core was disposed, no record is kept. */
+  /** At close: after every core was disposed, no record is kept here. */
   clear(): void {
     this.#commands.clear();
+    this.#followed.clear();
   }
 }

@@ -9,6 +9,7 @@ import { ProcessCore, type CoreSettings } from './process-core.js';
 import { ProcessHandle } from './process-handle.js';
 import { DEFAULT_REPLAY_BYTES } from './background-command.js';
 import { BackgroundRegistry } from './background-registry.js';
+import type { BackgroundBackend } from './background-backend.js';
 import { within } from './timers.js';
 
 /** Default time between SIGTERM and SIGKILL. */
@@ -45,6 +46,12 @@ export interface SandboxBackend<Native = unknown> {
    * rejects with `TransportError` instead of holding the command back.
    */
   readonly replayBytes?: number;
+  /**
+   * Spec 1.2: where the backend itself keeps background commands (a remote
+   * adapter's records in the sandbox), so that other handles can list and
+   * attach them. Without it, they are kept in this host process.
+   */
+  readonly background?: BackgroundBackend;
   /** Creates the driver of one command. Must not start it: the runtime calls `start()`. */
   createDriver(command: CommandSpec): ProcessDriver;
   /** Releases the backend after every process it started is gone. */
@@ -88,7 +95,6 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
   /** Settled, while the driver's release() (an adapter's cleanup requests, say) is still under way. */
   const releasing = new Set<ProcessCore>();
   const replayBytes = backend.replayBytes ?? DEFAULT_REPLAY_BYTES;
-  const background = new BackgroundRegistry(replayBytes, Math.max(replayBytes, settings.highWaterMark));
   let counter = 0;
   let closing: Promise<void> | undefined;
 
@@ -98,8 +104,8 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
     }
   }
 
-  function launch(plan: ExecutionPlan, mode: 'run' | 'stream'): ProcessCore {
-    const driver = backend.createDriver(plan.command);
+  function launch(plan: ExecutionPlan, mode: 'run' | 'stream', given?: ProcessDriver): ProcessCore {
+    const driver = given ?? backend.createDriver(plan.command);
     const core = new ProcessCore(`${backend.name}:${++counter}`, plan, driver, mode, settings);
     live.add(core);
     void core.whenSettled().then(async () => {
@@ -111,6 +117,12 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
     });
     return core;
   }
+  const background = new BackgroundRegistry(
+    replayBytes,
+    Math.max(replayBytes, settings.highWaterMark),
+    (plan, driver) => launch(plan, 'stream', driver),
+    backend.background,
+  );
 
   const sandbox: Sandbox<Native> = {
     name: backend.name,
@@ -136,9 +148,8 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
       if (!capabilities.streaming) throw new CapabilityNotSupported('streaming', 'stream()');
       const plan = planStream(argv, options);
       check('stream()', plan);
-      const core = launch(plan, 'stream');
       // The overloads give a BackgroundProcess only for background: true.
-      return (plan.background ? background.start(core) : new ProcessHandle(core)) as BackgroundProcess;
+      return (plan.background ? background.start(plan) : new ProcessHandle(launch(plan, 'stream'))) as BackgroundProcess;
     },
 
     attach(commandId: string, options?: AttachOptions): Promise<BackgroundProcess> {
@@ -159,7 +170,9 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
 
     close(): Promise<void> {
       closing ??= (async () => {
-        // Background commands are cores of `live` too: detached or not, they end here.
+        // Background commands are cores of `live` too: detached or not, those this handle started
+        // end here; those it only attached to end only where it still reads them.
+        background.letGoOfOthers();
         await Promise.allSettled([...live].map((core) => core.dispose()));
         background.clear();
         // Commands that ended before close() may still be releasing: once close() resolves,

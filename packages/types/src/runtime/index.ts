@@ -19,6 +19,7 @@ export type { CommandSpec, ExecutionPlan } from './execution-plan.js';
 export { inheritedEnv, validateEnv } from './environment.js';
 export { isPlainObject } from './plain-object.js';
 export { Capture } from './capture.js';
+export type { BackgroundBackend, FollowedCommand, StreamCounts } from './background-backend.js';
 export { isRunningState, parseProcStat, type ProcStat } from './proc-stat.js';
 export { TIMED_OUT, within } from './timers.js';
 export { capabilitiesOption, checkOptionKeys, nonNegativeOption } from './options-check.js';
