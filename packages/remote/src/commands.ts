@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CommandSpec } from '@sandstream/types/runtime';
+import { RemoteBackground } from './background-commands.js';
 import { RemoteDriver, type RemoteDriverSettings } from './driver.js';
 import { ChannelledTransport } from './helper-channel.js';
 import { sweepArgv } from './helpers.js';
@@ -44,6 +45,12 @@ export class RemoteCommands {
   /** The helpers' channels, when the settings ask for them. */
   readonly #channels: ChannelledTransport | undefined;
   readonly #late: LateSweeps;
+  /**
+   * Spec 1.2's background commands over this handle's transport, for
+   * `defineSandbox`'s `background` (ADR-0036): records in the sandbox that
+   * other handles list and attach to.
+   */
+  readonly background: RemoteBackground;
 
   constructor(settings: RemoteDriverSettings) {
     this.#channels = settings.helperChannel === true ? new ChannelledTransport(settings.transport, settings.paths.shell, this.prefix) : undefined;
@@ -54,6 +61,7 @@ export class RemoteCommands {
       requestTimeoutMs: settings.requestTimeoutMs,
       windowMs: settings.lateSweepMs ?? lateSweepWindowMs(settings.requestTimeoutMs),
     });
+    this.background = new RemoteBackground(this.#settings, { prefix: this.prefix, users: this.#users }, settings.recordBase);
   }
 
   /** A driver for one command; its id is this handle's prefix and a UUID. */
@@ -84,6 +92,8 @@ export class RemoteCommands {
       for (const user of this.#users) {
         const { exitCode } = await transport.run(argv, { user, timeoutMs });
         if (exitCode !== 0) throw new Error(`the close-time sweep ended with ${exitCode === null ? 'a signal' : `exit status ${exitCode}`}`);
+        // The background commands it started are gone with the sweep: so are their records.
+        await this.background.removeOwn(user, timeoutMs);
       }
     } finally {
       this.#channels?.close();

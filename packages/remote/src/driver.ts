@@ -19,49 +19,16 @@
  *   the helper, to the group and then to the tag.
  */
 import { SpawnFailed, TransportError, type Signal, type StreamName } from '@sandstream/types';
-import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
-import { abandonArgv, groupSignalArgv, treeKillArgv } from './helpers.js';
-import { launchRequest, type LaunchDefaults } from './launch.js';
+import type { CommandSpec, DriverEvents, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
+import { describeStatus, statusOf, utf8, type FollowMode, type RemoteDriverSettings } from './driver-settings.js';
+import { Following } from './following.js';
+import { abandonArgv, groupSignalArgv, sweepArgv, treeKillArgv } from './helpers.js';
+import { launchRequest } from './launch.js';
 import { ReportSplitter, type ExitStatus as ReportedStatus, type StartReport, type SupervisorReport } from './reports.js';
-import { retry, type RetryPolicy } from './retry.js';
-import type { RemoteTransport, TransportEnd, TransportProcess } from './transport.js';
+import { backoffMs, retry } from './retry.js';
+import type { TransportEnd, TransportProcess } from './transport.js';
 
-/** What every driver of one sandbox shares. */
-export interface RemoteDriverSettings extends LaunchDefaults {
-  readonly transport: RemoteTransport;
-  /** Bound on one helper command, in ms. */
-  readonly requestTimeoutMs: number;
-  /** The policy of every repeated helper (kills and sweeps after a broken link or an abandoned start). */
-  readonly retry: RetryPolicy;
-  /** A short description of a transport's error for messages (default: its message). */
-  readonly describe?: (error: unknown) => string;
-  /**
-   * Run helpers through one long-lived process per account (see `helper-channel.ts`) instead of
-   * one {@link RemoteTransport.run} each: for a backend whose every run is a new process start
-   * that costs several requests (Docker's exec), while writes to a started process's standard
-   * input are cheap. Default false.
-   */
-  readonly helperChannel?: boolean;
-  /**
-   * How long a command whose fate became unknown (a start of unknown outcome, a kill not
-   * confirmed) is swept again in the background by {@link RemoteCommands}, in ms (default: four
-   * `requestTimeoutMs`, at least 60 s). The handle's `sweep()` ends every such sweep.
-   */
-  readonly lateSweepMs?: number | undefined;
-}
-
-const utf8 = new TextDecoder();
-
-function statusOf(reported: ReportedStatus | undefined, transport: ExitStatus | undefined): ExitStatus {
-  if (reported?.kind === 'code') return { exitCode: reported.code, signal: null };
-  if (reported?.kind === 'signal') return { exitCode: null, signal: reported.signal };
-  return transport ?? { exitCode: null, signal: null };
-}
-
-function describeStatus(status: ExitStatus | undefined): string {
-  if (status === undefined) return 'an end without a status';
-  return status.signal !== null ? `death by ${status.signal}` : `exit status ${status.exitCode}`;
-}
+export type { FollowMode, RemoteDriverSettings } from './driver-settings.js';
 
 /**
  * One command over a transport. Made by {@link RemoteCommands.createDriver};
@@ -88,18 +55,23 @@ export class RemoteDriver implements ProcessDriver {
   /** The first bytes of standard error, for the message of a supervisor that ended without a report. */
   #stderrHead = '';
   readonly #onFateUnknown: ((id: string) => void) | undefined;
+  /** Follow mode: the command is read through followers of its record (spec 1.2). */
+  readonly #following: Following | undefined;
+  /** Followers started again in a row, without a byte between them. */
+  #refollows = 0;
 
   /**
    * @param onFateUnknown - Told the id once this driver gave up on ending what the command may
    *   have started (a start of unknown outcome, a kill not confirmed within the policy), so the
    *   handle can sweep it again in the background ({@link RemoteCommands} does).
    */
-  constructor(command: CommandSpec, settings: RemoteDriverSettings, id: string, onFateUnknown?: (id: string) => void) {
+  constructor(command: CommandSpec, settings: RemoteDriverSettings, id: string, onFateUnknown?: (id: string) => void, follow?: FollowMode) {
     this.#command = command;
     this.#settings = settings;
     this.#id = id;
     this.#splitter = new ReportSplitter(id);
     this.#onFateUnknown = onFateUnknown;
+    this.#following = follow === undefined ? undefined : new Following(follow);
   }
 
   /** The command's tag and report mark. */
@@ -113,15 +85,75 @@ export class RemoteDriver implements ProcessDriver {
       this.#resolveStart = resolve;
       this.#rejectStart = reject;
     });
-    const request = launchRequest(this.#id, this.#command, this.#settings);
-    this.#process = this.#settings.transport.start(request, {
-      output: (stream, data) => this.#onOutput(stream, data),
-      end: (end) => void this.#onEnd(end),
-    });
+    const following = this.#following;
+    if (following === undefined) {
+      const request = launchRequest(this.#id, this.#command, this.#settings);
+      this.#process = this.#settings.transport.start(request, {
+        output: (stream, data) => this.#onOutput(stream, data),
+        end: (end) => void this.#onEnd(end),
+      });
+      return started;
+    }
+    following.launch(this.#settings.transport, this.#command, this.#id, (error) => this.#describe(error)).then(
+      () => this.#follow(),
+      (error: Error) => this.#startFailed(error),
+    );
     return started;
   }
 
-  #onOutput(stream: StreamName, data: Uint8Array): void {
+  /** Starts a follower where the last one stopped (follow mode). */
+  #follow(): void {
+    const following = this.#following!;
+    if (this.#terminal || this.#released) return;
+    this.#ended = false;
+    this.#process = this.#settings.transport.start(following.mode.follower(following.offsets()), {
+      output: (stream, data) => {
+        if (this.#ended || this.#released) return;
+        this.#refollows = 0;
+        if (stream === 'stdout') {
+          following.stdout(data);
+          this.#onOutput('stdout', data);
+          return;
+        }
+        const { hidden, shown } = following.stderr(data);
+        if (hidden.byteLength > 0) this.#onOutput('stderr', hidden, true);
+        if (shown.byteLength > 0) this.#onOutput('stderr', shown);
+      },
+      end: (end) => void this.#onFollowerEnd(end),
+    });
+  }
+
+  /**
+   * A follower ended. It ends by itself (exit 0) once the supervisor is gone and every byte was
+   * printed, and with 3 when the record is gone; any other end is a broken link, followed again
+   * from the bytes already read, as often as the retry policy allows without a byte in between.
+   * Failing that, the command runs on: the error carries its id (ADR-0036).
+   */
+  async #onFollowerEnd(end: TransportEnd): Promise<void> {
+    if (this.#ended || this.#terminal || this.#released) return;
+    const status = end.kind === 'exit' ? end.status?.exitCode : undefined;
+    if ((end.kind === 'exit' && (status === undefined || status === 0)) || this.#gone) {
+      await this.#onEnd(end);
+      return;
+    }
+    this.#ended = true;
+    this.#process?.close();
+    const policy = this.#settings.retry;
+    if (status !== 3 && this.#refollows < policy.attempts) {
+      await new Promise((resolve) => setTimeout(resolve, backoffMs(policy, this.#refollows++)).unref());
+      // The old follower may still print where the backend kept it: swept first.
+      if (end.kind === 'broken') await this.#helper(sweepArgv(this.#settings.paths.shell, this.#following!.mode.followerTag)).catch(() => undefined);
+      this.#follow();
+      return;
+    }
+    const why = status === 3 ? 'its record is gone' : end.kind === 'broken' ? this.#describe(end.error) : end.kind === 'refused' ? end.reason : `the follower ended with ${describeStatus(end.status)}`;
+    const error = new TransportError(`the link to background command ${this.#id} broke (${why}); it may run on: attach again to read it`, { commandId: this.#id });
+    if (!this.#startSettled) this.#startFailed(error);
+    else this.#fail(error);
+  }
+
+  /** `hidden`: standard error a follow-only attach does not deliver; only its report frames count. */
+  #onOutput(stream: StreamName, data: Uint8Array, hidden = false): void {
     if (this.#ended || this.#released) return;
     if (stream === 'stdout') {
       if (!this.#terminal) this.#events!.output('stdout', data);
@@ -134,7 +166,7 @@ export class RemoteDriver implements ProcessDriver {
       void this.#broken(error, true);
       return;
     }
-    this.#stderr(split.output);
+    if (!hidden) this.#stderr(split.output);
     for (const report of split.reports) this.#onReport(report);
   }
 
@@ -225,6 +257,14 @@ export class RemoteDriver implements ProcessDriver {
   /** The link broke (or the stream is not the supervisor's): the command's fate, or its output, is unknown. */
   async #broken(error: unknown, sent: boolean): Promise<void> {
     if (this.#terminal) return;
+    if (this.#following !== undefined) {
+      // What a follower printed is not the supervisor's: the command runs on, attachable.
+      this.#process?.close();
+      const lost = new TransportError(`the output of background command ${this.#id} could not be read (${this.#describe(error)}); it runs on: attach again to read it`, { cause: error, commandId: this.#id });
+      if (!this.#startSettled) this.#startFailed(lost);
+      else this.#fail(lost);
+      return;
+    }
     if (!this.#startSettled) {
       // Never started again. It may be running: find it by its tag and kill it, unless the request
       // never left this host.
@@ -347,6 +387,11 @@ export class RemoteDriver implements ProcessDriver {
     this.#terminal = true;
     this.#process?.resume?.();
     this.#process?.close();
+    if (this.#following !== undefined) {
+      // Letting go of a background command never touches it; a follower still printing goes.
+      if (abandoned) await this.#helper(sweepArgv(this.#settings.paths.shell, this.#following.mode.followerTag)).catch(() => undefined);
+      return;
+    }
     if (!abandoned) {
       await this.#killing?.catch(() => undefined);
       return;

@@ -25,9 +25,11 @@ export interface RemoteSandboxOptions {
   readonly graceMs?: number;
   readonly helperChannel?: boolean;
   readonly lateSweepMs?: number;
+  /** Background commands (spec 1.2) with their records under this base. */
+  readonly recordBase?: string;
 }
 
-export function remoteSandbox(options: LocalTransportOptions = {}, { graceMs = 2_000, helperChannel = false, lateSweepMs }: RemoteSandboxOptions = {}) {
+export function remoteSandbox(options: LocalTransportOptions = {}, { graceMs = 2_000, helperChannel = false, lateSweepMs, recordBase }: RemoteSandboxOptions = {}) {
   const transport = localTransport(options);
   const commands = new RemoteCommands({
     helperChannel,
@@ -38,12 +40,15 @@ export function remoteSandbox(options: LocalTransportOptions = {}, { graceMs = 2
     paths: { ...DEFAULT_PATHS, shell: '/bin/sh' },
     requestTimeoutMs: 10_000,
     retry: { ...DEFAULT_RETRY, baseMs: 5 },
+    recordBase,
   });
+  const background = recordBase === undefined ? {} : ({ attach: true, 'attach-reconnect': true, 'replay-full': true } as const);
   const sb = defineSandbox({
     name: 'remote-local',
-    capabilities: { streaming: true, stdin: true, 'resource-limits': true, user: false },
+    capabilities: { streaming: true, stdin: true, 'resource-limits': true, user: false, ...background },
     native: undefined,
     graceMs,
+    ...(recordBase !== undefined && { background: commands.background }),
     createDriver: (command) => commands.createDriver(command),
     close: () => commands.sweep(),
   });

@@ -53,7 +53,10 @@ export class BackgroundRegistry implements CommandRegistry {
     this.#commands.set(command.commandId, command);
     // A command that never started has nothing to attach to.
     core.started().catch((error: unknown) => {
-      if (error instanceof SpawnFailed) this.#commands.delete(command.commandId);
+      if (!(error instanceof SpawnFailed)) return;
+      this.#commands.delete(command.commandId);
+      // A backend's record of a start that failed tells nothing more than the error did.
+      this.backend?.forget(command.commandId).catch(() => undefined);
     });
     return new BackgroundView(command, this, { replay: true, bound: this.bound, starter: true });
   }

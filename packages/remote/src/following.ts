@@ -1,0 +1,77 @@
+// The state of a driver in follow mode (driver-settings.ts, FollowMode): the bytes read from the
+// record's files so far, the part of standard error a follow-only attach does not deliver, and
+// the one-time start of a background command's record and supervisor.
+import { SpawnFailed, TransportError } from '@sandstream/types';
+import type { CommandSpec } from '@sandstream/types/runtime';
+import type { FollowMode, Offsets } from './driver-settings.js';
+import type { RemoteTransport, TransportProcess } from './transport.js';
+
+/** Bound on the answer of a background start's first request: the record made, the supervisor exec'd. */
+const OK = 'ok\n';
+
+export class Following {
+  /** Bytes of each file delivered by followers so far, from `mode.from`. */
+  readonly #read = { stdout: 0, stderr: 0 };
+  constructor(readonly mode: FollowMode) {}
+
+  /** Where the next follower starts: where the last one stopped. */
+  offsets(): Offsets {
+    return { stdout: this.mode.from.stdout + this.#read.stdout, stderr: this.mode.from.stderr + this.#read.stderr };
+  }
+
+  /** Counts standard output read. */
+  stdout(data: Uint8Array): void {
+    this.#read.stdout += data.byteLength;
+  }
+
+  /** Counts standard error read, split at the point before which its output is not delivered. */
+  stderr(data: Uint8Array): { readonly hidden: Uint8Array; readonly shown: Uint8Array } {
+    const at = this.mode.from.stderr + this.#read.stderr;
+    this.#read.stderr += data.byteLength;
+    const cut = Math.max(0, Math.min(data.byteLength, this.mode.dropStderrBefore - at));
+    return { hidden: data.subarray(0, cut), shown: data.subarray(cut) };
+  }
+
+  /**
+   * Runs the start request that makes the record and execs the supervisor,
+   * once, never repeated: resolves on its `ok`; rejects with `SpawnFailed`
+   * when it answered otherwise (nothing runs), with `TransportError`
+   * carrying the command's id when its outcome is unknown (the record may
+   * appear: `attach(id)` then finds it, `close()` ends it by its tag).
+   */
+  launch(transport: RemoteTransport, command: CommandSpec, id: string, describe: (error: unknown) => string): Promise<void> {
+    const request = this.mode.launch;
+    if (request === undefined) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      let said = '';
+      let settled = false;
+      let started: TransportProcess | undefined;
+      const settle = (error?: Error): void => {
+        if (settled) return;
+        settled = true;
+        // The wrapper's own streams only: the supervisor it became writes to the record's files.
+        started?.close();
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      started = transport.start(request, {
+        output: (stream, data) => {
+          if (stream !== 'stdout' || settled) return;
+          said += Buffer.from(data).toString('latin1');
+          if (said.startsWith(OK)) settle();
+          else if (said.length >= OK.length || !OK.startsWith(said)) settle(new SpawnFailed(command.argv, `the background command's record could not be made: ${JSON.stringify(said.trim())}`));
+        },
+        end: (end) => {
+          if (end.kind === 'broken') {
+            settle(new TransportError(`the start of background command ${id} has an unknown outcome: ${describe(end.error)}`, { cause: end.error, commandId: id }));
+          } else if (end.kind === 'refused') {
+            settle(new SpawnFailed(command.argv, end.reason, end.error === undefined ? undefined : { cause: end.error }));
+          } else {
+            settle(new SpawnFailed(command.argv, `the background start ended before its record was made${said === '' ? '' : `: ${JSON.stringify(said.trim())}`}`));
+          }
+        },
+      });
+      if (settled) started.close();
+    });
+  }
+}
