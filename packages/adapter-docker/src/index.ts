@@ -26,6 +26,11 @@ export const DOCKER_CAPABILITIES: CapabilityManifest = Object.freeze({
   stdin: true,
   'resource-limits': true,
   user: true,
+  // Spec 1.2 (ADR-0036): records in the container, which another handle on it, in another OS
+  // process too, lists and follows; the files keep every byte.
+  attach: true,
+  'attach-reconnect': true,
+  'replay-full': true,
 });
 
 /** The container a sandbox runs in, ready (running), and whether it is ours. */
@@ -106,6 +111,8 @@ export async function createDockerSandbox(options: DockerSandboxOptions): Promis
     helperChannel: true,
   });
   const user = options.user;
+  const withUser = <C extends { readonly user: string | undefined }>(command: C): C => (user === undefined || command.user !== undefined ? command : { ...command, user });
+  const background = commands.background;
 
   return defineSandbox<Docker.Container>({
     name: 'docker',
@@ -113,7 +120,13 @@ export async function createDockerSandbox(options: DockerSandboxOptions): Promis
     native: container,
     graceMs,
     killWaitMs,
-    createDriver: (command) => commands.createDriver(user === undefined || command.user !== undefined ? command : { ...command, user }),
+    createDriver: (command) => commands.createDriver(withUser(command)),
+    background: {
+      start: (command) => background.start(withUser(command)),
+      follow: (id, replay) => background.follow(id, replay),
+      list: () => background.list(),
+      forget: (id) => background.forget(id),
+    },
     async close() {
       // Every command this handle started has been disposed (its tree is gone); what left its
       // session is found by the tag. A second chance, not a step teardown depends on: bounded well

@@ -68,6 +68,11 @@ export const E2B_CAPABILITIES: CapabilityManifest = Object.freeze({
   'resource-limits': true,
   // envd runs a request as the account its Basic auth names.
   user: true,
+  // Spec 1.2 (ADR-0036): records in the sandbox, which a handle built from its id (the SDK's
+  // Sandbox.connect), in another OS process too, lists and follows; the files keep every byte.
+  attach: true,
+  'attach-reconnect': true,
+  'replay-full': true,
 });
 
 const COMMON_KEYS = [
@@ -175,6 +180,7 @@ export async function createE2BSandbox(options: E2BSandboxOptions = {}): Promise
     graceMs,
     killWaitMs,
     createDriver: (command) => commands.createDriver(command),
+    background: commands.background,
     async close() {
       // Every command this handle started has been disposed (its tree is gone); what left its
       // session is found by the tag. The sandbox itself goes only if it is ours.

@@ -213,9 +213,7 @@ function configure(options: LocalSandboxOptions): Configured {
     attach: true,
     'replay-tail': true,
   };
-  const chosen = capabilitiesOption(options.capabilities, available);
-  // A replay is a promise of attach: turning attach off turns it off too (SS-CAP-3).
-  const capabilities: CapabilityManifest = chosen.attach === true ? chosen : { ...chosen, 'replay-tail': false };
+  const capabilities = capabilitiesOption(options.capabilities, available);
   // The exit is reported once the group is empty and the pipes are drained;
   // a long grace period must not make that look like a lost command.
   const killWaitMs = Math.max(DEFAULT_KILL_WAIT_MS, Math.min(graceMs, 2 ** 31 - 1) + 1_000);

@@ -77,6 +77,11 @@ function manifest(stdin: boolean): CapabilityManifest {
     // The log stream is NDJSON text: output arrives decoded, invalid UTF-8
     // replaced as the WHATWG decoder does (ADR-0013, ADR-0027).
     'binary-output': false,
+    // Spec 1.2 (ADR-0036): records in the sandbox, which a handle built from its id (the SDK's
+    // Sandbox.get), in another OS process too, lists and follows; the files keep every byte.
+    attach: true,
+    'attach-reconnect': true,
+    'replay-full': true,
   };
   return capabilities as CapabilityManifest;
 }
@@ -179,6 +184,7 @@ export async function createVercelSandbox(options: VercelSandboxOptions = {}): P
     graceMs,
     killWaitMs,
     createDriver: (command) => commands.createDriver(command),
+    background: commands.background,
     async close() {
       // Every command this handle started has been disposed (its tree is gone); what left its
       // session is found by the tag. The sandbox itself goes only if it is ours.

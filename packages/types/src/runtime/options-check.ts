@@ -79,5 +79,9 @@ export function capabilitiesOption(value: unknown, available: CapabilityManifest
     if (typeof enabled !== 'boolean') throw new InvalidArgument(key, 'must be a boolean');
     if (!enabled) capabilities[name as keyof CapabilityManifest] = false;
   }
+  // A replay and a reconnect are promises of attach (SS-CAP-3): attach off takes them with it.
+  if (capabilities.attach !== true) {
+    for (const name of ['attach-reconnect', 'replay-full', 'replay-tail'] as const) if (Object.hasOwn(capabilities, name)) capabilities[name] = false;
+  }
   return capabilities;
 }
