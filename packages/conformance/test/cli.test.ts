@@ -107,7 +107,7 @@ describe('sandstream-conformance CLI', () => {
     const validate = validatorFor('ConformanceReport');
     expect(validate(report), JSON.stringify(validate.issues)).toBe(true);
     expect(report.adapter.name).toBe('local');
-    expect(report.specVersion).toBe('1.1');
+    expect(report.specVersion).toBe('1.2');
     expect(report.cases.find((c) => c.id === 'stream.single-iteration')?.status).toBe('disabled');
     expect(report.cases.find((c) => c.id === 'stream.synchronous')?.status).toBe('pass');
     expect(report.cases.find((c) => c.id === 'teardown.break')?.status).toBe('disabled');
