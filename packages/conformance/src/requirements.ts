@@ -1,5 +1,5 @@
-// Generated from spec/1.1/requirements.json by scripts/sync-requirements.mjs; do not edit.
-// spec/1.1/spec.md is the source of each statement; test/requirements.test.ts holds all three equal.
+// Generated from spec/1.2/requirements.json by scripts/sync-requirements.mjs; do not edit.
+// spec/1.2/spec.md is the source of each statement; test/requirements.test.ts holds all three equal.
 // Refresh with: npm run sync-requirements -w @sandstream/conformance
 
 /** One requirement of the spec, as requirements.json states it. */
@@ -17,7 +17,7 @@ export interface Requirement {
 }
 
 /** The spec revision these requirements belong to. */
-export const REQUIREMENTS_SPEC_VERSION = "1.1";
+export const REQUIREMENTS_SPEC_VERSION = "1.2";
 
 /** Every requirement of the spec revision this kit checks. */
 export const REQUIREMENTS: readonly Requirement[] = [
@@ -369,5 +369,109 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "statement": "With the `user` capability, the `user` option MUST run the command as that account.",
     "introduced": "1.0",
     "capability": "user"
+  },
+  {
+    "id": "SS-BG-1",
+    "level": "MUST",
+    "section": "Background commands",
+    "statement": "A background command's `commandId` MUST name it, and only it, in `attach()` and `commands()` while its record is kept.",
+    "introduced": "1.2",
+    "capability": "attach"
+  },
+  {
+    "id": "SS-BG-2",
+    "level": "MUST",
+    "section": "Background commands",
+    "statement": "Disposing a background Process MUST terminate the command unless `detach()` was called; `detach()` MUST leave the command running, owned as before, and release the Process: its unread output is discarded, iteration ends, `wait()` and `kill()` reject with `InvalidState`, and disposal resolves at once.",
+    "introduced": "1.2",
+    "capability": "attach"
+  },
+  {
+    "id": "SS-BG-3",
+    "level": "MUST",
+    "section": "Background commands",
+    "statement": "`Sandbox.close()` MUST terminate every background command the sandbox started, detached or not, before it resolves, and afterwards the command MUST NOT be listed by any handle.",
+    "introduced": "1.2",
+    "capability": "attach"
+  },
+  {
+    "id": "SS-BG-4",
+    "level": "MUST",
+    "section": "Background commands",
+    "statement": "`background: true` together with `timeout`, `signal`, `stdin: 'pipe'` or `input` MUST be rejected with `InvalidArgument` whose `key` is `options.background`, before any side effect.",
+    "introduced": "1.2",
+    "capability": "attach"
+  },
+  {
+    "id": "SS-ATTACH-1",
+    "level": "MUST",
+    "section": "Attach",
+    "statement": "An id that names no background command MUST make `attach()` reject with `CommandNotFound` before any side effect: nothing starts, nothing is listed.",
+    "introduced": "1.2",
+    "capability": "attach"
+  },
+  {
+    "id": "SS-ATTACH-2",
+    "level": "MUST",
+    "section": "Attach",
+    "statement": "An attached Process MUST deliver each stream from `skipped` on, every byte once and in order, including all that the command writes after `attach()` resolved; with `{ replay: false }` it MUST deliver only what follows.",
+    "introduced": "1.2",
+    "capability": "attach"
+  },
+  {
+    "id": "SS-ATTACH-3",
+    "level": "MUST",
+    "section": "Attach",
+    "statement": "With `replay-full`, attaching MUST replay each stream from its first byte: `skipped` MUST be 0.",
+    "introduced": "1.2",
+    "capability": "replay-full"
+  },
+  {
+    "id": "SS-ATTACH-4",
+    "level": "MUST",
+    "section": "Attach",
+    "statement": "With `replay-tail`, attaching MUST replay at least the last min(written, 1 MiB) bytes of each stream written before it, and `skipped` MUST count the rest exactly.",
+    "introduced": "1.2",
+    "capability": "replay-tail"
+  },
+  {
+    "id": "SS-ATTACH-5",
+    "level": "MUST",
+    "section": "Attach",
+    "statement": "Attaching to a command that has ended MUST give a settled Process: its exact result (exit code or signal) from `wait()`, its replay as SS-ATTACH-2 to SS-ATTACH-4 require, then the end of iteration.",
+    "introduced": "1.2",
+    "capability": "attach"
+  },
+  {
+    "id": "SS-ATTACH-6",
+    "level": "MUST",
+    "section": "Attach",
+    "statement": "Disposing an attached Process MUST terminate its command (or, when the command has ended, forget it) and remove it from `commands()`, unless the Process was detached; after `detach()` the command MUST run on and stay listed.",
+    "introduced": "1.2",
+    "capability": "attach"
+  },
+  {
+    "id": "SS-START-3",
+    "level": "MUST",
+    "section": "Start",
+    "statement": "Attaching, listing, detaching and re-establishing a connection MUST NOT start the command again.",
+    "introduced": "1.2",
+    "capability": "attach"
+  },
+  {
+    "id": "SS-RECON-1",
+    "level": "MUST",
+    "section": "Reconnect",
+    "statement": "A handle built from the environment's id MUST list and attach to the background commands other handles started, and its `close()` MUST end only the attached Processes it holds undetached.",
+    "introduced": "1.2",
+    "capability": "attach-reconnect"
+  },
+  {
+    "id": "SS-RECON-2",
+    "level": "MUST",
+    "section": "Reconnect",
+    "statement": "A broken link to a running background command MUST be re-established with every byte delivered once, or the Process MUST reject with `TransportError` whose `commandId` is the command's, the command left running, owned as before, and attachable.",
+    "introduced": "1.2",
+    "capability": "attach-reconnect"
   }
 ];

@@ -23,13 +23,14 @@ interface Expectation {
 const REQUIRED = ['OutputChunk', 'ExecResult', 'CapabilityManifest', 'ConformanceReport', 'Capability'];
 
 /**
- * SHA-256 over the sorted paths and contents of spec/1.0/. A published
+ * SHA-256 over the sorted paths and contents of spec/<version>/. A published
  * revision is frozen (ADR-0006): only a correction that changes no
  * behaviour may touch it, and such a correction updates this digest in the
  * same commit, saying why.
  */
 const FROZEN: Readonly<Record<string, string>> = {
   '1.0': '8459f05f84e61c0b94480088311c3393684834310567ac99e7d8a09ef1656216',
+  '1.1': '06a44bd696ac2dacf617216746f1808b230825a16e74ddd20f68f56a322a0dff',
 };
 
 function typeDirectories(root: string): string[] {
@@ -196,7 +197,7 @@ describe.each(SPEC_VERSIONS)('spec/%s fixtures', (version) => {
 });
 
 describe('a minor revision only adds', () => {
-  // Everything a 1.0 implementation wrote is still valid 1.1 (ADR-0006, ADR-0012).
+  // Everything an earlier 1.x implementation wrote is still valid in the current revision (ADR-0006, ADR-0012).
   const older = SPEC_VERSIONS.slice(0, -1);
   describe.each(older)('spec/%s examples', (version) => {
     const examples = all(join(specDir(version), 'examples'));
@@ -205,6 +206,26 @@ describe('a minor revision only adds', () => {
       const valid = validate(load(join(specDir(version), 'examples', type, file)));
       expect(validate.issues).toEqual([]);
       expect(valid).toBe(true);
+    });
+  });
+});
+
+describe('a consumer pinned to an earlier 1.x revision reads this one', () => {
+  // What an implementation of the current revision writes is valid against the
+  // reader.json of every earlier revision that has one (ADR-0012): its new
+  // capabilities are booleans, its new error codes and values fit the open enums.
+  const readers = SPEC_VERSIONS.slice(0, -1).filter((version) => existsSync(join(specDir(version), 'reader.json')));
+  const examples = all(join(specDir(SPEC_VERSION), 'examples'));
+
+  it('has an earlier reader to check against', () => {
+    expect(readers.length).toBeGreaterThan(0);
+  });
+
+  describe.each(readers)('spec/%s/reader.json', (version) => {
+    const reader = committedValidators(version, 'reader.json');
+    it.each(examples)(`reads examples/%s/%s of spec/${SPEC_VERSION}`, (type, file) => {
+      const read = reader(type);
+      expect(read(load(join(specDir(SPEC_VERSION), 'examples', type, file))), JSON.stringify(read.reasons)).toBe(true);
     });
   });
 });
@@ -245,5 +266,11 @@ describe(`spec/${SPEC_VERSION}/reader.json`, () => {
     const manifest = reader('CapabilityManifest');
     expect(manifest({ streaming: true, stdin: true, 'resource-limits': false, user: false, 'later-capability': 'yes' })).toBe(false);
     expect(manifest({ streaming: true, stdin: true, 'resource-limits': false })).toBe(false);
+    // The 1.2 manifest rules (ADR-0036) bind every later revision too.
+    const base = { streaming: true, stdin: true, 'resource-limits': false, user: false };
+    expect(manifest({ ...base, attach: true, 'replay-tail': true, 'later-capability': true })).toBe(true);
+    expect(manifest({ ...base, attach: true, 'replay-full': true, 'replay-tail': true })).toBe(false);
+    expect(manifest({ ...base, 'replay-tail': true })).toBe(false);
+    expect(manifest({ ...base, attach: false, 'attach-reconnect': true })).toBe(false);
   });
 });

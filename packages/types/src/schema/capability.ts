@@ -86,7 +86,9 @@ export function hasCapability(manifest: Readonly<Partial<Record<Capability, bool
  * vendor extensions under an `x-` prefix that the conformance kit ignores.
  * `binary-output` is optional and absent means `true`; the 1.2 capabilities
  * (`attach`, `attach-reconnect`, `replay-full`, `replay-tail`) are optional and
- * absent means `false`.
+ * absent means `false`. The schema holds them together: `attach-reconnect`,
+ * `replay-full` and `replay-tail` are `true` only with `attach` `true`, and at
+ * most one of the two replays is `true` (spec 1.2, SS-CAP-3).
  *
  * @example
  * ```ts
@@ -98,7 +100,7 @@ export function hasCapability(manifest: Readonly<Partial<Record<Capability, bool
  */
 export const CapabilityManifest = definition(
   'CapabilityManifest',
-  'The capabilities an adapter advertises: one boolean per capability of the spec (binary-output may be left out, meaning true), plus x- vendor extensions.',
+  'The capabilities an adapter advertises: one boolean per capability of the spec (binary-output may be left out, meaning true; attach, attach-reconnect, replay-full and replay-tail may be left out, meaning false), plus x- vendor extensions. attach-reconnect, replay-full and replay-tail need attach, and replay-full and replay-tail exclude each other.',
   Type.Object(
     {
       streaming: Type.Boolean({ description: 'stream() returns a live Process.' }),
@@ -129,6 +131,29 @@ export const CapabilityManifest = definition(
     {
       additionalProperties: false,
       patternProperties: { '^x-[a-z0-9-]+$': { type: 'boolean' } },
+      // The 1.2 promises that depend on each other (ADR-0036): a replay or a
+      // reconnect is a promise about attaching, and the two replays exclude
+      // each other. Every subschema names the keys it requires in its own
+      // `properties` (ajv's strictRequired), and none closes an object, so
+      // the reader document keeps these rules while it opens the manifest.
+      allOf: [
+        {
+          description: 'attach-reconnect, replay-full and replay-tail are true only with attach true (absent means false).',
+          if: { not: { required: ['attach'], properties: { attach: { const: true } } } },
+          then: {
+            properties: {
+              'attach-reconnect': { const: false },
+              'replay-full': { const: false },
+              'replay-tail': { const: false },
+            },
+          },
+        },
+        {
+          description: 'replay-full and replay-tail are not both true.',
+          if: { required: ['replay-full'], properties: { 'replay-full': { const: true } } },
+          then: { properties: { 'replay-tail': { const: false } } },
+        },
+      ],
     },
   ),
 );
