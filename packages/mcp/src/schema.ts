@@ -78,7 +78,7 @@ const execFailureSchema = z
   .object({
     error: z
       .object({
-        code: z.string().describe("A Sandstream error code (spec 1.1's ErrorCode: SPAWN_FAILED, INVALID_ARGUMENT, ...), or INTERNAL."),
+        code: z.string().describe("A Sandstream error code (the spec's ErrorCode: SPAWN_FAILED, INVALID_ARGUMENT, ...), or INTERNAL."),
         message: z.string(),
         key: z.string().optional().describe('For INVALID_ARGUMENT: the argument at fault.'),
       })
@@ -90,7 +90,7 @@ const execFailureSchema = z
 export interface ExecFailure {
   /** What failed: the code to match on, and a message for humans. */
   readonly error: {
-    /** A code of spec 1.1's `ErrorCode`, or `INTERNAL` for a fault of the server itself. */
+    /** A code of the spec's `ErrorCode`, or `INTERNAL` for a fault of the server itself. */
     readonly code: ErrorCode | typeof INTERNAL;
     readonly message: string;
     /** For `INVALID_ARGUMENT`: the argument at fault, e.g. `arguments.argv`. */

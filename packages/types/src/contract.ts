@@ -172,8 +172,16 @@ export interface Sandbox<Native = unknown> extends AsyncDisposable {
    * not thenable, so forgetting the scope cannot be papered over by `await`.
    * Throws `CapabilityNotSupported`, `InvalidArgument` or `SandboxClosed`
    * before any side effect.
+   *
+   * With `background: true` (spec 1.2, capability `attach`), the command
+   * belongs to the sandbox and the Process is a {@link BackgroundProcess}
+   * that can `detach()`.
    */
   stream(argv: readonly string[], options: StreamOptions & { readonly background: true }): BackgroundProcess;
+  /**
+   * Starts a command and returns its Process synchronously (see the
+   * overload above; this one is every call without `background: true`).
+   */
   stream(argv: readonly string[], options?: StreamOptions): Process;
   /**
    * Spec 1.2, capability `attach`: a Process for a background command that
