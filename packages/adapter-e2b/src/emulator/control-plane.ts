@@ -1,7 +1,10 @@
 /**
  * A fake E2B control plane on the emulator's port, for the SDK's non-debug
  * path: `POST /v2/sandboxes` creates a sandbox and issues its envd access
- * token, `DELETE /sandboxes/{id}` kills it and every process in it.
+ * token, `POST /v2/sandboxes/{id}/connect` (the SDK's `Sandbox.connect`)
+ * gives a running one's details and token again (200; an unknown or killed
+ * sandbox is 404: nothing here pauses or resumes), `DELETE /sandboxes/{id}`
+ * kills it and every process in it.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -11,7 +14,7 @@ import type { EnvdRoute } from './types.js';
 
 /** True for a path the control plane serves. */
 export function isControlPlanePath(url: string | undefined): boolean {
-  return url === '/v2/sandboxes' || url?.startsWith('/sandboxes/') === true;
+  return url === '/v2/sandboxes' || url?.startsWith('/sandboxes/') === true || /^\/v2\/sandboxes\/[^/?]+\/connect$/.test(url ?? '');
 }
 
 /** Every live process of the commands a sandbox ran: the running ones with their descendants, and their groups' members. */
@@ -32,7 +35,15 @@ export async function serveControlPlane(envd: Envd, req: IncomingMessage, res: S
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString('utf8');
   const kill = /^\/sandboxes\/([^/?]+)$/.exec(req.url ?? '');
-  const route: EnvdRoute | undefined = req.method === 'POST' && req.url === '/v2/sandboxes' ? 'create-sandbox' : req.method === 'DELETE' && kill !== null ? 'kill-sandbox' : undefined;
+  const connect = /^\/v2\/sandboxes\/([^/?]+)\/connect$/.exec(req.url ?? '');
+  const route: EnvdRoute | undefined =
+    req.method === 'POST' && req.url === '/v2/sandboxes'
+      ? 'create-sandbox'
+      : req.method === 'POST' && connect !== null
+        ? 'connect-sandbox'
+        : req.method === 'DELETE' && kill !== null
+          ? 'kill-sandbox'
+          : undefined;
   const recorded = envd.recorder.record({ method: req.method ?? 'GET', path: req.url ?? '/', route, headers: headerRecord(req), body: text === '' ? undefined : JSON.parse(text) });
   await envd.recorder.admit();
   const json = (status: number, body?: unknown): void => {
@@ -53,6 +64,11 @@ export async function serveControlPlane(envd: Envd, req: IncomingMessage, res: S
       envdVersion: '0.5.7',
       envdAccessToken: sandbox.accessToken,
     });
+  }
+  if (route === 'connect-sandbox') {
+    const sandbox = envd.sandboxes.get(decodeURIComponent(connect![1]!));
+    if (sandbox === undefined || sandbox.killedAt !== undefined) return json(404, { code: 404, message: `sandbox ${connect![1]} not found` });
+    return json(200, { sandboxID: sandbox.sandboxId, templateID: 'base', clientID: 'emulated', envdVersion: '0.5.7', envdAccessToken: sandbox.accessToken });
   }
   if (route === 'kill-sandbox') {
     const sandbox = envd.sandboxes.get(decodeURIComponent(kill![1]!));

@@ -70,7 +70,7 @@ export interface EmulatedProcess {
 export type EnvdMethod = 'Start' | 'Connect' | 'List' | 'SendInput' | 'SendSignal' | 'CloseStdin' | 'Update' | 'StreamInput';
 
 /** What the emulator calls each request it serves: an RPC, the health check, or a control-plane call. */
-export type EnvdRoute = EnvdMethod | 'health' | 'create-sandbox' | 'kill-sandbox';
+export type EnvdRoute = EnvdMethod | 'health' | 'create-sandbox' | 'connect-sandbox' | 'kill-sandbox';
 
 /**
  * A request as the emulator received it: `route` is the RPC (`'Start'`),
