@@ -14,7 +14,7 @@
  *   directory and its small files are readable by every account; the output
  *   by the command's account only.
  * - **The start** (`sandstream-background`): makes the record, says `ok` on
- *   its standard output, then execs the unchanged supervisor with its
+ *   its standard error, then execs the unchanged supervisor with its
  *   streams on the record's files: the command no longer depends on any
  *   connection, and nothing is written to a pipe nobody reads.
  * - **A follower** (`sandstream-follower`): prints each file's bytes from an
@@ -40,17 +40,22 @@ export const RECORDS_NAME = 'sandstream-records';
 /** Tools by the system's directories (the command's PATH is the caller's). */
 const TOOLS = 't() { for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do [ -x "$d/$2" ] && { eval "$1=\\$d/\\$2"; return 0; }; done; return 1; }';
 
-/** Whether the supervisor of record D (pid in S, id in I) still runs: its argv holds the id. */
-const ALIVE = 'alive() { [ -r "/proc/$S/cmdline" ] && "$G" -qF -e "$I" "/proc/$S/cmdline" 2>/dev/null; }';
+/**
+ * Whether the supervisor of a record (pid in S, id in I) still runs: one word of its argv is the
+ * id. `-z`: the words are NUL-terminated, and busybox's grep would stop at the first NUL of a line.
+ */
+const ALIVE = 'alive() { [ -n "$S" ] && [ -r "/proc/$S/cmdline" ] && "$G" -qzxF -e "$I" "/proc/$S/cmdline" 2>/dev/null; }';
 
 /** `sh -c BACKGROUND sandstream-background DIR ARGV_JSON ACCOUNT supervisor-argv...` */
 export const BACKGROUND = [
   'D=$1 A=$2 U=$3; shift 3',
   // Output files for the command's account alone; the rest readable by every account (a listing).
   'umask 077',
-  'mkdir "$D" 2>/dev/null || { echo nospool; exit 127; }',
-  `{ printf '%s\\n' "$A" > "$D/argv.json" && printf '%s\\n' "$U" > "$D/account" && echo $$ > "$D/pid" && : > "$D/out" && : > "$D/err" && chmod 755 "$D" && chmod 644 "$D/argv.json" "$D/account" "$D/pid"; } 2>/dev/null || { echo nospool; exit 127; }`,
-  'echo ok',
+  // The answer goes to standard error: a backend may hold standard output back until the end or
+  // until standard error speaks (Docker's adapter does, to tell its runtime's refusals).
+  'mkdir "$D" 2>/dev/null || { echo nospool >&2; exit 127; }',
+  `{ printf '%s\\n' "$A" > "$D/argv.json" && printf '%s\\n' "$U" > "$D/account" && echo $$ > "$D/pid" && : > "$D/out" && : > "$D/err" && chmod 755 "$D" && chmod 644 "$D/argv.json" "$D/account" "$D/pid"; } 2>/dev/null || { echo nospool >&2; exit 127; }`,
+  'echo ok >&2',
   // The supervisor keeps this pid; its streams are the record's files from here on.
   'exec "$@" </dev/null >"$D/out" 2>"$D/err"',
 ].join('\n');

@@ -56,7 +56,7 @@ export class Following {
       };
       started = transport.start(request, {
         output: (stream, data) => {
-          if (stream !== 'stdout' || settled) return;
+          if (stream !== 'stderr' || settled) return;
           said += Buffer.from(data).toString('latin1');
           if (said.startsWith(OK)) settle();
           else if (said.length >= OK.length || !OK.startsWith(said)) settle(new SpawnFailed(command.argv, `the background command's record could not be made: ${JSON.stringify(said.trim())}`));
