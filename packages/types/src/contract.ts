@@ -114,8 +114,9 @@ export interface BackgroundProcess extends Process {
    * Leaves the command running, owned by its sandbox as before, and releases
    * this Process: unread output is discarded, iteration ends, `wait()` and
    * `kill()` reject with `InvalidState`, disposal resolves at once. Waits for
-   * `started()` and rejects as it does. Once the Process settled it changes
-   * nothing.
+   * `started()` and rejects as it does. On a Process already settled it only
+   * releases it: the ended command stays listed, and `attach()` gives its
+   * result.
    */
   detach(): Promise<void>;
 }

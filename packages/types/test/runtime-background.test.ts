@@ -242,3 +242,18 @@ describe('with a backend that keeps the records (the remote kit\'s part) [SS-REC
     await third.sb.close();
   });
 });
+
+describe('detach() after the end [SS-BG-2]', () => {
+  it('releases the Process only: its disposal does not forget the ended command', async () => {
+    const { sb, drivers } = attachSandbox();
+    const proc = await startBackground(sb);
+    drivers[0]!.exit(5);
+    await flush();
+    expect(proc.exited).toBe(true);
+    await proc.detach();
+    await proc[Symbol.asyncDispose]();
+    const ended = await sb.attach!(proc.commandId!);
+    expect(await ended.wait()).toMatchObject({ exitCode: 5 });
+    await sb.close();
+  });
+});

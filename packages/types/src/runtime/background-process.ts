@@ -185,7 +185,8 @@ export class BackgroundView implements BackgroundProcess {
 
   async detach(): Promise<void> {
     await this.started();
-    if (this.#detached || this.#disposal !== undefined || this.#command.core.settled) return;
+    // Also when the command has ended: a detached Process's disposal must not forget it.
+    if (this.#detached || this.#disposal !== undefined) return;
     this.#detached = true;
     leaked.unregister(this);
     this.#command.unsubscribe(this.#sink);
