@@ -25,6 +25,14 @@ describe('plan', () => {
     }
   });
 
+  it('keeps the plans of the seeds already run (RELIABILITY.md) for targets without attach', () => {
+    // Pinned from the runs recorded there: a seed of a target without attach reproduces them.
+    expect(planDigest(7, 10_000, { binary: true, stdin: true })).toBe('b6ef5f472caacfb0');
+    expect(planDigest(7, 10_000, { binary: false, stdin: true })).toBe('e74da3c94e229555');
+    expect(planDigest(1001, 2000, { binary: false, stdin: true })).toBe('61416f21f3af86fc');
+    expect(planDigest(7, 200, { binary: false, stdin: false })).toBe('7abb0b95d6487aae');
+  });
+
   it('draws from mulberry32, not Math.random', () => {
     const rng = new Rng(1);
     expect([rng.next(), rng.next(), rng.next()].map((x) => x.toFixed(6))).toEqual(['0.627074', '0.002736', '0.527447']);
