@@ -3,78 +3,19 @@
  * saw. Everything here is what a careful caller of the contract would do;
  * anything the contract does not promise is reported as a problem.
  */
-import { AbortError, SandstreamError, type ExecResult, type Process, type Sandbox } from '@sandstream/types';
-import type { PlannedEnd } from './behaviours.js';
+import { AbortError, SandstreamError, type ExecResult, type Process } from '@sandstream/types';
+import { consumeBackground } from './consume-background.js';
+import { bounded, checkEnd, conclude, describe, verifySettled as settledWithin, WAIT_TIMEOUT, type ConsumeContext, type ProcessOutcome } from './consume-support.js';
+import { isBackground } from './endings.js';
 import { feed } from './feed.js';
 import { OutputCheck } from './output-check.js';
 import type { ProcessPlan } from './plan.js';
 import { Progress } from './progress.js';
 
-/** What one process gave. */
-export interface ProcessOutcome {
-  /** Problems found (each becomes a violation naming the process). */
-  readonly problems: string[];
-  /** The consumer read both streams to their end, and they were compared byte for byte. */
-  readonly verified: boolean;
-  /** Bytes the consumer received. */
-  readonly bytes: number;
-  /**
-   * Under a host process limit only ({@link ConsumeContext.forksMayFail}):
-   * the command's own shell could not fork and said so on stderr; its
-   * stdout was still checked as an exact prefix, and its end not at all.
-   */
-  readonly forkRefused?: boolean;
-  /** From the consumer's ending action to the command being settled, in ms (undefined when it read to the end). */
-  readonly teardownMs: number | undefined;
-}
-
-/** Where a process runs. */
-export interface ConsumeContext {
-  /** The shared sandbox. */
-  readonly shared: Sandbox;
-  /** A fresh sandbox (for `close-sandbox` endings). */
-  openSandbox(): Promise<Sandbox>;
-  /** Bound on any single wait for the runtime (a wait past it is a problem, not a hang of the whole run). */
-  readonly waitBoundMs: number;
-  /** The adapter delivers decoded text (no `binary-output`). */
-  readonly textOnly: boolean;
-  /**
-   * The run is under a low process limit that the commands share (local
-   * commands are this host's processes): a command's own fork may fail.
-   */
-  readonly forksMayFail?: boolean;
-}
+export { describe, type ConsumeContext, type ProcessOutcome };
 
 /** The error a `throw` ending throws, to tell it from any error of the runtime. */
 class ConsumerThrow extends Error {}
-
-const WAIT_TIMEOUT = Symbol('wait-timeout');
-
-async function bounded<T>(promise: Promise<T>, ms: number): Promise<T | typeof WAIT_TIMEOUT> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([promise, new Promise<typeof WAIT_TIMEOUT>((resolve) => (timer = setTimeout(() => resolve(WAIT_TIMEOUT), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** One line naming an error, its code, and for a failed disposal both errors. */
-export function describe(error: unknown): string {
-  // `await using` compiled for Node 20 throws an Error named SuppressedError carrying both errors.
-  if (error instanceof Error && error.name === 'SuppressedError' && 'error' in error && 'suppressed' in error) {
-    return `disposal failed with ${describe(error.error)} (while leaving with ${describe(error.suppressed)})`;
-  }
-  if (error instanceof Error) return `${error.constructor.name}${error instanceof SandstreamError ? ` ${error.code}` : ''}: ${error.message}`;
-  return String(error);
-}
-
-function checkEnd(result: ExecResult, end: PlannedEnd, problems: string[]): void {
-  if (result.exitCode !== end.exitCode || result.signal !== end.signal) {
-    problems.push(`ended with exitCode ${result.exitCode} signal ${result.signal}, the command ends with exitCode ${end.exitCode} signal ${end.signal}`);
-  }
-  if (result.timedOut) problems.push('result says timedOut, but no timeout was set');
-}
 
 /** How feeding standard input went: undefined when every write and the end succeeded. */
 type FeedFailure = { readonly typed: boolean; readonly description: string } | undefined;
@@ -106,6 +47,7 @@ function streamOptions(plan: ProcessPlan, extra: { signal?: AbortSignal; timeout
  * follows it, for a caller that gives up on it to say where it stood.
  */
 export async function consume(plan: ProcessPlan, context: ConsumeContext, progress: Progress = new Progress()): Promise<ProcessOutcome> {
+  if (isBackground(plan.ending)) return consumeBackground(plan, plan.ending, context, progress);
   const argv = ['sh', '-c', plan.command.script];
   const check = new OutputCheck(plan.command.expected(), context.textOnly);
   const accept = (chunk: { stream: 'stdout' | 'stderr'; data: Uint8Array }): void => {
@@ -127,19 +69,8 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext, progre
     verified = true;
   };
 
-  /** After the consumer's own ending: the command must be settled, and what arrived an exact prefix. */
-  const verifySettled = async (proc: Process): Promise<void> => {
-    if (!proc.exited) problems.push('not exited after its scope was left');
-    progress.stage = 'waiting';
-    const waited = await bounded(
-      proc.wait().then(
-        () => undefined,
-        () => undefined,
-      ),
-      context.waitBoundMs,
-    );
-    if (waited === WAIT_TIMEOUT) problems.push(`wait() did not settle within ${context.waitBoundMs} ms after the scope was left`);
-  };
+  /** After the consumer's own ending: the command must be settled. */
+  const verifySettled = (proc: Process): Promise<void> => settledWithin(proc, context, progress, problems);
 
   switch (ending.kind) {
     case 'complete-stream': {
@@ -325,14 +256,5 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext, progre
     }
   }
   progress.stage = 'checking';
-  if (context.forksMayFail && check.forkRefused()) {
-    // What the command wrote before its fork failed is still exact; its end and the rest are its own.
-    const settled = problems.filter((problem) => /settle|not exited|did not resolve|did not end|close\(\) rejected/.test(problem));
-    const stdout = check.stdoutPrefixProblem();
-    if (stdout !== undefined && plan.command.prefixWhenEnded) settled.push(`stdout differs from what the command wrote before its fork failed: ${stdout}`);
-    return { problems: settled, verified: false, bytes: check.received(), teardownMs, forkRefused: true };
-  }
-  const prefix = check.prefixProblem();
-  if (prefix !== undefined && !verified && plan.command.prefixWhenEnded) problems.push(`output differs from what the command wrote: ${prefix}`);
-  return { problems, verified, bytes: check.received(), teardownMs };
+  return conclude(plan, context, [check], { problems, verified, teardownMs });
 }

@@ -7,9 +7,9 @@
  */
 export { runSoak, type SoakOptions, type SoakReport, type Violation, type ResourceSnapshot } from './runner.js';
 export { formatReport } from './report.js';
-export { planProcess, planDigest, behavioursFor, type ProcessPlan, type PlanCapabilities } from './plan.js';
+export { planProcess, planDigest, planCapabilities, behavioursFor, endingsFor, type ProcessPlan, type PlanCapabilities } from './plan.js';
 export { BEHAVIOURS, type BehaviourName, type CommandPlan } from './behaviours.js';
-export { ENDINGS, type EndingName, type EndingPlan } from './endings.js';
+export { BACKGROUND_ENDINGS, ENDINGS, type BackgroundEndingName, type EndingName, type EndingPlan } from './endings.js';
 export { ADAPTERS, MARKER, type AdapterName } from './targets.js';
 export { Rng } from './random.js';
 export { percentiles, percentile, type Percentiles } from './stats.js';

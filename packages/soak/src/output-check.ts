@@ -101,6 +101,11 @@ export class OutputCheck {
     return this.streams.stdout.offset >= this.streams.stdout.expected.byteLength && this.streams.stderr.offset >= this.streams.stderr.expected.byteLength;
   }
 
+  /** Bytes received so far on one stream. */
+  receivedOn(stream: StreamName): number {
+    return this.streams[stream].offset;
+  }
+
   /** Bytes received so far, both streams. */
   received(): number {
     return this.streams.stdout.offset + this.streams.stderr.offset;

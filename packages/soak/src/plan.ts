@@ -4,8 +4,9 @@
  * index. The digest of a run's plan proves two runs did the same thing.
  */
 import { createHash } from 'node:crypto';
+import { hasCapability, type CapabilityManifest } from '@sandstream/types';
 import { BEHAVIOURS, companionScript, planCommand, type BehaviourName, type CommandPlan } from './behaviours.js';
-import { planEnding, readsToEnd, type EndingPlan } from './endings.js';
+import { BACKGROUND_ENDINGS, ENDINGS, planEnding, readsToEnd, type EndingName, type EndingPlan } from './endings.js';
 import { Rng } from './random.js';
 
 /** What the adapter under test supports, as far as the plan cares. */
@@ -14,6 +15,17 @@ export interface PlanCapabilities {
   readonly binary: boolean;
   /** `stdin`: commands may read standard input. */
   readonly stdin: boolean;
+  /**
+   * `attach` (spec 1.2): commands may be started in the background and ended
+   * by the endings of {@link BACKGROUND_ENDINGS}. Without it the plan is
+   * exactly that of a target before 1.2, so its seeds reproduce.
+   */
+  readonly attach: boolean;
+}
+
+/** What the plan cares about of a sandbox's manifest. */
+export function planCapabilities(manifest: Readonly<CapabilityManifest>): PlanCapabilities {
+  return { binary: hasCapability(manifest, 'binary-output'), stdin: hasCapability(manifest, 'stdin'), attach: hasCapability(manifest, 'attach') };
 }
 
 /** The plan of one process. */
@@ -32,11 +44,17 @@ export function behavioursFor(capabilities: PlanCapabilities): BehaviourName[] {
   );
 }
 
+/** The endings a target with these capabilities gets. */
+export function endingsFor(capabilities: PlanCapabilities): EndingName[] {
+  return ENDINGS.filter((e) => capabilities.attach || !(BACKGROUND_ENDINGS as readonly string[]).includes(e));
+}
+
 /** Plans process `index` of the run of `seed`. */
 export function planProcess(seed: number, index: number, capabilities: PlanCapabilities): ProcessPlan {
   const rng = Rng.of(seed, index);
   const behaviour = rng.pick(behavioursFor(capabilities));
-  const ending = planEnding(rng, companionScript);
+  // A background command's standard input is at end-of-file: one that reads it gets the endings of 1.1 only.
+  const ending = planEnding(rng, companionScript, capabilities.attach && behaviour !== 'reads-stdin');
   const lingers = !readsToEnd(ending) && rng.chance(0.6);
   const piece = rng.logInt(1, 64 * 1024);
   const command = planCommand(behaviour, rng, { binary: capabilities.binary, lingers });

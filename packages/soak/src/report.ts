@@ -22,7 +22,7 @@ export function formatReport(report: SoakReport): string {
   const { resources, heap } = report;
   const lines = [
     `soak: adapter ${report.adapter}, seed ${report.seed}, ${report.count} processes, concurrency ${report.concurrency}, plan digest ${report.planDigest}`,
-    `  grace ${report.graceMs} ms, kill wait ${report.adapter === 'local' ? 'the adapter\'s own' : `${report.killWaitMs} ms`}; capabilities: binary output ${report.capabilities.binary ? 'yes' : 'no (text only)'}, stdin ${report.capabilities.stdin ? 'yes' : 'no'}`,
+    `  grace ${report.graceMs} ms, kill wait ${report.adapter === 'local' ? 'the adapter\'s own' : `${report.killWaitMs} ms`}; capabilities: binary output ${report.capabilities.binary ? 'yes' : 'no (text only)'}, stdin ${report.capabilities.stdin ? 'yes' : 'no'}, attach ${report.capabilities.attach ? 'yes' : 'no'}`,
     `  started ${report.started}, finished ${report.finished} in ${(report.durationMs / 1000).toFixed(1)} s`,
     `  behaviours: ${counts(report.behaviours)}`,
     `  endings: ${counts(report.endings)}`,

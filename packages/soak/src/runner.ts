@@ -7,13 +7,13 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { markedProcesses } from '@sandstream/test-support/processes';
-import { hasCapability, type Sandbox } from '@sandstream/types';
+import type { Sandbox } from '@sandstream/types';
 import { TIMED_OUT, within } from '@sandstream/types/runtime';
 import { BEHAVIOURS, type BehaviourName } from './behaviours.js';
 import { consume, describe, type ProcessOutcome } from './consume.js';
 import { ENDINGS, type EndingName } from './endings.js';
 import { HostLimitRun, type HostLimitOptions, type HostLimitReport } from './host-limits.js';
-import { planDigest, planProcess, type PlanCapabilities } from './plan.js';
+import { planCapabilities, planDigest, planProcess, type PlanCapabilities } from './plan.js';
 import { canCollect, LoopDelayMonitor, settledHeap } from './probes.js';
 import { excess, extraFds, resourceDelta, snapshot, type ResourceSnapshot } from './snapshots.js';
 import { Progress } from './progress.js';
@@ -210,10 +210,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     target = await createTarget(adapter, { runId, graceMs, killWaitMs });
     const decorate = options.decorate ?? ((sandbox: Sandbox) => sandbox);
     const shared = decorate(target.shared);
-    const capabilities: PlanCapabilities = {
-      binary: hasCapability(shared.capabilities, 'binary-output'),
-      stdin: hasCapability(shared.capabilities, 'stdin'),
-    };
+    const capabilities = planCapabilities(shared.capabilities);
     const digest = planDigest(seed, count, capabilities);
     const openSandbox = async (): Promise<Sandbox> => decorate(await target!.openSandbox());
     const limits = options.hostLimits;
@@ -311,6 +308,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const survivors = { host: hostSurvivors(runId), backend: await target.backendSurvivors() };
     if (survivors.host.length > 0) violate('survivors', `${survivors.host.length} marked process(es) alive after the run: ${survivors.host.slice(0, 10).join('; ')}`);
     if (survivors.backend.length > 0) violate('survivors', `${survivors.backend.length} process(es) in the emulator's table after the run: ${survivors.backend.slice(0, 10).join('; ')}`);
+    // Every background ending forgets its command or closes its owner: the shared sandbox keeps no record (ADR-0036).
+    const records = capabilities.attach ? (await shared.commands!()).map((r) => `${r.commandId} ${r.state} ${JSON.stringify(r.argv).slice(0, 120)}`) : [];
+    if (records.length > 0) violate('leftovers', `${records.length} background command record(s) the shared sandbox lists after the run: ${records.slice(0, 10).join('; ')}`);
     // Nor may the adapter's own files for commands that are over.
     const look = target.leftovers;
     let leftovers: readonly string[] | { readonly notChecked: string };

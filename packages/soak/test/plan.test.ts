@@ -1,10 +1,10 @@
 /** The plan is a pure function of the seed; the generator and the statistics are exact. */
 import { describe, expect, it } from 'vitest';
-import { BEHAVIOURS, behavioursFor, percentile, percentiles, planDigest, planProcess, Rng } from '../src/index.js';
+import { BACKGROUND_ENDINGS, BEHAVIOURS, behavioursFor, endingsFor, ENDINGS, percentile, percentiles, planDigest, planProcess, Rng } from '../src/index.js';
 
 describe('plan', () => {
   it('is the same for the same seed and differs for another', () => {
-    const caps = { binary: true, stdin: true };
+    const caps = { binary: true, stdin: true, attach: false };
     expect(planDigest(42, 300, caps)).toBe(planDigest(42, 300, caps));
     expect(planDigest(42, 300, caps)).not.toBe(planDigest(43, 300, caps));
     const a = planProcess(42, 17, caps);
@@ -14,14 +14,46 @@ describe('plan', () => {
   });
 
   it('leaves out binary output and stdin where the adapter lacks them, and plans only valid UTF-8 then', () => {
-    const caps = { binary: false, stdin: false };
+    const caps = { binary: false, stdin: false, attach: false };
     expect(behavioursFor(caps)).toEqual(BEHAVIOURS.filter((b) => b !== 'binary-output' && b !== 'reads-stdin'));
     const decoder = new TextDecoder('utf-8', { fatal: true });
     for (let i = 0; i < 200; i++) {
-      const plan = planProcess(5, i, { binary: false, stdin: true });
+      const plan = planProcess(5, i, { binary: false, stdin: true, attach: false });
       const { stdout, stderr } = plan.command.expected();
       expect(() => decoder.decode(stdout) + decoder.decode(stderr)).not.toThrow();
       expect(plan.command.behaviour).not.toBe('binary-output');
+    }
+  });
+
+  it('keeps the plans of the seeds already run (RELIABILITY.md) for targets without attach', () => {
+    // Pinned from the runs recorded there: a seed of a target without attach reproduces them.
+    expect(planDigest(7, 10_000, { binary: true, stdin: true, attach: false })).toBe('b6ef5f472caacfb0');
+    expect(planDigest(7, 10_000, { binary: false, stdin: true, attach: false })).toBe('e74da3c94e229555');
+    expect(planDigest(1001, 2000, { binary: false, stdin: true, attach: false })).toBe('61416f21f3af86fc');
+    expect(planDigest(7, 200, { binary: false, stdin: false, attach: false })).toBe('7abb0b95d6487aae');
+  });
+
+  it('plans the endings of background commands only with attach, never for a command that reads stdin, and never lingering where it reads to the end', () => {
+    const background = new Set<string>(BACKGROUND_ENDINGS);
+    expect(endingsFor({ binary: true, stdin: true, attach: false }).some((e) => background.has(e))).toBe(false);
+    expect(endingsFor({ binary: true, stdin: true, attach: true })).toEqual([...ENDINGS]);
+    const without = Array.from({ length: 2000 }, (_, i) => planProcess(7, i, { binary: true, stdin: true, attach: false }));
+    expect(without.some((plan) => background.has(plan.ending.kind))).toBe(false);
+    const seen = new Set<string>();
+    for (let i = 0; i < 2000; i++) {
+      const plan = planProcess(7, i, { binary: true, stdin: true, attach: true });
+      if (!background.has(plan.ending.kind)) continue;
+      seen.add(plan.ending.kind);
+      expect(plan.command.behaviour).not.toBe('reads-stdin');
+      expect(plan.command.stdin).toBeUndefined();
+      if (plan.ending.kind === 'detach-attach' || plan.ending.kind === 'ended-forgotten') expect(plan.command.lingers).toBe(false);
+      if (plan.ending.kind === 'owner-closed') expect(plan.ending.companions.length).toBeGreaterThan(0);
+    }
+    expect([...seen].sort()).toEqual([...BACKGROUND_ENDINGS].sort());
+    // The rest of the plan draws as before where the ending is one of 1.1: a command that reads stdin is planned alike.
+    const stdinPlans = without.filter((plan) => plan.command.behaviour === 'reads-stdin');
+    for (const plan of stdinPlans.slice(0, 50)) {
+      expect(JSON.stringify(planProcess(7, plan.index, { binary: true, stdin: true, attach: true }).ending)).toBe(JSON.stringify(plan.ending));
     }
   });
 

@@ -48,6 +48,10 @@ describe('the soak fails', () => {
       count: 40,
       concurrency: 5,
       seed: 11,
+      // A lingering command is read until its output is complete, which with a chunk gone it never
+      // is: such a process ends only by the bound (a hang, reported beside the loss).
+      processBoundMs: 10_000,
+      settleBoundMs: 3_000,
       decorate: (sandbox) =>
         withStream(sandbox, (proc) =>
           withIterator(proc, (inner) => {
