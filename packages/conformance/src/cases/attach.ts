@@ -74,8 +74,13 @@ class Reader {
   }
 }
 
-function checkBoth(delivered: Record<StreamName, Uint8Array>, proc: BackgroundProcess, command: BurstCommand, mode: ReplayMode, written: (stream: StreamName) => number, what: string): void {
-  for (const stream of ['stdout', 'stderr'] as const) checkReplay(stream, delivered[stream], proc.skipped, command, mode, written(stream), what);
+type Skipped = BackgroundProcess['skipped'];
+
+/** D = T[s..] on both streams, `skipped` as read once attach() resolved; it must not change while the Process is read. */
+function checkBoth(delivered: Record<StreamName, Uint8Array>, proc: BackgroundProcess, skipped: Skipped, command: BurstCommand, mode: ReplayMode, written: (stream: StreamName) => number, what: string): void {
+  const now = proc.skipped;
+  check(JSON.stringify(now) === JSON.stringify(skipped), `${what}: skipped changed while the Process was read, from ${JSON.stringify(skipped)} to ${JSON.stringify(now)}`);
+  for (const stream of ['stdout', 'stderr'] as const) checkReplay(stream, delivered[stream], skipped, command, mode, written(stream), what);
 }
 
 /** Burst 1, a default attach, burst 2: the replay as the manifest declares it (ATTACH-3, ATTACH-4). */
@@ -87,11 +92,12 @@ async function replayCase(ctx: CaseContext, mode: 'full' | 'tail', bursts: Burst
   let proc: BackgroundProcess | undefined;
   try {
     await starter.detach();
-    await untilBurst1(ctx, command);
+    await untilBurst1(ctx, command, calls, id);
     proc = await calls.attach(id);
+    const skipped = proc.skipped;
     await trigger(ctx, command);
     const delivered = await drain(proc);
-    checkBoth(delivered, proc, command, mode, (stream) => command.first[stream], `attach() under replay-${mode}`);
+    checkBoth(delivered, proc, skipped, command, mode, (stream) => command.first[stream], `attach() under replay-${mode}`);
     checkEnding(await proc.wait(), 0, 'wait() of the attached Process');
   } finally {
     await disposeAll([proc]);
@@ -125,12 +131,13 @@ async function endedRun(ctx: CaseContext, calls: AttachCalls, ending: Ending): P
   const how = ending === 'term' ? 'a command that died by SIGTERM' : `a command that exited ${ending}`;
   try {
     await starter.detach();
-    await untilBurst1(ctx, command);
+    await untilBurst1(ctx, command, calls, id);
     await trigger(ctx, command);
     await untilEnded(ctx, calls, command, id);
     const proc = await calls.attach(id);
     procs.push(proc);
     const settledAtAttach = proc.exited;
+    const skipped = proc.skipped;
     const delivered = await drain(proc);
     const result = await proc.wait();
     const again = await calls.attach(id, { replay: false });
@@ -143,7 +150,7 @@ async function endedRun(ctx: CaseContext, calls: AttachCalls, ending: Ending): P
     check(settledAtAttach, `attach() of ${how} must give a settled Process; its exited was false`);
     checkEnding(result, ending, `wait() of a Process attached to ${how}`);
     checkEnding(second, ending, `wait() of a second Process attached to ${how} with { replay: false }`);
-    checkBoth(delivered, proc, command, declaredReplay(ctx.sandbox), (stream) => command.expected[stream].byteLength, `attach() of ${how}`);
+    checkBoth(delivered, proc, skipped, command, declaredReplay(ctx.sandbox), (stream) => command.expected[stream].byteLength, `attach() of ${how}`);
     for (const p of procs) await p[Symbol.asyncDispose]();
     check((await listed(calls, id)) === undefined, `commands() still lists ${how} after the Process attached to it was disposed (disposal forgets an ended command)`);
     checkErrorCode(await rejectionOf(calls.attach(id), `attach() of ${how}, forgotten`), 'COMMAND_NOT_FOUND', `attach() of ${how} whose attached Process was disposed`);
@@ -219,8 +226,10 @@ export const attachCases = [
         await reader.until(() => reader.counts.stdout >= command.first.stdout && reader.counts.stderr >= command.first.stderr, 'the starting Process, reading burst 1');
         const follower = await calls.attach(id, { replay: false });
         procs.push(follower);
+        const followerSkipped = follower.skipped;
         const replayed = await calls.attach(id);
         procs.push(replayed);
+        const replayedSkipped = replayed.skipped;
         await trigger(ctx, command);
         const [followed, again] = await Promise.all([drain(follower), drain(replayed)]);
         const started = await reader.rest();
@@ -228,8 +237,8 @@ export const attachCases = [
         for (const stream of ['stdout', 'stderr'] as const) {
           checkReplay(stream, started[stream], starter.skipped ?? { stdout: 0, stderr: 0 }, command, 'full', first(stream), 'the Process that started the command');
         }
-        checkBoth(followed, follower, command, 'follow', first, 'attach() with { replay: false }');
-        checkBoth(again, replayed, command, declaredReplay(ctx.sandbox), first, 'attach() with the default replay');
+        checkBoth(followed, follower, followerSkipped, command, 'follow', first, 'attach() with { replay: false }');
+        checkBoth(again, replayed, replayedSkipped, command, declaredReplay(ctx.sandbox), first, 'attach() with the default replay');
         for (const [i, proc] of procs.entries()) checkEnding(await proc.wait(), 0, `wait() of ${['the starting Process', 'the following Process', 'the replaying Process'][i]}`);
       } finally {
         await disposeAll(procs);

@@ -147,10 +147,23 @@ export async function burstCommand(ctx: CaseContext, bursts: Bursts, ending: End
   };
 }
 
-/** Waits until the command has written burst 1 (its marker exists). Writing megabytes may take a while on a slow backend. */
-export async function untilBurst1(ctx: CaseContext, command: BurstCommand): Promise<void> {
+/**
+ * Waits until the command has written burst 1 (its marker exists). Writing megabytes may take a
+ * while on a slow backend; a command that ended, or is no longer listed, meanwhile fails at once.
+ */
+export async function untilBurst1(ctx: CaseContext, command: BurstCommand, calls: AttachCalls, id: string): Promise<void> {
   const within = await bound(ctx, 20_000);
-  await ctx.poll(async () => readMarker(ctx, `${command.dir}/burst1`), within, `the background command never finished burst 1 (it creates ${command.dir}/burst1 after it)`);
+  await ctx.poll(
+    async () => {
+      if ((await readMarker(ctx, `${command.dir}/burst1`)) !== undefined) return true;
+      const info = await listed(calls, id);
+      if (info?.state === 'running') return undefined;
+      if ((await readMarker(ctx, `${command.dir}/burst1`)) !== undefined) return true;
+      throw new ConformanceFailure(`the background command ${id} is ${info === undefined ? 'no longer listed' : 'listed as ended'} before it finished burst 1, though nothing ended it (commands() lists ${await listedIds(calls)})`);
+    },
+    within,
+    `the background command never finished burst 1 (it creates ${command.dir}/burst1 after it)`,
+  );
 }
 
 /** Creates the trigger: the command writes burst 2 and ends. */
