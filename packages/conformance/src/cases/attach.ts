@@ -166,7 +166,7 @@ export const attachCases = [
     id: 'attach.unknown',
     title: 'an id that names no background command is CommandNotFound before any side effect: nothing starts, nothing is listed',
     requirements: ['SS-ATTACH-1'],
-    needs: ['attach'],
+    needs: ['streaming', 'attach'],
     async run(ctx) {
       const calls = attachCalls(ctx.sandbox);
       const token = ctx.token('unknown');
@@ -213,7 +213,7 @@ export const attachCases = [
     id: 'attach.follow',
     title: 'an attached Process delivers each stream from skipped on, every byte once and in order, including all written after attach() resolved; { replay: false } delivers only what follows',
     requirements: ['SS-ATTACH-2'],
-    needs: ['attach'],
+    needs: ['streaming', 'attach'],
     async run(ctx) {
       const calls = attachCalls(ctx.sandbox);
       const command = await burstCommand(ctx, SMALL_BURSTS);
@@ -250,21 +250,21 @@ export const attachCases = [
     id: 'attach.replay-full',
     title: 'under replay-full, attaching replays every byte from the first: skipped is 0',
     requirements: ['SS-ATTACH-3'],
-    needs: ['attach', 'replay-full'],
+    needs: ['streaming', 'attach', 'replay-full'],
     run: (ctx) => replayCase(ctx, 'full', TAIL_BURSTS),
   }),
   defineCase({
     id: 'attach.replay-tail',
     title: 'under replay-tail, attaching replays at least the last min(written, 1 MiB) bytes of each stream, and skipped counts the rest exactly',
     requirements: ['SS-ATTACH-4'],
-    needs: ['attach', 'replay-tail'],
+    needs: ['streaming', 'attach', 'replay-tail'],
     run: (ctx) => replayCase(ctx, 'tail', TAIL_BURSTS),
   }),
   defineCase({
     id: 'attach.ended',
     title: "attaching to an ended command gives a settled Process: its exact result, its replay, then the end; attaching, listing and detaching never start it again",
     requirements: ['SS-ATTACH-5', 'SS-START-3'],
-    needs: ['attach'],
+    needs: ['streaming', 'attach'],
     async run(ctx) {
       const calls = attachCalls(ctx.sandbox);
       await endedRun(ctx, calls, 3);
@@ -275,7 +275,7 @@ export const attachCases = [
     id: 'attach.dispose',
     title: 'disposing an attached Process terminates the command and unlists it, unless detached; detached, it runs on and stays listed',
     requirements: ['SS-ATTACH-6'],
-    needs: ['attach'],
+    needs: ['streaming', 'attach'],
     async run(ctx) {
       const calls = attachCalls(ctx.sandbox);
       const ended = await startBackgroundTree(ctx);

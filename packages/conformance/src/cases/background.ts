@@ -61,7 +61,7 @@ export const backgroundCases = [
     id: 'background.listed',
     title: "a background command's commandId names it, and only it, in attach() and commands() while its record is kept, detached or not",
     requirements: ['SS-BG-1'],
-    needs: ['attach'],
+    needs: ['streaming', 'attach'],
     async run(ctx) {
       const calls = attachCalls(ctx.sandbox);
       const token = ctx.token('listed');
@@ -107,7 +107,7 @@ export const backgroundCases = [
     id: 'background.detach',
     title: 'disposing a background Process terminates its command unless detach() was called; detach() leaves it running and releases the Process',
     requirements: ['SS-BG-2'],
-    needs: ['attach'],
+    needs: ['streaming', 'attach'],
     async run(ctx) {
       const calls = attachCalls(ctx.sandbox);
       const kept = await startBackgroundTree(ctx);
@@ -143,7 +143,7 @@ export const backgroundCases = [
     id: 'background.close',
     title: 'close() terminates every background command the sandbox started, detached or not, before it resolves; no handle lists it after',
     requirements: ['SS-BG-3'],
-    needs: ['attach'],
+    needs: ['streaming', 'attach'],
     async run(ctx) {
       // As teardown.close (ADR-0011): an observer looks at the environment after close().
       const calls = attachCalls(ctx.sandbox);
@@ -197,7 +197,7 @@ export const backgroundCases = [
     id: 'background.options',
     title: 'background with timeout, signal, stdin: "pipe" or input is InvalidArgument (options.background) before any side effect',
     requirements: ['SS-BG-4'],
-    needs: ['attach'],
+    needs: ['streaming', 'attach'],
     async run(ctx) {
       const dir = await scratch(ctx);
       const combos: Array<[string, StreamOptions]> = [

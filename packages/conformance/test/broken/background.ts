@@ -14,6 +14,34 @@ export function unboundedReplay(lab: Lab): Sandbox {
   return lab.track(defineSandbox({ ...backend, capabilities, replayBytes: Infinity }));
 }
 
+/**
+ * A correct text-only adapter of background commands (`binary-output: false`): the local adapter
+ * whose background Processes decode each stream with one WHATWG decoder, as a text wire would.
+ */
+export function textOnlyBackground(lab: Lab): Sandbox {
+  const encoder = new TextEncoder();
+  const asText = (inner: BackgroundProcess): ReturnType<typeof chunksOf> => {
+    const decoders = { stdout: new TextDecoder('utf-8'), stderr: new TextDecoder('utf-8') };
+    async function* decoded(): AsyncGenerator<OutputChunk, undefined> {
+      for await (const chunk of inner) {
+        const data = encoder.encode(decoders[chunk.stream].decode(chunk.data, { stream: true }));
+        if (data.byteLength > 0) yield { stream: chunk.stream, data };
+      }
+      for (const stream of ['stdout', 'stderr'] as const) {
+        const data = encoder.encode(decoders[stream].decode());
+        if (data.byteLength > 0) yield { stream, data };
+      }
+      return undefined;
+    }
+    return chunksOf(inner, decoded());
+  };
+  return wrapBackground(lab.local(), {
+    capabilities: (inner) => ({ ...inner.capabilities, 'binary-output': false }),
+    starter: { iterator: asText },
+    attached: { iterator: asText },
+  });
+}
+
 /** The state `commands()` gives for `id`, if listed. */
 async function stateOf(sandbox: Sandbox, id: string): Promise<string | undefined> {
   return (await sandbox.commands!()).find((info) => info.commandId === id)?.state;
@@ -53,6 +81,13 @@ const ATTACH_CASES = ['background.listed', 'background.detach', 'background.clos
 const others = (...except: string[]): string[] => ATTACH_CASES.filter((id) => !except.includes(id));
 
 export const backgroundAdapters: readonly BrokenAdapter[] = [
+  {
+    name: 'background-without-attach-runs',
+    defect: 'without attach, stream() with background: true runs the command in the foreground instead of refusing',
+    create: (lab) => wrapBackground(lab.local({ capabilities: { attach: false } }), { background: (inner, argv, options) => inner.stream(argv, omit(options, 'background')) as BackgroundProcess }),
+    caughtBy: { 'capabilities.absent-attach': /stream\(\) with background: true: expected a synchronous throw, but it returned/ },
+    stillPasses: ['capabilities.manifest'],
+  },
   {
     name: 'commands-forget-detached',
     defect: 'commands() leaves out every command whose Process was detached, though it runs on',

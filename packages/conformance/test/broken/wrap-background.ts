@@ -4,7 +4,7 @@
  * and a BackgroundProcess delegating to a real one, except where a defect
  * replaces a part.
  */
-import type { AttachOptions, BackgroundProcess, CommandInfo, ExecResult, OutputChunk, Process, Sandbox, Signal, StreamName, StreamOptions } from '@sandstream/types';
+import type { AttachOptions, BackgroundProcess, CapabilityManifest, CommandInfo, ExecResult, OutputChunk, Process, Sandbox, Signal, StreamName, StreamOptions } from '@sandstream/types';
 import { wrapSandbox, type ChunkIterator } from './wrap.js';
 
 /** What a defective BackgroundProcess replaces; everything else is delegated. */
@@ -74,6 +74,8 @@ export interface BackgroundDefects {
   attached?: ViewDefects;
   commands?(inner: Sandbox): Promise<readonly CommandInfo[]>;
   close?(inner: Sandbox): Promise<void>;
+  /** Read on every access of `sandbox.capabilities`. */
+  capabilities?(inner: Sandbox): Readonly<CapabilityManifest>;
 }
 
 /** The real attach() of `sandbox`. */
@@ -90,6 +92,7 @@ export function wrapBackground(inner: Sandbox, defects: BackgroundDefects): Sand
       return defects.starter === undefined ? proc : new WrappedView(proc, defects.starter);
     },
     ...(defects.close === undefined ? {} : { close: defects.close }),
+    ...(defects.capabilities === undefined ? {} : { capabilities: defects.capabilities }),
   });
   sandbox.attach = async (commandId, options) => {
     const proc = await (defects.attach?.(inner, commandId, options) ?? inner.attach!(commandId, options));
