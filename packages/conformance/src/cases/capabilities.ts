@@ -52,7 +52,15 @@ async function checkNoSideEffect(ctx: CaseContext, dir: string, name: string, wh
  */
 async function refusesAttach(ctx: CaseContext, dir: string, touch: (name: string) => string[]): Promise<void> {
   if (ctx.sandbox.capabilities.streaming) {
-    const error = thrownBy(() => ctx.sandbox.stream(touch('background'), { background: true }), 'stream() with background: true');
+    let error: unknown;
+    try {
+      const proc = ctx.sandbox.stream(touch('background'), { background: true });
+      await proc[Symbol.asyncDispose]().catch(() => undefined);
+      throw new ConformanceFailure('without attach, stream() with background: true must throw CapabilityNotSupported naming "attach" before any side effect; it returned a Process');
+    } catch (thrown) {
+      if (thrown instanceof ConformanceFailure) throw thrown;
+      error = thrown;
+    }
     checkRefusal(error, 'attach', 'stream() with background: true');
     await checkNoSideEffect(ctx, dir, 'background', 'stream() with background: true');
   }
