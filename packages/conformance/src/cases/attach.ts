@@ -12,6 +12,7 @@ import {
   declaredReplay,
   disposeAll,
   drain,
+  expectUnlisted,
   listed,
   listedIds,
   SMALL_BURSTS,
@@ -20,6 +21,7 @@ import {
   TAIL_BURSTS,
   trigger,
   untilBurst1,
+  withWitness,
   type AttachCalls,
   type BurstCommand,
   type Bursts,
@@ -123,7 +125,7 @@ async function untilEnded(ctx: CaseContext, calls: AttachCalls, command: BurstCo
 }
 
 /** One run of attach.ended: the command ends by `ending`, then is attached, read, attached again, and forgotten. */
-async function endedRun(ctx: CaseContext, calls: AttachCalls, ending: Ending): Promise<void> {
+async function endedRun(ctx: CaseContext, calls: AttachCalls, ending: Ending, witness: string): Promise<void> {
   const command = await burstCommand(ctx, SMALL_BURSTS, ending);
   const starter = await startBackground(ctx, command.argv);
   const id = starter.commandId!;
@@ -152,11 +154,31 @@ async function endedRun(ctx: CaseContext, calls: AttachCalls, ending: Ending): P
     checkEnding(second, ending, `wait() of a second Process attached to ${how} with { replay: false }`);
     checkBoth(delivered, proc, skipped, command, declaredReplay(ctx.sandbox), (stream) => command.expected[stream].byteLength, `attach() of ${how}`);
     for (const p of procs) await p[Symbol.asyncDispose]();
-    check((await listed(calls, id)) === undefined, `commands() still lists ${how} after the Process attached to it was disposed (disposal forgets an ended command)`);
+    await expectUnlisted(calls, id, witness, `once the Process attached to ${how} was disposed (disposal forgets an ended command)`);
     checkErrorCode(await rejectionOf(calls.attach(id), `attach() of ${how}, forgotten`), 'COMMAND_NOT_FOUND', `attach() of ${how} whose attached Process was disposed`);
   } finally {
     await disposeAll(procs);
     await endById(calls, id);
+  }
+}
+
+/** attach.dispose, first part: disposing one of two undetached attached Processes ends the command and unlists it. */
+async function disposedEnds(ctx: CaseContext, calls: AttachCalls, witness: string): Promise<void> {
+  const ended = await startBackgroundTree(ctx);
+  const endedId = ended.proc.commandId!;
+  const views: BackgroundProcess[] = [];
+  try {
+    await ended.proc.detach();
+    views.push(await calls.attach(endedId, { replay: false }), await calls.attach(endedId, { replay: false }));
+    await explainingSurvivors(ctx, ended.processes, ended.tree.dir, 'disposing an attached Process', () => views[0]![Symbol.asyncDispose]());
+    check(views[0]!.exited, 'disposing an attached Process that was not detached resolved while the command still runs (exited is false)');
+    await expectTreeGone(ctx, ended.tree, ended.processes, 'when disposing an attached, undetached Process resolved');
+    check(views[1]!.exited, 'another Process attached to a command that a disposal ended does not report it exited');
+    await expectUnlisted(calls, endedId, witness, 'once an attached Process of it was disposed');
+    checkErrorCode(await rejectionOf(calls.attach(endedId), 'attach() after disposal'), 'COMMAND_NOT_FOUND', 'attach() of a command whose attached Process was disposed');
+  } finally {
+    await disposeAll(views);
+    await endById(calls, endedId);
   }
 }
 
@@ -267,8 +289,10 @@ export const attachCases = [
     needs: ['streaming', 'attach'],
     async run(ctx) {
       const calls = attachCalls(ctx.sandbox);
-      await endedRun(ctx, calls, 3);
-      await endedRun(ctx, calls, 'term');
+      await withWitness(ctx, calls, async (witness) => {
+        await endedRun(ctx, calls, 3, witness);
+        await endedRun(ctx, calls, 'term', witness);
+      });
     },
   }),
   defineCase({
@@ -278,23 +302,7 @@ export const attachCases = [
     needs: ['streaming', 'attach'],
     async run(ctx) {
       const calls = attachCalls(ctx.sandbox);
-      const ended = await startBackgroundTree(ctx);
-      const endedId = ended.proc.commandId!;
-      const views: BackgroundProcess[] = [];
-      try {
-        await ended.proc.detach();
-        views.push(await calls.attach(endedId, { replay: false }), await calls.attach(endedId, { replay: false }));
-        await explainingSurvivors(ctx, ended.processes, ended.tree.dir, 'disposing an attached Process', () => views[0]![Symbol.asyncDispose]());
-        check(views[0]!.exited, 'disposing an attached Process that was not detached resolved while the command still runs (exited is false)');
-        await expectTreeGone(ctx, ended.tree, ended.processes, 'when disposing an attached, undetached Process resolved');
-        check(views[1]!.exited, 'another Process attached to a command that a disposal ended does not report it exited');
-        check((await listed(calls, endedId)) === undefined, `commands() still lists ${endedId} after an attached Process of it was disposed`);
-        checkErrorCode(await rejectionOf(calls.attach(endedId), 'attach() after disposal'), 'COMMAND_NOT_FOUND', 'attach() of a command whose attached Process was disposed');
-      } finally {
-        await disposeAll(views);
-        await endById(calls, endedId);
-      }
-
+      await withWitness(ctx, calls, (witness) => disposedEnds(ctx, calls, witness));
       const kept = await startBackgroundTree(ctx);
       const keptId = kept.proc.commandId!;
       try {

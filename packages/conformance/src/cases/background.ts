@@ -5,7 +5,7 @@ import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
 import { helperExec } from '../context.js';
 import { probeAlive } from '../probes.js';
-import { attachCalls, listed, listedIds, startBackground, type AttachCalls } from './support/background.js';
+import { attachCalls, expectUnlisted, listed, listedIds, startBackground, withWitness, type AttachCalls } from './support/background.js';
 import { bound, deliveryBound, expectNeverRan, explainingSurvivors, readPid, scratch, settledWithin, type Watched } from './support/observe.js';
 import { expectTreeGone, heartbeatBeats, startTree, watchTree, type Tree } from './support/tree.js';
 import { environmentGone, openObserver } from './teardown.js';
@@ -131,12 +131,14 @@ export const backgroundCases = [
         await endById(calls, id);
       }
 
-      const ended = await startBackgroundTree(ctx);
-      const endedId = ended.proc.commandId!;
-      await explainingSurvivors(ctx, ended.processes, ended.tree.dir, 'disposing an undetached background Process', () => ended.proc[Symbol.asyncDispose]());
-      check(ended.proc.exited, 'disposing a background Process that was not detached resolved while its command still runs (exited is false)');
-      await expectTreeGone(ctx, ended.tree, ended.processes, 'when disposing an undetached background Process resolved');
-      check((await listed(calls, endedId)) === undefined, `commands() still lists ${endedId} after its undetached Process was disposed`);
+      await withWitness(ctx, calls, async (witness) => {
+        const ended = await startBackgroundTree(ctx);
+        const endedId = ended.proc.commandId!;
+        await explainingSurvivors(ctx, ended.processes, ended.tree.dir, 'disposing an undetached background Process', () => ended.proc[Symbol.asyncDispose]());
+        check(ended.proc.exited, 'disposing a background Process that was not detached resolved while its command still runs (exited is false)');
+        await expectTreeGone(ctx, ended.tree, ended.processes, 'when disposing an undetached background Process resolved');
+        await expectUnlisted(calls, endedId, witness, 'once its undetached Process was disposed');
+      });
     },
   }),
   defineCase({

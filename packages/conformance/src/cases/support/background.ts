@@ -64,6 +64,27 @@ export async function listed(calls: AttachCalls, id: string): Promise<CommandInf
   return list.find((info) => info.commandId === id);
 }
 
+/**
+ * Runs `body` while a witness, a background command of its own, runs: `commands()` must list it
+ * whenever the case shows that it lists something else no longer ({@link expectUnlisted}).
+ */
+export async function withWitness<T>(ctx: CaseContext, calls: AttachCalls, body: (witness: string) => Promise<T>): Promise<T> {
+  const proc = await startBackground(ctx, ['sh', '-c', 'while :; do sleep 0.05; done', 'sh', ctx.token('witness')]);
+  try {
+    return await body(proc.commandId!);
+  } finally {
+    await proc[Symbol.asyncDispose]().catch(() => undefined);
+  }
+}
+
+/** Fails unless `commands()` lists the running witness but not `id`: an empty list proves nothing. */
+export async function expectUnlisted(calls: AttachCalls, id: string, witness: string, what: string): Promise<void> {
+  const list = await calls.commands();
+  const shown = JSON.stringify(list.map((info) => `${info.commandId} (${info.state})`));
+  check(list.some((info) => info.commandId === witness), `commands() does not list ${witness}, a background command that still runs, so its not listing ${id} would prove nothing; it lists ${shown}`);
+  check(!list.some((info) => info.commandId === id), `${what}: commands() still lists ${id}; it lists ${shown}`);
+}
+
 /** The ids `commands()` lists, for failure messages. */
 export async function listedIds(calls: AttachCalls): Promise<string> {
   return JSON.stringify((await calls.commands()).map((info) => `${info.commandId} (${info.state})`));
