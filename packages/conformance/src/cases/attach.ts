@@ -273,6 +273,8 @@ export const attachCases = [
     title: 'under replay-full, attaching replays every byte from the first: skipped is 0',
     requirements: ['SS-ATTACH-3'],
     needs: ['streaming', 'attach', 'replay-full'],
+    runsAlone: 'it moves 3 MiB through a replay, which would starve the timing checks of cases beside it',
+    timeoutMs: 60_000,
     run: (ctx) => replayCase(ctx, 'full', TAIL_BURSTS),
   }),
   defineCase({
@@ -280,6 +282,8 @@ export const attachCases = [
     title: 'under replay-tail, attaching replays at least the last min(written, 1 MiB) bytes of each stream, and skipped counts the rest exactly',
     requirements: ['SS-ATTACH-4'],
     needs: ['streaming', 'attach', 'replay-tail'],
+    runsAlone: 'it moves 3 MiB through a replay, which would starve the timing checks of cases beside it',
+    timeoutMs: 60_000,
     run: (ctx) => replayCase(ctx, 'tail', TAIL_BURSTS),
   }),
   defineCase({
