@@ -3,6 +3,7 @@
  * verdict, scratch clean-up, close(), and the sweep of what a failed case
  * left running.
  */
+import { NOTHING_REFUSED } from './cases/capabilities.js';
 import { hasCapability, type CapabilityManifest, type CaseStatus, type Sandbox, type SandboxFactory } from '@sandstream/types';
 import { TIMED_OUT, within } from '@sandstream/types/runtime';
 import { ConformanceFailure, describeError, flattenSuppressed, HarnessError } from './assert.js';
@@ -35,7 +36,10 @@ export async function createSandbox(factory: SandboxFactory): Promise<Sandbox> {
 /** Why a case does not apply to an adapter with this manifest, if it does not. */
 export function skipReason(testCase: ConformanceCase, manifest: CapabilityManifest): string | undefined {
   for (const capability of testCase.needs ?? []) {
-    if (!hasCapability(manifest, capability)) return `the adapter does not advertise "${capability}"; the negative case capabilities.absent-${capability} runs instead`;
+    if (hasCapability(manifest, capability)) continue;
+    // Some capabilities refuse nothing when absent: there is no negative case to name.
+    if (NOTHING_REFUSED.includes(capability)) return `the adapter does not advertise "${capability}"`;
+    return `the adapter does not advertise "${capability}"; the negative case capabilities.absent-${capability} runs instead`;
   }
   if (testCase.without !== undefined && hasCapability(manifest, testCase.without)) {
     return `the adapter advertises "${testCase.without}"; this case checks its absence`;

@@ -14,6 +14,7 @@ import { createLocalSandbox } from '@sandstream/adapter-local';
 import { unless } from '@sandstream/test-support/skips';
 import { CASES, runCase, runConformance } from '../src/index.js';
 import { BROKEN_ADAPTERS, Lab, markedProcesses, type BrokenAdapter } from './broken/index.js';
+import { unboundedReplay } from './broken/background.js';
 
 interface Outcome {
   readonly status: CaseStatus;
@@ -140,7 +141,7 @@ describe('the real local adapter', () => {
     }
   });
 
-  test.for<Capability>(['stdin', 'resource-limits', 'user'])(
+  test.for<Capability>(['stdin', 'resource-limits', 'user', 'attach'])(
     'without "%s", the negative case passes and the cases that need the capability are skipped with the reason',
     { timeout: TEST_TIMEOUT_MS },
     async (capability, { expect }) => {
@@ -166,6 +167,21 @@ describe('the real local adapter', () => {
       }
     },
   );
+
+  // ADR-0036: the local runtime with replayBytes Infinity declares replay-full instead of replay-tail.
+  test('with an unbounded replay (replay-full), every attach case passes', { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
+    const lab = new Lab('replay-full');
+    try {
+      const report = await runConformance({ concurrency: SERIAL, factory: () => unboundedReplay(lab), include: ['attach.*', 'background.*'] });
+      const ran = report.cases.filter((c) => c.status !== 'disabled');
+      expect(ran.map((c) => `${c.id}: ${c.status} ${c.message ?? ''}`)).toEqual(
+        ran.map((c) => `${c.id}: ${c.id === 'attach.replay-tail' ? 'skipped the adapter does not advertise "replay-tail"' : 'pass '}`),
+      );
+      expect(ran.find((c) => c.id === 'attach.replay-full')?.status).toBe('pass');
+    } finally {
+      expect(await lab.cleanup()).toEqual([]);
+    }
+  });
 
   test('without "streaming", capabilities.absent-streaming passes', { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
     const lab = new Lab('without-streaming');

@@ -8,6 +8,7 @@
 import { describe, test } from 'vitest';
 import { runConformance } from '../src/index.js';
 import { Lab, textOnlyLocal } from './broken/index.js';
+import { textOnlyBackground } from './broken/background.js';
 
 describe('a correct text-only adapter', () => {
   test('passes the text case and the stdin echo cases, and skips the byte-exact ones', { timeout: 120_000 }, async ({ expect }) => {
@@ -24,6 +25,18 @@ describe('a correct text-only adapter', () => {
         expect(byId.get(id)?.status).toBe('skipped');
         expect(byId.get(id)?.message).toMatch(/binary-output/);
       }
+    } finally {
+      expect(await lab.cleanup(), 'processes left running').toEqual([]);
+    }
+  });
+
+  test('passes every background and attach case, their payloads text', { timeout: 120_000 }, async ({ expect }) => {
+    const lab = new Lab('text-only-attach');
+    try {
+      const report = await runConformance({ factory: () => textOnlyBackground(lab), include: ['background.*', 'attach.*'], concurrency: 1 });
+      const ran = report.cases.filter((c) => c.status !== 'disabled' && c.status !== 'skipped');
+      expect(ran.map((c) => `${c.id}: ${c.status} ${c.message ?? ''}`)).toEqual(ran.map((c) => `${c.id}: pass `));
+      expect(ran.length).toBeGreaterThanOrEqual(9);
     } finally {
       expect(await lab.cleanup(), 'processes left running').toEqual([]);
     }

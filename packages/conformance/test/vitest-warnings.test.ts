@@ -1,5 +1,6 @@
 import { afterAll, expect } from 'vitest';
 import { createLocalSandbox } from '@sandstream/adapter-local';
+import type { StreamOptions } from '@sandstream/types';
 import { describeConformance } from '../src/vitest.js';
 
 // The Vitest entry keeps the leak warning teardown.garbage-collected provokes
@@ -17,10 +18,10 @@ describeConformance({
   factory: () => {
     const sandbox = createLocalSandbox({ graceMs: 300 });
     const stream = sandbox.stream.bind(sandbox);
-    sandbox.stream = (argv, options) => {
+    sandbox.stream = ((argv: readonly string[], options?: StreamOptions) => {
       if (argv.join(' ') === 'sleep 5') process.emitWarning('the adapter\'s own warning', { code: 'X_ADAPTER_WARNING' });
       return stream(argv, options);
-    };
+    }) as typeof sandbox.stream;
     return sandbox;
   },
   include: ['teardown.garbage-collected', 'stream.synchronous'],

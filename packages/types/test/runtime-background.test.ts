@@ -109,6 +109,50 @@ describe('attach [SS-ATTACH-1, SS-ATTACH-2, SS-ATTACH-4]', () => {
   });
 });
 
+describe('a full tail [SS-ATTACH-4]', () => {
+  it('an attach replays a kept tail larger than the bound, on both streams, without overrunning', async () => {
+    // replayBytes and the high-water mark are both 64: each stream keeps whole chunks while 64 bytes stay.
+    const { sb, drivers } = attachSandbox(64);
+    const starter = await startBackground(sb);
+    await starter.detach();
+    const driver = drivers[0]!;
+    for (const part of ['a', 'b', 'c']) driver.output('stdout', part.repeat(40));
+    driver.output('stderr', 'e'.repeat(40));
+    await flush();
+    const tail = await sb.attach!(starter.commandId!);
+    // 80 bytes of stdout kept (bbbb..cccc) and 40 of stderr: 120 queued at once, above the bound of 64.
+    expect(tail.skipped).toEqual({ stdout: 40, stderr: 0 });
+    const reading = readAll(tail);
+    driver.output('stdout', 'd'.repeat(10));
+    driver.exit(0);
+    expect(await reading).toEqual({ stdout: `${'b'.repeat(40)}${'c'.repeat(40)}${'d'.repeat(10)}`, stderr: 'e'.repeat(40) });
+    await sb.close();
+  });
+
+  it('a view that falls more than the bound behind what it replayed still rejects with TransportError', async () => {
+    const { sb, drivers } = attachSandbox(64);
+    const starter = await startBackground(sb);
+    await starter.detach();
+    const driver = drivers[0]!;
+    driver.output('stdout', 'x'.repeat(60));
+    await flush();
+    const view = await sb.attach!(starter.commandId!);
+    // Nothing read: 60 replayed and 100 more queued, beyond the 64 allowed past the replay.
+    driver.output('stdout', 'y'.repeat(100));
+    await flush();
+    const iterator = view[Symbol.asyncIterator]();
+    let error: unknown;
+    try {
+      for (;;) if ((await iterator.next()).done === true) break;
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(TransportError);
+    expect((error as TransportError).commandId).toBe(starter.commandId);
+    await sb.close();
+  });
+});
+
 describe('detach and disposal [SS-BG-2, SS-ATTACH-5, SS-ATTACH-6]', () => {
   it('detach() leaves the command running and listed, and releases the Process', async () => {
     const { sb, drivers } = attachSandbox();

@@ -15,8 +15,17 @@ const MIXED = new Uint8Array([
 ]);
 const MIXED_AS_TEXT = new TextEncoder().encode(new TextDecoder('utf-8').decode(MIXED));
 
+/**
+ * The 1.2 capabilities whose absence refuses nothing (ADR-0036): without a replay capability an
+ * attach follows only, and without `attach-reconnect` no other handle is promised anything. Their
+ * absence is checked by the attach cases' rules for a follow-only attach; only `attach` refuses.
+ */
+export const NOTHING_REFUSED: readonly Capability[] = ['binary-output', 'attach-reconnect', 'replay-full', 'replay-tail'];
+
+type Refusing = Exclude<Capability, 'binary-output' | 'attach-reconnect' | 'replay-full' | 'replay-tail'>;
+
 /** The options that need each capability, for stream() and run(). */
-const NEEDS: Record<Exclude<Capability, 'streaming' | 'binary-output'>, { stream: StreamOptions; run: RunOptions }> = {
+const NEEDS: Record<Exclude<Refusing, 'streaming' | 'attach'>, { stream: StreamOptions; run: RunOptions }> = {
   stdin: { stream: { stdin: 'pipe' }, run: { input: 'data' } },
   'resource-limits': { stream: { limits: { cpuSeconds: 5 } }, run: { limits: { cpuSeconds: 5 } } },
   user: { stream: { user: 'nobody' }, run: { user: 'nobody' } },
@@ -36,7 +45,51 @@ async function checkNoSideEffect(ctx: CaseContext, dir: string, name: string, wh
   });
 }
 
-function negativeCase(capability: Exclude<Capability, 'binary-output'>): ConformanceCase {
+/**
+ * Without `attach` (spec 1.2): `stream()` with `background: true` throws, `attach()` and
+ * `commands()` reject (where the sandbox has them at all), each naming `attach`, before any
+ * side effect.
+ */
+async function refusesAttach(ctx: CaseContext, dir: string, touch: (name: string) => string[]): Promise<void> {
+  if (ctx.sandbox.capabilities.streaming) {
+    let error: unknown;
+    try {
+      const proc = ctx.sandbox.stream(touch('background'), { background: true });
+      await proc[Symbol.asyncDispose]().catch(() => undefined);
+      throw new ConformanceFailure('without attach, stream() with background: true must throw CapabilityNotSupported naming "attach" before any side effect; it returned a Process');
+    } catch (thrown) {
+      if (thrown instanceof ConformanceFailure) throw thrown;
+      error = thrown;
+    }
+    checkRefusal(error, 'attach', 'stream() with background: true');
+    await checkNoSideEffect(ctx, dir, 'background', 'stream() with background: true');
+  }
+  const calls: Array<[string, (() => Promise<unknown>) | undefined]> = [
+    ['attach()', ctx.sandbox.attach === undefined ? undefined : () => ctx.sandbox.attach!(`${dir}/no-such-command`)],
+    ['commands()', ctx.sandbox.commands === undefined ? undefined : () => ctx.sandbox.commands!()],
+  ];
+  for (const [what, call] of calls) {
+    // A sandbox of 1.1 has neither: nothing to refuse.
+    if (call === undefined) continue;
+    let pending: Promise<unknown>;
+    try {
+      pending = call();
+    } catch (error) {
+      throw new ConformanceFailure(`${what} without attach must reject, not throw synchronously (threw ${describeError(error)})`);
+    }
+    let error: unknown;
+    try {
+      const value = await pending;
+      throw new ConformanceFailure(`${what} without attach must reject with CapabilityNotSupported; it resolved with ${JSON.stringify(value)}`);
+    } catch (thrown) {
+      if (thrown instanceof ConformanceFailure) throw thrown;
+      error = thrown;
+    }
+    checkRefusal(error, 'attach', `${what} without attach`);
+  }
+}
+
+function negativeCase(capability: Refusing): ConformanceCase {
   return defineCase({
     id: `capabilities.absent-${capability}`,
     title: `without "${capability}", the operation raises CapabilityNotSupported naming it, before any side effect`,
@@ -51,6 +104,7 @@ function negativeCase(capability: Exclude<Capability, 'binary-output'>): Conform
         await checkNoSideEffect(ctx, dir, 'stream', 'stream()');
         return;
       }
+      if (capability === 'attach') return refusesAttach(ctx, dir, touch);
       const options = NEEDS[capability];
       if (ctx.sandbox.capabilities.streaming) {
         const error = thrownBy(() => ctx.sandbox.stream(touch('stream'), options.stream), `stream() needing ${capability}`);
@@ -142,5 +196,6 @@ export const capabilityCases = [
     },
   }),
   // Without binary-output nothing is refused: output is text, checked by the case above (SS-TEXT-1).
-  ...CAPABILITIES.filter((c): c is Exclude<Capability, 'binary-output'> => c !== 'binary-output').map(negativeCase),
+  // Nor without the replay capabilities or attach-reconnect (NOTHING_REFUSED).
+  ...CAPABILITIES.filter((c): c is Refusing => !NOTHING_REFUSED.includes(c)).map(negativeCase),
 ];

@@ -44,13 +44,14 @@ interface Forever {
   readonly marker: string;
 }
 
-interface Observer {
+export interface Observer {
   readonly sandbox: Sandbox;
   /** From the attach hook: its commands may fail once the environment is gone. */
   readonly attached: boolean;
 }
 
-async function openObserver(ctx: CaseContext): Promise<Observer> {
+/** A handle that observes the case's environment after its sandbox's close(): the attach hook's, or a second sandbox. */
+export async function openObserver(ctx: CaseContext): Promise<Observer> {
   if (ctx.attach === undefined) return { sandbox: await ctx.factory(), attached: false };
   let sandbox: Sandbox;
   try {
@@ -149,7 +150,7 @@ async function closeAndProbe(ctx: CaseContext, observer: Observer, forever: (n: 
  * commands no longer run (they fail, or do not print what they were asked
  * to). A second sandbox of its own must keep working.
  */
-async function environmentGone(observer: Observer, token: string): Promise<boolean> {
+export async function environmentGone(observer: Observer, token: string): Promise<boolean> {
   const expected = `observer-${token}`;
   const [a, b] = splitToken(expected);
   let printed: string;

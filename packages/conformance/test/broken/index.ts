@@ -1,5 +1,6 @@
 /** Every broken adapter, each the local adapter with exactly one defect. */
 import type { BrokenAdapter } from './adapter.js';
+import { backgroundAdapters } from './background.js';
 import { callAdapters } from './calls.js';
 import { contractAdapters } from './contract-1-1.js';
 import { faultAdapters } from './faults.js';
@@ -21,5 +22,6 @@ export const BROKEN_ADAPTERS: readonly BrokenAdapter[] = [
   ...faultAdapters,
   ...largeDataAdapters,
   ...stallingAdapters,
+  ...backgroundAdapters,
 ];
 export { textOnlyLocal } from './contract-1-1.js';

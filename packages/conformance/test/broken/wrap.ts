@@ -122,10 +122,11 @@ export function wrapSandbox(inner: Sandbox, defects: SandboxDefects): Sandbox {
     run(argv, options) {
       return defects.run?.(inner, argv, options) ?? inner.run(argv, options);
     },
-    stream(argv, options) {
+    // One implementation for both overloads: a background Process passes through as the inner sandbox gave it.
+    stream: ((argv: readonly string[], options?: StreamOptions): Process => {
       const proc = defects.stream?.(inner, argv, options) ?? inner.stream(argv, options);
       return defects.process === undefined ? proc : new WrappedProcess(proc, defects.process);
-    },
+    }) as Sandbox['stream'],
     close() {
       return defects.close?.(inner) ?? inner.close();
     },

@@ -24,22 +24,37 @@ class ViewSink implements CommandSink {
   /** Reading is over for this view: detached, discarded by wait(), or overrun. */
   dropping = false;
   #waiter: (() => void) | undefined;
+  /**
+   * While the kept tail is replayed into the queue: the replay is what the reader asked for,
+   * not a lag. A full tail holds up to `replayBytes` and a chunk per stream, more than the
+   * bound, so counting it would overrun every attach to a command that wrote that much.
+   */
+  #replaying = true;
+  #bound: number;
 
   constructor(
     private readonly command: BackgroundCommand,
-    private readonly bound: number,
-  ) {}
+    bound: number,
+  ) {
+    this.#bound = bound;
+  }
+
+  /** The replay is queued: from now on the view may fall `bound` bytes behind beyond it. */
+  replayed(): void {
+    this.#replaying = false;
+    this.#bound += this.queued;
+  }
 
   push(chunk: OutputChunk): void {
     if (this.dropping || this.done) return;
     this.queue.push(chunk);
     this.queued += chunk.data.byteLength;
-    if (this.queued > this.bound) {
+    if (!this.#replaying && this.queued > this.#bound) {
       // A reader this far behind would hold the command back or grow without bound: it loses its
       // Process instead (ADR-0036), never a silent gap. The command runs on, attachable.
       this.command.unsubscribe(this);
       this.end(
-        new TransportError(`this Process fell more than ${this.bound} bytes behind the background command; attach again to read its tail`, {
+        new TransportError(`this Process fell more than ${this.#bound} bytes behind the background command; attach again to read its tail`, {
           commandId: this.command.commandId,
         }),
       );
@@ -122,6 +137,7 @@ export class BackgroundView implements BackgroundProcess {
     const view = command.nextView();
     this.#id = options.starter ? command.core.id : `${command.core.id}/attach-${view}`;
     this.#skipped = command.subscribe(this.#sink, options.replay);
+    this.#sink.replayed();
     leaked.register(this, { command, registry, sink: this.#sink }, this);
   }
 

@@ -63,6 +63,17 @@ export async function treePids(ctx: CaseContext, dir: string): Promise<number[]>
 // A heartbeat cut short by the kill may leave the file empty or missing: both read as "".
 const HEARTBEAT_SCRIPT = 'a=$(cat "$1/heartbeat" 2>/dev/null); sleep 0.3; b=$(cat "$1/heartbeat" 2>/dev/null); printf "%s %s|" "$a" "$b"';
 
+/** Whether the heartbeat advanced within 0.3 s of the sandbox's own clock. */
+export async function heartbeatBeats(ctx: CaseContext, dir: string): Promise<boolean> {
+  const result = await ctx.exec(['sh', '-c', HEARTBEAT_SCRIPT, 'sh', dir]);
+  const match = /^([0-9]*) ([0-9]*)\|$/.exec(result.stdoutText);
+  if (result.exitCode !== 0) throw new HarnessError(`could not read the heartbeat in ${dir} (exit ${result.exitCode}): ${result.stderrText.trim()}`);
+  if (match === null) {
+    throw new ConformanceFailure(`run() lost output of the helper that reads the heartbeat: it printed ${JSON.stringify(result.stdoutText)}`);
+  }
+  return match[1] !== match[2];
+}
+
 /** Fails unless the heartbeat has stopped. */
 export async function expectHeartbeatStopped(ctx: CaseContext, dir: string, what: string): Promise<void> {
   const result = await ctx.exec(['sh', '-c', HEARTBEAT_SCRIPT, 'sh', dir]);
