@@ -111,7 +111,12 @@ export class RemoteBackground implements BackgroundBackend {
     for (const line of answer.stdout.split('\n')) {
       const match = /^(\S+) (running|ended) (.*)$/.exec(line);
       if (match === null) continue;
-      const argv: unknown = JSON.parse(match[3]!);
+      let argv: unknown;
+      try {
+        argv = JSON.parse(match[3]!);
+      } catch {
+        continue; // a record being removed as it was read
+      }
       if (Array.isArray(argv)) listed.push({ commandId: match[1]!, argv: argv as string[], state: match[2] as 'running' | 'ended' });
     }
     return listed;

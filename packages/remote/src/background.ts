@@ -54,7 +54,8 @@ export const BACKGROUND = [
   // The answer goes to standard error: a backend may hold standard output back until the end or
   // until standard error speaks (Docker's adapter does, to tell its runtime's refusals).
   'mkdir "$D" 2>/dev/null || { echo nospool >&2; exit 127; }',
-  `{ printf '%s\\n' "$A" > "$D/argv.json" && printf '%s\\n' "$U" > "$D/account" && echo $$ > "$D/pid" && : > "$D/out" && : > "$D/err" && chmod 755 "$D" && chmod 644 "$D/argv.json" "$D/account" "$D/pid"; } 2>/dev/null || { echo nospool >&2; exit 127; }`,
+  // argv.json last, and whole (a rename): a record with it is complete, for a listing and an attach.
+  `{ printf '%s\\n' "$U" > "$D/account" && echo $$ > "$D/pid" && : > "$D/out" && : > "$D/err" && printf '%s\\n' "$A" > "$D/argv.new" && chmod 755 "$D" && chmod 644 "$D/account" "$D/pid" "$D/argv.new" && mv -f "$D/argv.new" "$D/argv.json"; } 2>/dev/null || { echo nospool >&2; exit 127; }`,
   'echo ok >&2',
   // The supervisor keeps this pid; its streams are the record's files from here on.
   'exec "$@" </dev/null >"$D/out" 2>"$D/err"',
@@ -93,7 +94,8 @@ export const RECORDS = [
   't G grep && t W wc || exit 2',
   ALIVE,
   'case $1 in',
-  '  list) B=$2; for x in "$B"*; do [ -f "$x/argv.json" ] || continue; I=${x#"$B"}; { read -r S < "$x/pid"; } 2>/dev/null || S=; s=ended; alive && s=running; printf \'%s %s \' "$I" "$s"; cat "$x/argv.json"; done ;;',
+  // A record removed as it is read is left out: one line each, whole, or none.
+  '  list) B=$2; for x in "$B"*; do { IFS= read -r a < "$x/argv.json"; } 2>/dev/null && [ -n "$a" ] || continue; I=${x#"$B"}; { read -r S < "$x/pid"; } 2>/dev/null || S=; s=ended; alive && s=running; printf \'%s %s %s\\n\' "$I" "$s" "$a"; done ;;',
   '  show) D=$2 I=$3',
   '    [ -f "$D/argv.json" ] || exit 3',
   '    { read -r S < "$D/pid"; } 2>/dev/null || S=; s=ended; alive && s=running',

@@ -346,7 +346,8 @@ export class RemoteDriver implements ProcessDriver {
     try {
       if (signal === 'SIGKILL') {
         await this.#killTree();
-      } else if (this.#process?.signal !== undefined && this.#settings.transport.signals?.has(signal) === true) {
+      } else if (this.#following === undefined && this.#process?.signal !== undefined && this.#settings.transport.signals?.has(signal) === true) {
+        // (Not in follow mode: the transport's process is a follower there, not the supervisor.)
         await this.#process.signal(signal);
       } else {
         await this.#helper(groupSignalArgv(this.#settings.paths.shell, signal.slice(3), identity));

@@ -115,6 +115,24 @@ describe('background commands over the remote kit', () => {
     expect(records().filter((name) => name.startsWith(`.sandstream-${first.commands.prefix}-`))).toEqual([]);
   });
 
+  it('a kill by id from another handle reaches the command itself: SIGTERM first, which it may answer', async () => {
+    const first = handle();
+    const proc = first.sb.stream(['sh', '-c', 'trap "echo got-term; exit 0" TERM; echo ready; while :; do sleep 0.01; done'], { background: true });
+    await proc.started();
+    await take(proc[Symbol.asyncIterator](), (t) => t.stdout === 'ready\n');
+    await proc.detach();
+    const second = handle();
+    const doomed = await second.sb.attach!(proc.commandId!, { replay: false });
+    const rest = read(doomed);
+    await doomed.kill('SIGTERM');
+    expect((await rest).stdout).toContain('got-term\n');
+    // Its own end, exit 0: the signal went to the command, not to the follower reading it.
+    expect(await doomed.wait()).toMatchObject({ exitCode: 0, signal: null });
+    await doomed[Symbol.asyncDispose]();
+    await second.sb.close();
+    await first.sb.close();
+  });
+
   it('a command that cannot start is SpawnFailed, and leaves no record', async () => {
     const first = handle();
     const proc = first.sb.stream(['no-such-program-anywhere'], { background: true });
