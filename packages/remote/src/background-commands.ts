@@ -5,7 +5,7 @@
  * another OS process too, lists them and attaches through a follower.
  */
 import { randomUUID } from 'node:crypto';
-import { CommandNotFound, TransportError, type CommandInfo } from '@sandstream/types';
+import { CommandNotFound, SandstreamError, TransportError, type CommandInfo } from '@sandstream/types';
 import type { BackgroundBackend, CommandSpec, FollowedCommand } from '@sandstream/types/runtime';
 import { backgroundArgv, DEFAULT_RECORD_BASE, followerArgv, isRecordId, recordsArgv } from './background.js';
 import { RemoteDriver } from './driver.js';
@@ -163,7 +163,8 @@ export class RemoteBackground implements BackgroundBackend {
               end: (end) => {
                 clearTimeout(timer);
                 if (end.kind === 'exit') resolve({ exitCode: end.status?.exitCode, stdout: Buffer.concat(chunks).toString('utf8') });
-                else reject(end.kind === 'broken' ? end.error : new TransportError(end.reason));
+                else if (end.kind === 'refused') reject(new TransportError(`a records query was refused: ${end.reason}`, { cause: end.error }));
+                else reject(end.error instanceof SandstreamError ? end.error : new TransportError(`a records query failed: ${this.settings.describe?.(end.error) ?? String(end.error)}`, { cause: end.error }));
               },
             },
           );

@@ -266,6 +266,8 @@ describe('with a backend that keeps the records (the remote kit\'s part) [SS-REC
     expect(await second.sb.commands!()).toEqual([{ commandId: 'cmd-1', argv: ['server'], state: 'running' }]);
     const watched = await second.sb.attach!('cmd-1', { replay: false });
     expect(watched.skipped).toBeUndefined();
+    // Known before its driver confirmed anything: it is the id it was attached by.
+    expect(watched.commandId).toBe('cmd-1');
     await watched.started();
     await watched.detach();
     await second.sb.close();

@@ -125,6 +125,7 @@ export class BackgroundView implements BackgroundProcess {
   readonly #registry: CommandRegistry;
   readonly #sink: ViewSink;
   readonly #id: string;
+  readonly #starter: boolean;
   readonly #skipped: StreamCounts | undefined;
   #iterated = false;
   #detached = false;
@@ -135,6 +136,7 @@ export class BackgroundView implements BackgroundProcess {
     this.#registry = registry;
     this.#sink = new ViewSink(command, options.bound);
     const view = command.nextView();
+    this.#starter = options.starter;
     this.#id = options.starter ? command.core.id : `${command.core.id}/attach-${view}`;
     this.#skipped = command.subscribe(this.#sink, options.replay);
     this.#sink.replayed();
@@ -151,7 +153,9 @@ export class BackgroundView implements BackgroundProcess {
     return this.#command.core.pid;
   }
   get commandId(): string | undefined {
-    // Set once the start was confirmed, as for every Process (SS-ID-1): the Sandstream id, not the pid.
+    // The starter's: set once the start was confirmed, as for every Process (SS-ID-1), the
+    // Sandstream id, not the pid. An attached Process's: the id it was attached by, at once.
+    if (!this.#starter) return this.#command.commandId;
     return this.#command.core.pid !== undefined || this.#command.core.commandId !== undefined ? this.#command.commandId : undefined;
   }
   get stdin(): null {
