@@ -12,7 +12,8 @@
  * Every factory call is a handle that borrows the run's container, so the
  * kit's observer (`attach`) sees what a closed handle left.
  */
-import { InvalidArgument, type Sandbox } from '@sandstream/types';
+import { severFollowers } from '@sandstream/remote';
+import { InvalidArgument, type Sandbox, type BackgroundProcess } from '@sandstream/types';
 import type Docker from 'dockerode';
 import { createDockerSandbox } from './index.js';
 import { clientOf } from './client.js';
@@ -23,6 +24,8 @@ export interface DockerConformanceHooks {
   setup(): Promise<void>;
   teardown(): Promise<void>;
   attach(sandbox: Sandbox): Promise<Sandbox>;
+  /** Cuts this OS process's links to a background command, as a proxy would (spec 1.2, `attach.link-lost`). */
+  sever(process: BackgroundProcess): number;
 }
 
 interface Shared {
@@ -57,6 +60,9 @@ export const conformanceHooks: DockerConformanceHooks = {
   async attach(sandbox: Sandbox) {
     // A second handle on the same container; its close() never removes it.
     return createDockerSandbox({ docker: shared?.docker ?? clientOf(undefined, undefined), container: sandbox.native as Docker.Container });
+  },
+  sever(process: BackgroundProcess) {
+    return severFollowers(process.commandId ?? '');
   },
 };
 

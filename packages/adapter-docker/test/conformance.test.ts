@@ -22,6 +22,7 @@ unless(describe, SKIP)('adapter-docker: the conformance kit on a real Engine', (
       },
       teardown: () => conformanceHooks.teardown(),
       attach: (sandbox) => conformanceHooks.attach(sandbox),
+      sever: (process) => conformanceHooks.sever(process),
     },
   });
 });

@@ -11,8 +11,9 @@
  * - else: `setup()` starts the envd emulator of this package, and the
  *   factory's handles run on it.
  */
+import { severFollowers } from '@sandstream/remote';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
-import { InvalidArgument, type Sandbox } from '@sandstream/types';
+import { InvalidArgument, type Sandbox, type BackgroundProcess } from '@sandstream/types';
 import { createE2BSandbox } from './index.js';
 
 /** The kit's hook interface (`ConformanceHooks` of `@sandstream/conformance`), restated to keep it a dev dependency. */
@@ -20,6 +21,8 @@ export interface E2BConformanceHooks {
   setup(): Promise<void>;
   teardown(): Promise<void>;
   attach(sandbox: Sandbox): Promise<Sandbox>;
+  /** Cuts this OS process's links to a background command, as a proxy would (spec 1.2, `attach.link-lost`). */
+  sever(process: BackgroundProcess): number;
 }
 
 interface Shared {
@@ -69,6 +72,9 @@ export const conformanceHooks: E2BConformanceHooks = {
   async attach(sandbox: Sandbox) {
     // A second handle on the same E2B sandbox; its close() never kills it.
     return createE2BSandbox({ sandbox: sandbox.native as E2BSdkSandbox, owned: false, ...shared?.options });
+  },
+  sever(process: BackgroundProcess) {
+    return severFollowers(process.commandId ?? '');
   },
 };
 

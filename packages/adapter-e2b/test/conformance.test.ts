@@ -8,6 +8,7 @@ import { describeConformance } from '@sandstream/conformance/vitest';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
 import { startEnvdEmulator, type EnvdEmulator } from '../src/emulator/index.js';
 import { createE2BSandbox } from '../src/index.js';
+import { conformanceHooks } from '../src/conformance.js';
 
 /** The emulator runs commands as another account only when it runs as root (envd always does). */
 const ACCOUNTS = process.getuid?.() === 0 ? {} : { capabilities: { user: false } };
@@ -26,5 +27,6 @@ describeConformance({
       await envd?.close();
     },
     attach: (sandbox) => createE2BSandbox({ sandbox: sandbox.native as E2BSdkSandbox, ...ACCOUNTS }),
+    sever: (process) => conformanceHooks.sever(process),
   },
 });

@@ -6,8 +6,9 @@
  * `VERCEL_OIDC_TOKEN`, else the emulator of this package, started by
  * `setup()`.
  */
+import { severFollowers } from '@sandstream/remote';
 import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
-import { InvalidArgument, type Sandbox } from '@sandstream/types';
+import { InvalidArgument, type Sandbox, type BackgroundProcess } from '@sandstream/types';
 import { createVercelSandbox, type VercelCredentials } from './index.js';
 
 /** Credentials from the environment: `VERCEL_TOKEN` + `VERCEL_TEAM_ID` + `VERCEL_PROJECT_ID`, or `VERCEL_OIDC_TOKEN`. */
@@ -45,6 +46,8 @@ export interface VercelConformanceHooks {
   setup(): Promise<void>;
   teardown(): Promise<void>;
   attach(sandbox: Sandbox): Promise<Sandbox>;
+  /** Cuts this OS process's links to a background command, as a proxy would (spec 1.2, `attach.link-lost`). */
+  sever(process: BackgroundProcess): number;
 }
 
 /**
@@ -70,6 +73,9 @@ export const conformanceHooks: VercelConformanceHooks = {
       throw new InvalidArgument('sandbox', 'is not a sandbox of this adapter');
     }
     return createVercelSandbox({ sandbox: native });
+  },
+  sever(process: BackgroundProcess) {
+    return severFollowers(process.commandId ?? '');
   },
 };
 

@@ -26,5 +26,5 @@ describeConformance({
   factory: () => createVercelSandbox({ ...emulator!.credentials, fetch: emulator!.fetch, graceMs: GRACE_MS }),
   graceMs: GRACE_MS,
   // A second handle on the same sandbox, to observe it after close() (teardown.close).
-  hooks: { attach: conformanceHooks.attach },
+  hooks: { attach: conformanceHooks.attach, sever: conformanceHooks.sever },
 });

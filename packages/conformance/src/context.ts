@@ -16,6 +16,8 @@ export interface CaseContext {
    * on the environment of a sandbox, to observe it after that sandbox's close().
    */
   readonly attach: ConformanceHooks['attach'];
+  /** The adapter module's `sever` hook, if it has one (spec 1.2, `attach.link-lost`). */
+  readonly sever: ConformanceHooks['sever'];
   /** The termination settings this case's sandbox states (or the fallback), and where they came from. */
   readonly termination: Termination;
   /** The SIGTERM-to-SIGKILL grace period: `termination.graceMs`. */
@@ -135,6 +137,7 @@ export function createContext(
     sandbox,
     factory,
     attach: hooks.attach?.bind(hooks),
+    sever: hooks.sever?.bind(hooks),
     get termination() {
       terminationRead = true;
       return termination;

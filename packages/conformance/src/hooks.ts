@@ -1,4 +1,4 @@
-import { InvalidArgument, type Sandbox } from '@sandstream/types';
+import { InvalidArgument, type BackgroundProcess, type Sandbox } from '@sandstream/types';
 
 /**
  * What an adapter module may export beside its factory, as
@@ -20,9 +20,21 @@ export interface ConformanceHooks {
    * from another one, and `teardown.close` is a harness error.
    */
   attach?(sandbox: Sandbox): Promise<Sandbox>;
+  /**
+   * Spec 1.2, for an adapter that declares `attach-reconnect`: cuts every
+   * connection this OS process holds to the background command `process`
+   * reads, as a proxy that drops them would, without telling the adapter.
+   * The kit then expects the adapter to re-establish them within its bound
+   * (every byte once) or to reject with `TransportError` carrying the
+   * `commandId`, the command running on (SS-RECON-2). Without it,
+   * `attach.link-lost` is a harness error that names the hook. Returns how
+   * many links it cut, where it knows: 0 is a harness error (nothing was
+   * tested).
+   */
+  sever?(process: BackgroundProcess): Promise<number | void> | number | void;
 }
 
-const HOOK_NAMES = new Set(['setup', 'teardown', 'attach']);
+const HOOK_NAMES = new Set(['setup', 'teardown', 'attach', 'sever']);
 
 /** Checks a hooks object; throws InvalidArgument naming the first bad member. */
 export function checkHooks(hooks: unknown, option: string): ConformanceHooks {
@@ -30,7 +42,7 @@ export function checkHooks(hooks: unknown, option: string): ConformanceHooks {
   if (typeof hooks !== 'object' || hooks === null) throw new InvalidArgument(option, 'must be an object of hook functions');
   for (const [key, value] of Object.entries(hooks)) {
     // An unknown or misspelt hook would otherwise never run.
-    if (!HOOK_NAMES.has(key)) throw new InvalidArgument(`${option}.${key}`, 'unknown hook (known: setup, teardown, attach)');
+    if (!HOOK_NAMES.has(key)) throw new InvalidArgument(`${option}.${key}`, 'unknown hook (known: setup, teardown, attach, sever)');
     if (value !== undefined && typeof value !== 'function') throw new InvalidArgument(`${option}.${key}`, 'must be a function');
   }
   return hooks as ConformanceHooks;

@@ -438,7 +438,7 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "id": "SS-ATTACH-5",
     "level": "MUST",
     "section": "Attach",
-    "statement": "Attaching to a command that has ended MUST give a settled Process: its exact result (exit code or signal) from `wait()`, its replay as SS-ATTACH-2 to SS-ATTACH-4 require, then the end of iteration.",
+    "statement": "Attaching to a command that has ended MUST give a Process that ends by itself, with nothing sent to it: its replay as SS-ATTACH-2 to SS-ATTACH-4 require, then the end of iteration, and its exact result (exit code or signal) from `wait()`.",
     "introduced": "1.2",
     "capability": "attach"
   },

@@ -25,9 +25,8 @@ export const CASE_GROUP_SECTIONS: Readonly<Record<string, string>> = Object.free
   concurrency: '11. Concurrency',
   limits: '12.1 Resource limits',
   user: '12.2 User',
-  // Spec 1.2's own sections for these are not written yet (ADR-0036): until then, the optional features.
-  background: '12. Optional features',
-  attach: '12. Optional features',
+  background: '13.1 Background commands',
+  attach: '13.2 Attach',
 });
 
 /** The group of a case: the first segment of its id. */

@@ -21,7 +21,7 @@
 import { SpawnFailed, TransportError, type Signal, type StreamName } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
 import { describeStatus, statusOf, utf8, type FollowMode, type RemoteDriverSettings } from './driver-settings.js';
-import { Following } from './following.js';
+import { Following, registerFollower, unregisterFollower } from './following.js';
 import { abandonArgv, groupSignalArgv, sweepArgv, treeKillArgv } from './helpers.js';
 import { launchRequest } from './launch.js';
 import { ReportSplitter, type ExitStatus as ReportedStatus, type StartReport, type SupervisorReport } from './reports.js';
@@ -94,6 +94,7 @@ export class RemoteDriver implements ProcessDriver {
       });
       return started;
     }
+    registerFollower(this.#id, this);
     following.launch(this.#settings.transport, this.#command, this.#id, (error) => this.#describe(error)).then(
       () => this.#follow(),
       (error: Error) => this.#startFailed(error),
@@ -150,6 +151,13 @@ export class RemoteDriver implements ProcessDriver {
     const error = new TransportError(`the link to background command ${this.#id} broke (${why}); it may run on: attach again to read it`, { commandId: this.#id });
     if (!this.#startSettled) this.#startFailed(error);
     else this.#fail(error);
+  }
+
+  /** Follow mode: the current follower's link is cut, as a proxy would cut it (`severFollowers`). */
+  sever(): void {
+    if (this.#following === undefined || this.#ended || this.#terminal || this.#released) return;
+    this.#process?.close();
+    void this.#onFollowerEnd({ kind: 'broken', error: new Error('the link was cut'), sent: true });
   }
 
   /** `hidden`: standard error a follow-only attach does not deliver; only its report frames count. */
@@ -389,6 +397,7 @@ export class RemoteDriver implements ProcessDriver {
     this.#process?.resume?.();
     this.#process?.close();
     if (this.#following !== undefined) {
+      unregisterFollower(this.#id, this);
       // Letting go of a background command never touches it; a follower still printing goes.
       if (abandoned) await this.#helper(sweepArgv(this.#settings.paths.shell, this.#following.mode.followerTag)).catch(() => undefined);
       return;

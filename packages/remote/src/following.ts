@@ -6,8 +6,50 @@ import type { CommandSpec } from '@sandstream/types/runtime';
 import type { FollowMode, Offsets } from './driver-settings.js';
 import type { RemoteTransport, TransportProcess } from './transport.js';
 
-/** Bound on the answer of a background start's first request: the record made, the supervisor exec'd. */
+/** The answer of a background start's first request: the record made, the supervisor exec'd. */
 const OK = 'ok\n';
+
+/** What can cut its link: a driver in follow mode. */
+interface Severable {
+  sever(): void;
+}
+
+/** The drivers following each background command in this OS process, for {@link severFollowers}. */
+const following = new Map<string, Set<Severable>>();
+
+export function registerFollower(commandId: string, driver: Severable): void {
+  let drivers = following.get(commandId);
+  if (drivers === undefined) following.set(commandId, (drivers = new Set()));
+  drivers.add(driver);
+}
+
+export function unregisterFollower(commandId: string, driver: Severable): void {
+  const drivers = following.get(commandId);
+  drivers?.delete(driver);
+  if (drivers?.size === 0) following.delete(commandId);
+}
+
+/**
+ * Cuts every link this OS process holds to the background command
+ * `commandId`, as a proxy that drops the connections would: each driver
+ * then follows again from the bytes it read, or fails with the id. For the
+ * conformance kit's `sever` hook and fault tests; returns how many links
+ * were cut.
+ *
+ * @example
+ * ```ts
+ * import { severFollowers } from '@sandstream/remote';
+ * import type { BackgroundProcess } from '@sandstream/types';
+ * export const conformanceHooks = {
+ *   sever: (process: BackgroundProcess) => void severFollowers(process.commandId ?? ''),
+ * };
+ * ```
+ */
+export function severFollowers(commandId: string): number {
+  const drivers = [...(following.get(commandId) ?? [])];
+  for (const driver of drivers) driver.sever();
+  return drivers.length;
+}
 
 export class Following {
   /** Bytes of each file delivered by followers so far, from `mode.from`. */

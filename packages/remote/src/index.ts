@@ -15,6 +15,7 @@ export { RemoteDriver, type FollowMode, type RemoteDriverSettings } from './driv
 export type { Offsets } from './driver-settings.js';
 export { RemoteCommands } from './commands.js';
 export { RemoteBackground, type BackgroundHandle } from './background-commands.js';
+export { severFollowers } from './following.js';
 export { BACKGROUND, BACKGROUND_NAME, DEFAULT_RECORD_BASE, FOLLOWER, FOLLOWER_NAME, RECORDS, RECORDS_NAME } from './background.js';
 export { CHANNEL_NAME } from './helper-channel.js';
 export { DEFAULT_PATHS, launchRequest, type LaunchDefaults, type LaunchPaths } from './launch.js';

@@ -289,7 +289,7 @@ export const attachCases = [
   }),
   defineCase({
     id: 'attach.ended',
-    title: "attaching to an ended command gives a settled Process: its exact result, its replay, then the end; attaching, listing and detaching never start it again",
+    title: "attaching to an ended command gives a Process that ends by itself: its replay, then the end, and its exact result; attaching, listing and detaching never start it again",
     requirements: ['SS-ATTACH-5', 'SS-START-3'],
     needs: ['streaming', 'attach'],
     async run(ctx) {

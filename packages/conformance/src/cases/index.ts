@@ -2,6 +2,7 @@ import type { ConformanceCase } from '../case.js';
 import { argumentCases } from './arguments.js';
 import { attachCases } from './attach.js';
 import { backgroundCases } from './background.js';
+import { reconnectCases } from './reconnect.js';
 import { bytesCases } from './bytes.js';
 import { capabilityCases } from './capabilities.js';
 import { concurrencyCases } from './concurrency.js';
@@ -48,9 +49,8 @@ export const CASES: readonly ConformanceCase[] = Object.freeze([
   ...concurrencyCases,
   ...limitsCases,
   ...userCases,
-  // Spec 1.2 (ADR-0036). Not yet: attach.reconnect and attach.link-lost (SS-RECON-1, SS-RECON-2 and
-  // the link-lost part of SS-START-3), which need a remote adapter with attach-reconnect and the
-  // kit's sever hook.
+  // Spec 1.2 (ADR-0036).
   ...backgroundCases,
   ...attachCases,
+  ...reconnectCases,
 ]);
