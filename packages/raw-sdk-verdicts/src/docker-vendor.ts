@@ -1,3 +1,4 @@
+import { severFollowers } from '@sandstream/remote';
 import Docker from 'dockerode';
 import { createDockerSandbox } from '@sandstream/adapter-docker';
 import { startDockerd, type TestEngine } from '@sandstream/test-support/dockerd';
@@ -59,6 +60,8 @@ export const DOCKER: Vendor = {
         },
         // Another handle on the run's container, which its close() leaves.
         attach: (sandbox) => Promise.resolve(handle(side, docker!, sandbox.native as Docker.Container)),
+        // The adapter's links to a background command, cut as a proxy would (attach.link-lost).
+        sever: (process) => severFollowers(process.commandId ?? ''),
       },
     };
   },

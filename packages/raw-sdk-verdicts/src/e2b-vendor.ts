@@ -1,3 +1,4 @@
+import { severFollowers } from '@sandstream/remote';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,6 +52,8 @@ export const E2B: Vendor = {
         },
         // Another handle on the one SDK sandbox.
         attach: (sandbox) => Promise.resolve(handle(side, sandbox.native as E2BSdkSandbox)),
+        // The adapter's links to a background command, cut as a proxy would (attach.link-lost).
+        sever: (process) => severFollowers(process.commandId ?? ''),
       },
     };
   },

@@ -1,3 +1,4 @@
+import { severFollowers } from '@sandstream/remote';
 import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
 import { createVercelSandbox } from '@sandstream/adapter-vercel';
 import { VercelEmulator } from '@sandstream/adapter-vercel/emulator';
@@ -45,6 +46,8 @@ export const VERCEL: Vendor = {
           if (side === 'adapter') return createVercelSandbox({ sandbox: native, graceMs: GRACE_MS });
           return createRawVercelSandbox({ native, owned: false, graceMs: GRACE_MS });
         },
+        // The adapter's links to a background command, cut as a proxy would (attach.link-lost).
+        sever: (process) => severFollowers(process.commandId ?? ''),
       },
     };
   },
