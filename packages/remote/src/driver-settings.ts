@@ -39,6 +39,17 @@ export function statusOf(reported: ReportedStatus | undefined, transport: ExitSt
   return transport ?? { exitCode: null, signal: null };
 }
 
+/** The message of the supervisor's `noexec` report: what could not be run, in the caller's words. */
+export function noexecMessage(reason: string, argv0: string | undefined, prlimitPath: string): string {
+  const name = JSON.stringify(argv0 ?? '');
+  if (reason === 'ENOENT') return `ENOENT: no such executable ${name}`;
+  if (reason === 'EACCES') return `EACCES: ${name} is not an executable file`;
+  const tool = /^ENOENT (.+)$/.exec(reason)?.[1];
+  if (tool === prlimitPath) return `ENOENT: the sandbox has no ${JSON.stringify(tool)}, which resource limits need`;
+  if (tool !== undefined) return `ENOENT: the sandbox has no ${JSON.stringify(tool)}, which the supervisor needs`;
+  return reason;
+}
+
 export function describeStatus(status: ExitStatus | undefined): string {
   if (status === undefined) return 'an end without a status';
   return status.signal !== null ? `death by ${status.signal}` : `exit status ${status.exitCode}`;

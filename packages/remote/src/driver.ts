@@ -20,7 +20,7 @@
  */
 import { SpawnFailed, TransportError, type Signal, type StreamName } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
-import { describeStatus, statusOf, utf8, type FollowMode, type RemoteDriverSettings } from './driver-settings.js';
+import { describeStatus, noexecMessage, statusOf, utf8, type FollowMode, type RemoteDriverSettings } from './driver-settings.js';
 import { Following, registerFollower, unregisterFollower } from './following.js';
 import { abandonArgv, groupSignalArgv, sweepArgv, treeKillArgv } from './helpers.js';
 import { launchRequest } from './launch.js';
@@ -193,7 +193,7 @@ export class RemoteDriver implements ProcessDriver {
         this.#resolveStart!({ pid: report.pid, commandId: String(report.pid) });
         return;
       case 'noexec':
-        this.#startFailed(new SpawnFailed(this.#command.argv, this.#noexecMessage(report.reason)));
+        this.#startFailed(new SpawnFailed(this.#command.argv, noexecMessage(report.reason, this.#command.argv[0], this.#settings.paths.prlimit)));
         return;
       case 'exit':
         this.#exit = report.status;
@@ -206,16 +206,6 @@ export class RemoteDriver implements ProcessDriver {
         this.#gone = true;
         return;
     }
-  }
-
-  #noexecMessage(reason: string): string {
-    const argv0 = JSON.stringify(this.#command.argv[0] ?? '');
-    if (reason === 'ENOENT') return `ENOENT: no such executable ${argv0}`;
-    if (reason === 'EACCES') return `EACCES: ${argv0} is not an executable file`;
-    const tool = /^ENOENT (.+)$/.exec(reason)?.[1];
-    if (tool === this.#settings.paths.prlimit) return `ENOENT: the sandbox has no ${JSON.stringify(tool)}, which resource limits need`;
-    if (tool !== undefined) return `ENOENT: the sandbox has no ${JSON.stringify(tool)}, which the supervisor needs`;
-    return reason;
   }
 
   async #onEnd(end: TransportEnd): Promise<void> {
