@@ -175,7 +175,12 @@ describe('the real local adapter', () => {
       const report = await runConformance({ concurrency: SERIAL, factory: () => unboundedReplay(lab), include: ['attach.*', 'background.*'] });
       const ran = report.cases.filter((c) => c.status !== 'disabled');
       expect(ran.map((c) => `${c.id}: ${c.status} ${c.message ?? ''}`)).toEqual(
-        ran.map((c) => `${c.id}: ${c.id === 'attach.replay-tail' ? 'skipped the adapter does not advertise "replay-tail"' : 'pass '}`),
+        ran.map((c) => {
+          if (c.id === 'attach.replay-tail') return `${c.id}: skipped the adapter does not advertise "replay-tail"`;
+          // In one host process: no handle elsewhere can reconnect (the remote adapters' kit runs prove those two).
+          if (c.id === 'attach.reconnect' || c.id === 'attach.link-lost') return `${c.id}: skipped the adapter does not advertise "attach-reconnect"`;
+          return `${c.id}: pass `;
+        }),
       );
       expect(ran.find((c) => c.id === 'attach.replay-full')?.status).toBe('pass');
     } finally {
