@@ -4,12 +4,12 @@
  * plane, lists a background command the first process started, reads its replay exactly, and
  * kills it; the first process's close() then finds nothing to end.
  */
-import { execFile } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isLive } from '@sandstream/test-support/processes';
+import { TAG_VARIABLE } from '@sandstream/remote';
+import { markedProcesses } from '@sandstream/test-support/processes';
+import { SERVER, secondProcess } from '@sandstream/test-support/reconnect';
 import { startEnvdEmulator, type EnvdEmulator } from '../src/emulator/index.js';
 import { createE2BSandbox } from '../src/index.js';
 import { emptyHome, leftovers, MARKER, newRunId, waitFor } from './helpers.js';
@@ -30,38 +30,24 @@ afterAll(async () => {
   expect(leftovers(RUN_ID)).toEqual([]);
 });
 
-interface Seen {
-  listed: Array<{ commandId: string }>;
-  seen: { stdout: string; stderr: string };
-  skipped: unknown;
-  after: Array<{ commandId: string }>;
-}
-
 describe('a background command found again from another OS process', () => {
   it('is listed, replayed exactly from its first byte, and killed by id there', async () => {
     const connection = { apiKey: API_KEY, apiUrl: envd.url, sandboxUrl: envd.url };
     const sb = await createE2BSandbox({ connection });
-    // A burst of known bytes on each stream, the pids of its tree, then it waits to be killed.
-    const lines = Array.from({ length: 2_000 }, (_, i) => `line ${i}`).join('\n');
-    const argv = ['sh', '-c', `sleep 300 & echo "pids $$ $!"; printf '%s\\n' "$1"; printf 'to stderr\\n' >&2; wait`, 'sh', lines];
     let commandId = '';
     try {
-      const server = sb.stream(argv, { background: true });
+      const server = sb.stream(SERVER.argv, { background: true });
       await server.started();
       commandId = server.commandId!;
       await server.detach();
-      const request = { connection, sandboxId: sb.native.sandboxId, commandId, ends: { stdout: 'line 1999\n', stderr: 'to stderr\n' } };
-      const { stdout } = await promisify(execFile)(process.execPath, [CHILD, JSON.stringify(request)], { timeout: 60_000 });
-      const seen = JSON.parse(stdout) as Seen;
-      // The emulator's sandboxes share this machine's /tmp, and other test files run beside this one:
-      // only this command's record is this test's to judge.
-      expect(seen.listed.filter((c) => c.commandId === commandId)).toEqual([{ commandId, argv, state: 'running' }]);
-      expect(seen.skipped).toEqual({ stdout: 0, stderr: 0 });
-      const pids = /^pids (\d+) (\d+)\n/.exec(seen.seen.stdout)!.slice(1).map(Number);
-      expect(seen.seen.stdout).toBe(`pids ${pids[0]} ${pids[1]}\n${lines}\n`);
-      expect(seen.seen.stderr).toBe('to stderr\n');
-      expect(seen.after.some((c) => c.commandId === commandId)).toBe(false);
-      await waitFor(() => pids.every((pid) => !isLive(pid)), 15_000, 'the tree the second process killed');
+      const saw = await secondProcess(CHILD, { connection, sandboxId: sb.native.sandboxId, commandId, ends: SERVER.ends });
+      // Other test files' sandboxes may share this machine's /tmp: only this command is this test's to judge.
+      expect(saw.listed.filter((c) => c.commandId === commandId)).toEqual([{ commandId, argv: SERVER.argv, state: 'running' }]);
+      expect(saw.skipped).toEqual({ stdout: 0, stderr: 0 });
+      expect(saw.seen).toEqual(SERVER.expected);
+      expect(saw.after.some((c) => c.commandId === commandId)).toBe(false);
+      // The sandbox's processes are this host's: nothing tagged with the command lives.
+      await waitFor(() => markedProcesses(TAG_VARIABLE, commandId).length === 0, 15_000, 'the tree the second process killed');
       expect((await sb.commands!()).some((c) => c.commandId === commandId)).toBe(false);
     } finally {
       await sb.close();

@@ -4,12 +4,11 @@
  * background command the first process started, reads its replay exactly, and kills it; the first
  * process's close() then finds nothing to end, and no record is left.
  */
-import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { markedProcesses } from '@sandstream/test-support/processes';
+import { SERVER, secondProcess } from '@sandstream/test-support/reconnect';
 import { waitFor } from '@sandstream/test-support/timing';
 import { TAG_VARIABLE } from '@sandstream/remote';
 import { createVercelSandbox } from '../src/index.js';
@@ -29,22 +28,19 @@ afterAll(async () => {
 describe('a background command found again from another OS process (Vercel)', () => {
   it('is listed, replayed exactly from its first byte, and killed by id there', async () => {
     const sb = await createVercelSandbox({ ...emulator.credentials, fetch: emulator.fetch });
-    const lines = Array.from({ length: 2_000 }, (_, i) => `line ${i}`).join('\n');
-    const argv = ['sh', '-c', `sleep 300 & printf '%s\\n' "$1"; printf 'to stderr\\n' >&2; wait`, 'sh', lines];
     let commandId = '';
     try {
-      const server = sb.stream(argv, { background: true });
+      const server = sb.stream(SERVER.argv, { background: true });
       await server.started();
       commandId = server.commandId!;
       await server.detach();
-      const request = { url: emulator.url, credentials: emulator.credentials, name: sb.native.name, commandId, ends: { stdout: 'line 1999\n', stderr: 'to stderr\n' } };
-      const { stdout } = await promisify(execFile)(process.execPath, [CHILD, JSON.stringify(request)], { timeout: 60_000 });
-      const seen = JSON.parse(stdout) as { listed: Array<{ commandId: string }>; seen: { stdout: string; stderr: string }; skipped: unknown; after: Array<{ commandId: string }> };
-      // The emulator's sandboxes share this machine's /tmp with other test files: only this command is this test's to judge.
-      expect(seen.listed.filter((c) => c.commandId === commandId)).toEqual([{ commandId, argv, state: 'running' }]);
-      expect(seen.skipped).toEqual({ stdout: 0, stderr: 0 });
-      expect(seen.seen).toEqual({ stdout: `${lines}\n`, stderr: 'to stderr\n' });
-      expect(seen.after.some((c) => c.commandId === commandId)).toBe(false);
+      const saw = await secondProcess(CHILD, { url: emulator.url, credentials: emulator.credentials, name: sb.native.name, commandId, ends: SERVER.ends });
+      // Other test files' sandboxes may share this machine's /tmp: only this command is this test's to judge.
+      expect(saw.listed.filter((c) => c.commandId === commandId)).toEqual([{ commandId, argv: SERVER.argv, state: 'running' }]);
+      expect(saw.skipped).toEqual({ stdout: 0, stderr: 0 });
+      expect(saw.seen).toEqual(SERVER.expected);
+      expect(saw.after.some((c) => c.commandId === commandId)).toBe(false);
+      // The sandbox's processes are this host's: nothing tagged with the command lives.
       await waitFor(() => markedProcesses(TAG_VARIABLE, commandId).length === 0, 15_000, 'the tree the second process killed');
       expect((await sb.commands!()).some((c) => c.commandId === commandId)).toBe(false);
     } finally {

@@ -1,0 +1,46 @@
+// The cross-process attach test every remote adapter runs (spec 1.2, SS-RECON-1): the command, the
+// second OS process's part (list, attach, read the replay, kill by leaving the scope), and the run
+// of that process from the test.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const LINES = Array.from({ length: 2_000 }, (_, i) => `line ${i}`).join('\n');
+
+/** A burst of known bytes on each stream from a tree of two (a `sleep` beside the shell), which then waits to be killed. */
+export const SERVER = Object.freeze({
+  argv: Object.freeze(['sh', '-c', `sleep 300 & printf '%s\\n' "$1"; printf 'to stderr\\n' >&2; wait`, 'sh', LINES]),
+  expected: Object.freeze({ stdout: `${LINES}\n`, stderr: 'to stderr\n' }),
+  ends: Object.freeze({ stdout: 'line 1999\n', stderr: 'to stderr\n' }),
+});
+
+/**
+ * The second process's part, on a handle it built from the environment's id: lists, attaches to
+ * `commandId`, reads until each stream ends as `ends` says, and leaves the Process undetached
+ * (its disposal, `await using` in plain JavaScript for Node 20, kills the command).
+ */
+export async function readAndKill(sb, commandId, ends) {
+  const listed = await sb.commands();
+  const seen = { stdout: '', stderr: '' };
+  const proc = await sb.attach(commandId);
+  let skipped;
+  try {
+    const iterator = proc[Symbol.asyncIterator]();
+    while (!seen.stdout.endsWith(ends.stdout) || !seen.stderr.endsWith(ends.stderr)) {
+      const next = await iterator.next();
+      if (next.done) break;
+      seen[next.value.stream] += new TextDecoder().decode(next.value.data);
+    }
+    skipped = proc.skipped;
+  } finally {
+    await proc[Symbol.asyncDispose]();
+  }
+  const after = await sb.commands();
+  await sb.close();
+  return { listed, seen, skipped, after };
+}
+
+/** Runs a child fixture with `request` as its one argument, and parses the JSON line it prints. */
+export async function secondProcess(child, request) {
+  const { stdout } = await promisify(execFile)(process.execPath, [child, JSON.stringify(request)], { timeout: 60_000 });
+  return JSON.parse(stdout);
+}
