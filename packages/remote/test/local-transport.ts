@@ -17,7 +17,7 @@ export interface LocalTransportOptions {
   readonly signals?: readonly string[];
   /** Ends the next start with a broken link after the process started (the outcome unknown to the driver). */
   breakNextStart?: boolean;
-  /** Ends the stream with a broken link once the command's standard output holds this text (the command runs on). */
+  /** Ends the stream with a broken link once the command's standard output holds this text and its start was reported (the command runs on). */
   breakOnStdout?: string;
   /** Fails the next N helpers with a transport error before running them. */
   failHelpers?: number;
@@ -76,17 +76,27 @@ export function localTransport(options: LocalTransportOptions = {}): RemoteTrans
         setImmediate(() => end({ kind: 'broken', error: new Error('connection reset'), sent: true }));
       }
       let stdout = '';
+      let stderr = '';
+      // The break comes once the mark is out and the supervisor's start report was delivered: the
+      // two streams are two pipes, and under load the command's stdout may be read first.
+      const breakOnMark = (): void => {
+        const mark = options.breakOnStdout;
+        if (mark === undefined || !stdout.includes(mark) || !/\x1esandstream:\S+ start /.test(stderr)) return;
+        delete options.breakOnStdout;
+        end({ kind: 'broken', error: new Error('connection reset'), sent: true });
+      };
       child.stdout!.on('data', (chunk: Buffer) => {
         if (ended) return;
         sink.output('stdout', chunk);
         stdout += chunk.toString();
-        const mark = options.breakOnStdout;
-        if (mark !== undefined && stdout.includes(mark)) {
-          delete options.breakOnStdout;
-          end({ kind: 'broken', error: new Error('connection reset'), sent: true });
-        }
+        breakOnMark();
       });
-      child.stderr!.on('data', (chunk: Buffer) => !ended && sink.output('stderr', chunk));
+      child.stderr!.on('data', (chunk: Buffer) => {
+        if (ended) return;
+        sink.output('stderr', chunk);
+        if (stderr.length < 4096) stderr += chunk.toString('latin1');
+        breakOnMark();
+      });
       child.on('error', (error) => end({ kind: 'refused', reason: error.message, error }));
       child.on('close', (code, signal) => end({ kind: 'exit', status: { exitCode: code, signal } }));
       child.stdin?.on('error', () => undefined);
