@@ -22,3 +22,13 @@ export declare function readAndKill(sb: Sandbox, commandId: string, ends: Stream
 
 /** Runs `child` (a fixture) with `request` as JSON, and parses what it printed. */
 export declare function secondProcess(child: string, request: unknown): Promise<SecondProcessSaw>;
+
+/** The cross-process attach test (see reconnect.js); resolves with the command's id once `sb` is closed. */
+export declare function reconnectFromAnotherProcess(test: {
+  readonly expect: (value: unknown) => { toEqual(expected: unknown): void; toBe(expected: unknown): void };
+  readonly sb: Sandbox;
+  readonly child: string;
+  readonly requestOf: (commandId: string) => unknown;
+  readonly isGone: (commandId: string) => boolean;
+  readonly waitFor: (condition: () => boolean, ms: number, what: string) => Promise<void>;
+}): Promise<string>;

@@ -39,6 +39,33 @@ export async function readAndKill(sb, commandId, ends) {
   return { listed, seen, skipped, after };
 }
 
+/**
+ * Starts SERVER in the background on `sb`, detaches it, lets `child` (a fixture running
+ * {@link readAndKill}) find it from another OS process with `requestOf(commandId)`, and checks
+ * what that process saw: the command listed, its replay exact from the first byte, and gone after
+ * its kill, there and here. `isGone(commandId)` says when nothing of its tree lives. Closes `sb`.
+ */
+export async function reconnectFromAnotherProcess({ expect, sb, child, requestOf, isGone, waitFor }) {
+  let commandId = '';
+  try {
+    const server = sb.stream(SERVER.argv, { background: true });
+    await server.started();
+    commandId = server.commandId;
+    await server.detach();
+    const saw = await secondProcess(child, requestOf(commandId));
+    // Other test files' sandboxes may share this machine's /tmp: only this command is this test's to judge.
+    expect(saw.listed.filter((c) => c.commandId === commandId)).toEqual([{ commandId, argv: SERVER.argv, state: 'running' }]);
+    expect(saw.skipped).toEqual({ stdout: 0, stderr: 0 });
+    expect(saw.seen).toEqual(SERVER.expected);
+    expect(saw.after.some((c) => c.commandId === commandId)).toBe(false);
+    await waitFor(() => isGone(commandId), 15_000, 'the tree the second process killed');
+    expect((await sb.commands()).some((c) => c.commandId === commandId)).toBe(false);
+  } finally {
+    await sb.close();
+  }
+  return commandId;
+}
+
 /** Runs a child fixture with `request` as its one argument, and parses the JSON line it prints. */
 export async function secondProcess(child, request) {
   const { stdout } = await promisify(execFile)(process.execPath, [child, JSON.stringify(request)], { timeout: 60_000 });

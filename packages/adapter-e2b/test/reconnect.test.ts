@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TAG_VARIABLE } from '@sandstream/remote';
 import { markedProcesses } from '@sandstream/test-support/processes';
-import { SERVER, secondProcess } from '@sandstream/test-support/reconnect';
+import { reconnectFromAnotherProcess, SERVER } from '@sandstream/test-support/reconnect';
 import { startEnvdEmulator, type EnvdEmulator } from '../src/emulator/index.js';
 import { createE2BSandbox } from '../src/index.js';
 import { emptyHome, leftovers, MARKER, newRunId, waitFor } from './helpers.js';
@@ -34,24 +34,15 @@ describe('a background command found again from another OS process', () => {
   it('is listed, replayed exactly from its first byte, and killed by id there', async () => {
     const connection = { apiKey: API_KEY, apiUrl: envd.url, sandboxUrl: envd.url };
     const sb = await createE2BSandbox({ connection });
-    let commandId = '';
-    try {
-      const server = sb.stream(SERVER.argv, { background: true });
-      await server.started();
-      commandId = server.commandId!;
-      await server.detach();
-      const saw = await secondProcess(CHILD, { connection, sandboxId: sb.native.sandboxId, commandId, ends: SERVER.ends });
-      // Other test files' sandboxes may share this machine's /tmp: only this command is this test's to judge.
-      expect(saw.listed.filter((c) => c.commandId === commandId)).toEqual([{ commandId, argv: SERVER.argv, state: 'running' }]);
-      expect(saw.skipped).toEqual({ stdout: 0, stderr: 0 });
-      expect(saw.seen).toEqual(SERVER.expected);
-      expect(saw.after.some((c) => c.commandId === commandId)).toBe(false);
+    const commandId = await reconnectFromAnotherProcess({
+      expect,
+      sb,
+      child: CHILD,
+      requestOf: (id) => ({ connection, sandboxId: sb.native.sandboxId, commandId: id, ends: SERVER.ends }),
       // The sandbox's processes are this host's: nothing tagged with the command lives.
-      await waitFor(() => markedProcesses(TAG_VARIABLE, commandId).length === 0, 15_000, 'the tree the second process killed');
-      expect((await sb.commands!()).some((c) => c.commandId === commandId)).toBe(false);
-    } finally {
-      await sb.close();
-    }
+      isGone: (id) => markedProcesses(TAG_VARIABLE, id).length === 0,
+      waitFor,
+    });
     // Nothing of the first handle's records is left in the sandbox.
     expect(readdirSync('/tmp').filter((name) => name.startsWith(`.sandstream-${commandId.split('-')[0]}-`))).toEqual([]);
   }, 90_000);
