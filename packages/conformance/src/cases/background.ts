@@ -161,8 +161,10 @@ export const backgroundCases = [
         const ids = [detached.commandId!, held.commandId!];
         const pids = [await readPid(ctx, `${dir}/pid-1`, 'a detached background command'), await readPid(ctx, `${dir}/pid-2`, 'a background command')];
         const look = helperExec(observer.sandbox, ctx.signal);
-        for (const pid of pids) {
+        for (const [i, pid] of pids.entries()) {
           if (await probeAlive(look, pid, token)) continue;
+          // The case's own sandbox first: a command that is gone there is the adapter's failure, not the observer's.
+          check(await ctx.isAlive(pid, token), `pid ${pid}, a ${i === 0 ? 'detached ' : ''}background command, ended before close() was called, though nothing ended it`);
           throw new HarnessError(
             `the observer (${observer.attached ? 'from the attach hook' : 'a second sandbox'}) does not see pid ${pid}, a running background command of the case's sandbox, ` +
               'so it cannot show that close() ended it; export `conformanceHooks.attach` from the adapter module',
