@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { waitFor } from '@sandstream/test-support/timing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { descendants, groupMembers, ownGroupMembers, ProcessTable, processState, signalAll, taggedProcesses, TAG_VARIABLE_FOR_TEST } from './table-harness.js';
 
@@ -20,7 +22,18 @@ async function taggedTree(tag: string): Promise<{ leader: number; child: number 
   const sh = spawn('/bin/sh', ['-c', 'sleep 30 & echo $!; wait'], { env: { ...process.env, [TAG_VARIABLE_FOR_TEST]: tag }, detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
   started.push(sh);
   const [line] = (await once(sh.stdout!, 'data')) as [Buffer];
-  return { leader: sh.pid!, child: Number(line.toString().trim()) };
+  const child = Number(line.toString().trim());
+  // `$!` is known as soon as the shell forked: the child may not have exec'd `sleep` yet, and in
+  // between its /proc entries can read empty (seen under load). Up means running `sleep`.
+  const runsSleep = (): boolean => {
+    try {
+      return readFileSync(`/proc/${child}/cmdline`, 'latin1').startsWith('sleep\0');
+    } catch {
+      return false;
+    }
+  };
+  await waitFor(runsSleep, 10_000, `pid ${child} running sleep`);
+  return { leader: sh.pid!, child };
 }
 
 describe('the process table', () => {
