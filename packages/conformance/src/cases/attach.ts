@@ -1,4 +1,4 @@
-import type { BackgroundProcess, OutputChunk, StreamName } from '@sandstream/types';
+import type { BackgroundProcess, StreamName } from '@sandstream/types';
 import { check, checkErrorCode, ConformanceFailure, describeError, HarnessError, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
@@ -15,6 +15,7 @@ import {
   expectUnlisted,
   listed,
   listedIds,
+  Reader,
   SMALL_BURSTS,
   startBackground,
   startCount,
@@ -49,33 +50,6 @@ async function carrying(ctx: CaseContext, token: string): Promise<number[] | und
   return result.stdoutText.trim().split(/\s+/).filter((p) => p !== '').map(Number);
 }
 
-/** Reads a Process chunk by chunk, so a case can stop at a point and read on later. */
-class Reader {
-  readonly #iterator: AsyncIterator<OutputChunk, undefined>;
-  readonly parts: Record<StreamName, Buffer[]> = { stdout: [], stderr: [] };
-  readonly counts: Record<StreamName, number> = { stdout: 0, stderr: 0 };
-  constructor(proc: BackgroundProcess) {
-    this.#iterator = proc[Symbol.asyncIterator]();
-  }
-  /** Reads until `done` holds; fails if the Process ends first. */
-  async until(done: () => boolean, what: string): Promise<void> {
-    while (!done()) {
-      const next = await this.#iterator.next();
-      if (next.done === true) throw new ConformanceFailure(`${what}: the Process ended after ${this.counts.stdout} bytes of stdout and ${this.counts.stderr} of stderr`);
-      this.parts[next.value.stream].push(Buffer.from(next.value.data));
-      this.counts[next.value.stream] += next.value.data.byteLength;
-    }
-  }
-  async rest(): Promise<Record<StreamName, Uint8Array>> {
-    for (;;) {
-      const next = await this.#iterator.next();
-      if (next.done === true) break;
-      this.parts[next.value.stream].push(Buffer.from(next.value.data));
-    }
-    return { stdout: new Uint8Array(Buffer.concat(this.parts.stdout)), stderr: new Uint8Array(Buffer.concat(this.parts.stderr)) };
-  }
-}
-
 type Skipped = BackgroundProcess['skipped'];
 
 /** D = T[s..] on both streams, `skipped` as read once attach() resolved; it must not change while the Process is read. */
@@ -98,7 +72,7 @@ async function replayCase(ctx: CaseContext, mode: 'full' | 'tail', bursts: Burst
     proc = await calls.attach(id);
     const skipped = proc.skipped;
     await trigger(ctx, command);
-    const delivered = await drain(proc);
+    const delivered = await drain(ctx, proc, command, `attach() under replay-${mode}`);
     checkBoth(delivered, proc, skipped, command, mode, (stream) => command.first[stream], `attach() under replay-${mode}`);
     checkEnding(await proc.wait(), 0, 'wait() of the attached Process');
   } finally {
@@ -139,7 +113,7 @@ async function endedRun(ctx: CaseContext, calls: AttachCalls, ending: Ending, wi
     const proc = await calls.attach(id);
     procs.push(proc);
     const skipped = proc.skipped;
-    const delivered = await drain(proc);
+    const delivered = await drain(ctx, proc, command, `attach() of ${how}`);
     // Ended by itself: nothing was sent to it (a backend's record may settle only once replayed).
     const settledByItself = proc.exited;
     const result = await proc.wait();
@@ -245,7 +219,7 @@ export const attachCases = [
       const procs: BackgroundProcess[] = [starter];
       try {
         // Once the starter has all of burst 1, so has the adapter: a { replay: false } attach begins after it, without a race.
-        const reader = new Reader(starter);
+        const reader = new Reader(ctx, starter, command);
         await reader.until(() => reader.counts.stdout >= command.first.stdout && reader.counts.stderr >= command.first.stderr, 'the starting Process, reading burst 1');
         const follower = await calls.attach(id, { replay: false });
         procs.push(follower);
@@ -254,7 +228,7 @@ export const attachCases = [
         procs.push(replayed);
         const replayedSkipped = replayed.skipped;
         await trigger(ctx, command);
-        const [followed, again] = await Promise.all([drain(follower), drain(replayed)]);
+        const [followed, again] = await Promise.all([drain(ctx, follower, command, 'attach() with { replay: false }'), drain(ctx, replayed, command, 'attach()')]);
         const started = await reader.rest();
         const first = (stream: StreamName): number => command.first[stream];
         for (const stream of ['stdout', 'stderr'] as const) {

@@ -1,4 +1,4 @@
-import { TransportError, type BackgroundProcess, type OutputChunk, type Sandbox, type StreamName } from '@sandstream/types';
+import { TransportError, type BackgroundProcess, type Sandbox, type StreamName } from '@sandstream/types';
 import { check, ConformanceFailure, describeError, HarnessError } from '../assert.js';
 import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
@@ -13,6 +13,7 @@ import {
   drain,
   listed,
   listedIds,
+  Reader,
   SMALL_BURSTS,
   startBackground,
   startCount,
@@ -35,31 +36,13 @@ async function reconnect(ctx: CaseContext): Promise<Sandbox> {
   }
 }
 
-type Chunks = AsyncIterator<OutputChunk, undefined>;
-
-/** Reads the rest of a Process through the iterator already in use (a Process is iterated once). */
-async function rest(iterator: Chunks): Promise<Record<StreamName, Uint8Array>> {
-  const got: Record<StreamName, Buffer[]> = { stdout: [], stderr: [] };
-  for (;;) {
-    const next = await iterator.next();
-    if (next.done === true) break;
-    got[next.value.stream].push(Buffer.from(next.value.data));
-  }
-  return { stdout: new Uint8Array(Buffer.concat(got.stdout)), stderr: new Uint8Array(Buffer.concat(got.stderr)) };
-}
-
-/** Reads `proc` until each stream holds what the command wrote before `first`; D = T[s..first] exactly. */
-async function readBurst1(proc: BackgroundProcess, iterator: Chunks, command: BurstCommand, what: string): Promise<Record<StreamName, Buffer>> {
+/** Reads `proc` until each stream holds what the command wrote before burst 1's end; D = T[s..first] is then checked by the caller. */
+async function readBurst1(ctx: CaseContext, proc: BackgroundProcess, command: BurstCommand, what: string): Promise<Reader> {
   const skipped = proc.skipped;
   const want = (stream: StreamName): number => command.first[stream] - (skipped?.[stream] ?? 0);
-  const got: Record<StreamName, Buffer[]> = { stdout: [], stderr: [] };
-  const size = (stream: StreamName): number => got[stream].reduce((n, part) => n + part.byteLength, 0);
-  while (size('stdout') < want('stdout') || size('stderr') < want('stderr')) {
-    const next = await iterator.next();
-    if (next.done === true) throw new ConformanceFailure(`${what}: the Process ended after ${size('stdout')} bytes of stdout and ${size('stderr')} of stderr, before burst 1 was replayed`);
-    got[next.value.stream].push(Buffer.from(next.value.data));
-  }
-  return { stdout: Buffer.concat(got.stdout), stderr: Buffer.concat(got.stderr) };
+  const reader = new Reader(ctx, proc, command);
+  await reader.until(() => reader.counts.stdout >= want('stdout') && reader.counts.stderr >= want('stderr'), what);
+  return reader;
 }
 
 /** Waits until the command's owner no longer lists it as running. */
@@ -94,7 +77,7 @@ export const reconnectCases = [
         const watched = await secondCalls.attach(id);
         procs.push(watched);
         const skipped = watched.skipped;
-        const burst1 = await readBurst1(watched, watched[Symbol.asyncIterator](), command, `attach() from a handle built from the environment's id`);
+        const burst1 = (await readBurst1(ctx, watched, command, `attach() from a handle built from the environment's id`)).read();
         const mode = declaredReplay(ctx.sandbox);
         for (const stream of ['stdout', 'stderr'] as const) {
           const whole = command.expected[stream].subarray(0, command.first[stream]);
@@ -143,21 +126,20 @@ export const reconnectCases = [
         const proc = await calls.attach(id);
         procs.push(proc);
         const skipped = proc.skipped;
-        const iterator = proc[Symbol.asyncIterator]();
-        const burst1 = await readBurst1(proc, iterator, command, 'attach() before the link was cut');
+        const reader = await readBurst1(ctx, proc, command, 'attach() before the link was cut');
         const cut = await ctx.sever(proc);
         if (cut === 0) throw new HarnessError(`the sever hook cut no link to the background command ${id}, which a Process of this handle reads: nothing would be tested`);
         await trigger(ctx, command);
-        let after: Record<StreamName, Uint8Array> | undefined;
+        let delivered: Record<StreamName, Uint8Array> | undefined;
         let failure: unknown;
         try {
-          after = await rest(iterator);
+          delivered = await reader.rest('a Process whose link was cut');
         } catch (error) {
+          if (error instanceof ConformanceFailure) throw error;
           failure = error;
         }
-        if (after !== undefined) {
+        if (delivered !== undefined) {
           // Re-established: what came before and after the cut is each stream exactly, once.
-          const delivered = { stdout: Buffer.concat([burst1.stdout, after.stdout]), stderr: Buffer.concat([burst1.stderr, after.stderr]) };
           for (const stream of ['stdout', 'stderr'] as const) checkReplay(stream, delivered[stream], skipped, command, declaredReplay(ctx.sandbox), command.first[stream], 'a Process whose link was cut and re-established');
           checkEnding(await proc.wait(), 0, 'wait() of a Process whose link was cut and re-established');
         } else {
@@ -166,7 +148,7 @@ export const reconnectCases = [
           // The command ran on: attached again, it gives its whole output and its own end.
           const again = await calls.attach(id);
           procs.push(again);
-          const all = await drain(again);
+          const all = await drain(ctx, again, command, 'attach() after a cut link failed its Process');
           for (const stream of ['stdout', 'stderr'] as const) checkReplay(stream, all[stream], again.skipped, command, declaredReplay(ctx.sandbox), command.expected[stream].byteLength, 'attach() after a cut link failed its Process');
           checkEnding(await again.wait(), 0, 'wait() of the command whose link was cut (it must run on)');
         }

@@ -195,6 +195,26 @@ export const backgroundAdapters: readonly BrokenAdapter[] = [
     stillPasses: others('attach.follow'),
   },
   {
+    name: 'attach-stalls',
+    defect: 'attach() with { replay: false } gives a Process that delivers every chunk, then never its end',
+    needs: 'attach',
+    create: (lab) =>
+      wrapBackground(lab.local(), {
+        async attach(inner, id, options) {
+          const view = await inner.attach!(id, options);
+          if (options?.replay !== false) return view;
+          async function* stalled(): AsyncGenerator<OutputChunk, undefined> {
+            for await (const chunk of view) yield chunk;
+            await new Promise<never>(() => undefined);
+          }
+          return wrapView(view, { ...view.skipped! }, stalled());
+        },
+      }),
+    // Caught within the kit's stall bound once the command created its `ending` marker, not at the case's limit.
+    caughtBy: { 'attach.follow': /attach\(\) with \{ replay: false \}: nothing more arrived within [0-9]+ ms, though the command had written it/ },
+    stillPasses: others('attach.follow'),
+  },
+  {
     name: 'replay-skips-silently',
     defect: 'under replay-full, attach() replays only the last MiB of each stream and still says skipped is 0',
     needs: 'attach',

@@ -10,11 +10,11 @@
  * (`o0000042`), so a delivery that starts at the wrong offset, repeats or
  * drops a block is told apart from one that is merely short.
  */
-import { hasCapability, type BackgroundProcess, type CommandInfo, type ExecResult, type Sandbox, type StreamName } from '@sandstream/types';
+import { hasCapability, type BackgroundProcess, type CommandInfo, type ExecResult, type OutputChunk, type Sandbox, type StreamName } from '@sandstream/types';
 import { check, ConformanceFailure, describeError } from '../../assert.js';
 import type { CaseContext } from '../../context.js';
 import { printfFormat } from './collect.js';
-import { bound, readMarker, scratch } from './observe.js';
+import { bound, readMarker, scratch, settledWithin } from './observe.js';
 
 /** One block of a stream: an 8-byte header and 248 bytes of payload. */
 export const BLOCK = 256;
@@ -207,11 +207,81 @@ export function checkEnding(result: ExecResult, ending: Ending, what: string): v
   );
 }
 
-/** Everything an attached Process delivered, per stream. */
-export async function drain(proc: BackgroundProcess): Promise<Record<StreamName, Uint8Array>> {
+/** A Process's chunks, each awaited with {@link nextChunk}. */
+export type Chunks = AsyncIterator<OutputChunk, undefined>;
+
+/** How long a Process may deliver nothing more once its command wrote all that is awaited: seconds, scaled by the backend's latency. */
+const STALL_MS = 5_000;
+
+/**
+ * The next chunk of `iterator`, or its end. While the command has not created `marker` it may
+ * still be writing, and only the case's limit applies; once it has, the adapter holds all that is
+ * awaited, and a Process that delivers nothing more within a bound fails at once, instead of
+ * costing the case's whole limit.
+ */
+export async function nextChunk(ctx: CaseContext, iterator: Chunks, marker: string, what: string): Promise<IteratorResult<OutputChunk, undefined>> {
+  const pending = iterator.next();
+  let outcome = await settledWithin(pending, 50);
+  while (outcome === 'pending') {
+    if ((await readMarker(ctx, marker)) !== undefined) break;
+    outcome = await settledWithin(pending, 100);
+  }
+  if (outcome === 'pending') {
+    const within = await bound(ctx, STALL_MS);
+    outcome = await settledWithin(pending, within);
+    if (outcome === 'pending') throw new ConformanceFailure(`${what}: nothing more arrived within ${within} ms, though the command had written it (it created ${marker})`);
+  }
+  if (outcome.rejected) throw outcome.reason;
+  return outcome.value;
+}
+
+/** The rest of a Process's output, per stream, to its end; bounded as {@link nextChunk} once the command created its `ending` marker. */
+export async function readRest(ctx: CaseContext, iterator: Chunks, command: BurstCommand, what: string): Promise<Record<StreamName, Uint8Array>> {
   const parts: Record<StreamName, Buffer[]> = { stdout: [], stderr: [] };
-  for await (const chunk of proc) parts[chunk.stream].push(Buffer.from(chunk.data));
+  for (;;) {
+    const next = await nextChunk(ctx, iterator, `${command.dir}/ending`, what);
+    if (next.done === true) break;
+    parts[next.value.stream].push(Buffer.from(next.value.data));
+  }
   return { stdout: new Uint8Array(Buffer.concat(parts.stdout)), stderr: new Uint8Array(Buffer.concat(parts.stderr)) };
+}
+
+/** Reads a Process chunk by chunk, so a case can stop at a point and read on later; bounded as {@link nextChunk}. */
+export class Reader {
+  readonly #iterator: Chunks;
+  readonly parts: Record<StreamName, Buffer[]> = { stdout: [], stderr: [] };
+  readonly counts: Record<StreamName, number> = { stdout: 0, stderr: 0 };
+  constructor(
+    private readonly ctx: CaseContext,
+    proc: BackgroundProcess,
+    private readonly command: BurstCommand,
+  ) {
+    this.#iterator = proc[Symbol.asyncIterator]();
+  }
+  /** Reads until `done` holds, a part of burst 1; fails if the Process ends first. */
+  async until(done: () => boolean, what: string): Promise<void> {
+    while (!done()) {
+      const next = await nextChunk(this.ctx, this.#iterator, `${this.command.dir}/burst1`, what);
+      if (next.done === true) throw new ConformanceFailure(`${what}: the Process ended after ${this.counts.stdout} bytes of stdout and ${this.counts.stderr} of stderr`);
+      this.parts[next.value.stream].push(Buffer.from(next.value.data));
+      this.counts[next.value.stream] += next.value.data.byteLength;
+    }
+  }
+  /** What was read so far, per stream. */
+  read(): Record<StreamName, Buffer> {
+    return { stdout: Buffer.concat(this.parts.stdout), stderr: Buffer.concat(this.parts.stderr) };
+  }
+  /** All it delivered, from the first byte read, to its end. */
+  async rest(what = 'the rest of the Process'): Promise<Record<StreamName, Uint8Array>> {
+    const after = await readRest(this.ctx, this.#iterator, this.command, what);
+    const before = this.read();
+    return { stdout: new Uint8Array(Buffer.concat([before.stdout, after.stdout])), stderr: new Uint8Array(Buffer.concat([before.stderr, after.stderr])) };
+  }
+}
+
+/** Everything an attached Process delivered, per stream (see {@link readRest}). */
+export function drain(ctx: CaseContext, proc: BackgroundProcess, command: BurstCommand, what: string): Promise<Record<StreamName, Uint8Array>> {
+  return readRest(ctx, proc[Symbol.asyncIterator](), command, what);
 }
 
 /** What a replay must be: the manifest's mode, `follow` for `{ replay: false }`. */
