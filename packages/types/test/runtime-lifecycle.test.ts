@@ -317,12 +317,57 @@ describe('close() waits for the releases still under way of commands that ended 
     expect(isClosed()).toBe(true);
   });
 
-  it('a release() that never ends holds close() for the kill wait, no longer', async () => {
+  it('a release() that never ends holds close() for one grace period and kill wait, no longer', async () => {
     const { isClosed, closing } = await endedThenClosed();
-    await vi.advanceTimersByTimeAsync(KILL_WAIT_MS - 1);
+    await vi.advanceTimersByTimeAsync(GRACE_MS + KILL_WAIT_MS - 1);
     expect(isClosed()).toBe(false);
     await vi.advanceTimersByTimeAsync(2);
     await closing;
     expect(isClosed()).toBe(true);
+  });
+});
+
+describe('close() has one budget: the releases share what the terminations left of it [SS-TEAR-5]', () => {
+  it('a command whose kill report comes late, and whose release() never ends, holds close() for one grace period and kill wait, not another kill wait', async () => {
+    const { sb, drivers } = scriptedSandbox((driver) => (driver.releaseGate = deferred<void>()));
+    sb.stream(['ignores-sigterm']);
+    await flush();
+    const driver = drivers[0]!;
+    let closed = false;
+    const closing = outcome(sb.close()).then(() => (closed = true));
+    await flush();
+    expect(driver.signals).toEqual(['SIGTERM', 'SIGCONT']);
+    await vi.advanceTimersByTimeAsync(GRACE_MS + 1);
+    expect(driver.signals).toEqual(['SIGTERM', 'SIGCONT', 'SIGKILL']);
+    // The backend reports the end just inside the kill wait: termination is confirmed.
+    await vi.advanceTimersByTimeAsync(KILL_WAIT_MS - 10);
+    driver.exit(null, 'SIGKILL');
+    await flush();
+    expect(driver.calls.at(-1), 'release() was called').toBe('release');
+    expect(closed).toBe(false);
+    // What is left of the one budget, and then close() resolves with the release still under way.
+    await vi.advanceTimersByTimeAsync(10);
+    await closing;
+    expect(closed).toBe(true);
+  });
+
+  it('close() always waits for a termination to be confirmed, even past the budget', async () => {
+    const { sb, drivers } = scriptedSandbox((driver) => {
+      dies(['SIGKILL'])(driver);
+      driver.startGate = deferred();
+    });
+    sb.stream(['slow-start']);
+    // The start is confirmed only late in its own bound: the sequence runs from there.
+    let closed = false;
+    const closing = outcome(sb.close()).then(() => (closed = true));
+    await vi.advanceTimersByTimeAsync(GRACE_MS + KILL_WAIT_MS - 5);
+    const driver = drivers[0]!;
+    driver.startGate!.resolve(driver.started);
+    await vi.advanceTimersByTimeAsync(GRACE_MS - 1);
+    expect(closed, 'not before SIGKILL was sent and the end reported').toBe(false);
+    await vi.advanceTimersByTimeAsync(2);
+    await closing;
+    expect(driver.signals).toContain('SIGKILL');
+    expect(closed).toBe(true);
   });
 });

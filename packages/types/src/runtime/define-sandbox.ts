@@ -173,11 +173,19 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
         // Background commands are cores of `live` too: detached or not, those this handle started
         // end here; those it only attached to end only where it still reads them.
         background.letGoOfOthers();
-        await Promise.allSettled([...live].map((core) => core.dispose()));
+        // One budget for the whole close (section 9.6). The terminations run concurrently, each
+        // bounded by its own sequence, and are always waited for. The drivers' releases (of the
+        // commands disposed here, and of those that ended before close() and may still be
+        // releasing) share what is left of one grace period and kill wait, instead of adding a
+        // kill wait each. A release still under way past it goes on, bounded by its own wait.
+        const started = performance.now();
+        const cores = [...live];
+        const disposals = cores.map((core) => core.dispose());
+        const releases = [...releasing].map((core) => core.whenReleased());
+        await Promise.allSettled(cores.map((core) => core.terminate()));
+        const left = Math.max(0, settings.graceMs + settings.killWaitMs - (performance.now() - started));
+        await within(Promise.allSettled([...disposals, ...releases]), left);
         background.clear();
-        // Commands that ended before close() may still be releasing: once close() resolves,
-        // nothing the sandbox started is still on its way (bounded like a disposal's wait).
-        await Promise.allSettled([...releasing].map((core) => within(core.whenReleased(), settings.killWaitMs)));
         await backend.close?.();
       })();
       return closing;
