@@ -77,23 +77,32 @@ export class RemoteCommands {
 
   /**
    * SIGKILL to every process still tagged by a command of this handle: the
-   * close-time sweep, one helper per account that ran commands, each one
-   * attempt bounded by `timeoutMs` (default `requestTimeoutMs`; an adapter
-   * passes its kill wait, which bounds every other step of `close()`).
-   * Nothing when no command ran. Rejects with the first failure. The
+   * close-time sweep, one helper per account that ran commands, and the
+   * removal of the background records it started: all of it within one
+   * bound, `timeoutMs` (default `requestTimeoutMs`; an adapter passes its
+   * kill wait, which bounds every other step of `close()`), shared by the
+   * requests rather than given to each, so an overloaded backend cannot
+   * stretch `close()` by a bound per account. Nothing when no command ran.
+   * Rejects with the first failure, or when the bound runs out. The
    * background sweeps end first (this one supersedes them), and the
    * helpers' channels, if any, end with it.
    */
   async sweep(timeoutMs: number = this.#settings.requestTimeoutMs): Promise<void> {
     const { transport, paths } = this.#settings;
     const argv = sweepArgv(paths.shell, { prefix: `${this.prefix}-` });
+    const deadline = performance.now() + timeoutMs;
+    const left = (): number => {
+      const ms = Math.floor(deadline - performance.now());
+      if (ms <= 0) throw new Error(`the close-time sweep did not finish within ${timeoutMs} ms`);
+      return ms;
+    };
     try {
       this.#late.stop();
       for (const user of this.#users) {
-        const { exitCode } = await transport.run(argv, { user, timeoutMs });
+        const { exitCode } = await transport.run(argv, { user, timeoutMs: left() });
         if (exitCode !== 0) throw new Error(`the close-time sweep ended with ${exitCode === null ? 'a signal' : `exit status ${exitCode}`}`);
         // The background commands it started are gone with the sweep: so are their records.
-        await this.background.removeOwn(user, timeoutMs);
+        await this.background.removeOwn(user, left());
       }
     } finally {
       this.#channels?.close();
