@@ -61,8 +61,13 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext, progre
   let teardownMs: number | undefined;
   let verified = false;
 
-  /** After a natural end: the result and every byte. */
-  const verifyComplete = (result: ExecResult): void => {
+  /**
+   * After a natural end: the result and every byte. A command whose standard input was cut by a
+   * typed failure (judgeFeeding reports it; under a host limit it is a refused request) read less
+   * than planned: only its output's prefix is checked (conclude), not its end nor every byte.
+   */
+  const verifyComplete = (result: ExecResult, feeding: FeedFailure = undefined): void => {
+    if (feeding?.typed) return;
     checkEnd(result, plan.command.end, problems);
     if (lingers) problems.push('a lingering command ended by itself');
     problems.push(...check.completeProblems());
@@ -80,10 +85,11 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext, progre
       for await (const chunk of proc) accept(chunk);
       progress.stage = 'waiting';
       const result = await proc.wait();
-      judgeFeeding(await writing, true, problems);
+      const fed = await writing;
+      judgeFeeding(fed, true, problems);
       progress.stage = 'disposing';
       if (!result.streamed) problems.push('a streamed result without streamed: true');
-      verifyComplete(result);
+      verifyComplete(result, fed);
       break;
     }
     case 'complete-run': {
@@ -129,8 +135,9 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext, progre
         if (!(error instanceof ConsumerThrow)) problems.push(`leaving the scope failed: ${describe(error)}`);
       }
       if (acted !== undefined) teardownMs = performance.now() - acted;
-      judgeFeeding(await writing, endedBy === 'self', problems);
-      if (endedBy === 'self') verifyComplete(await proc.wait());
+      const fed = await writing;
+      judgeFeeding(fed, endedBy === 'self', problems);
+      if (endedBy === 'self') verifyComplete(await proc.wait(), fed);
       else await verifySettled(proc);
       break;
     }
@@ -165,12 +172,13 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext, progre
         else problems.push(`the loop failed with ${describe(error)}, not AbortError`);
       }
       if (acted !== undefined) teardownMs = performance.now() - acted;
-      judgeFeeding(await writing, endedBy === 'self' && !ending.before, problems);
+      const fed = await writing;
+      judgeFeeding(fed, endedBy === 'self' && !ending.before, problems);
       if (ending.before) {
         if (endedBy !== 'abort') problems.push('a signal aborted before the start did not reject the loop with AbortError');
         if (proc.pid !== undefined) problems.push(`a signal aborted before the start still started pid ${proc.pid}`);
       } else if (endedBy === 'self') {
-        verifyComplete(await proc.wait());
+        verifyComplete(await proc.wait(), fed);
       } else {
         // Aborted, or it ended by itself just as the consumer aborted: settled either way.
         await verifySettled(proc);
@@ -186,11 +194,12 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext, progre
       progress.stage = 'waiting';
       const result = await proc.wait();
       progress.stage = 'disposing';
-      judgeFeeding(await writing, !result.timedOut, problems);
+      const fed = await writing;
+      judgeFeeding(fed, !result.timedOut, problems);
       if (result.timedOut) {
         teardownMs = Math.max(0, performance.now() - started - ending.ms);
       } else {
-        verifyComplete(result);
+        verifyComplete(result, fed);
       }
       break;
     }
@@ -244,8 +253,9 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext, progre
         for (const p of [proc, ...companions]) await verifySettled(p);
         if (done && failure === undefined) {
           // It ended before the close: a natural end, checked like any other.
-          judgeFeeding(await writing, true, problems);
-          verifyComplete(await proc.wait());
+          const fed = await writing;
+          judgeFeeding(fed, true, problems);
+          verifyComplete(await proc.wait(), fed);
         } else {
           judgeFeeding(await writing, false, problems);
         }
