@@ -2,15 +2,18 @@
  * The adapter against a real dockerd: ownership (borrowed containers stay,
  * owned ones are made with no network, labelled and removed), the address
  * (DOCKER_HOST, a socket path, a client), the typed errors with what to do,
- * standard input's half-close, option checking before any request, and the
- * sweep of containers a crashed host left.
+ * standard input's half-close, option checking before any request, the
+ * sweep of containers a crashed host left, and the hint for a shell line
+ * passed as argv (the suite every adapter runs, from
+ * @sandstream/test-support/argv-hint, with Docker's own "not found").
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import Docker from 'dockerode';
 import { InvalidArgument, SpawnFailed, type Sandbox } from '@sandstream/types';
+import { describeArgvHint } from '@sandstream/test-support/argv-hint';
 import { markedProcesses } from '@sandstream/test-support/processes';
 import { unless } from '@sandstream/test-support/skips';
 import { ContainerGone, createDockerSandbox, DockerUnreachable, ImageMissing, LABELS, sweepContainers, DOCKER_CAPABILITIES } from '../src/index.js';
@@ -205,4 +208,10 @@ unless(describe, SKIP)('adapter-docker on a real Engine', () => {
       await live.close();
     }
   });
+
+  let hinted: Sandbox<Docker.Container> | undefined;
+  afterAll(async () => {
+    await hinted?.close();
+  });
+  describeArgvHint('adapter-docker', async () => (hinted ??= await createDockerSandbox({ docker: file.docker, container: (await file.container()).id })));
 });
