@@ -9,9 +9,16 @@
  */
 export function unless(api, reason) {
   if (reason === undefined) return api;
-  return (title, ...rest) => {
+  const skip = (title, ...rest) => {
     const skipped = `${title} (skipped: ${reason})`;
     console.log(`skipped: ${skipped}`);
     return api.skip(skipped, ...rest);
   };
+  // A table of tests (`it_.each(rows)(title, fn)`) is skipped the same way, each title with the reason.
+  skip.each = (rows) => (title, ...rest) => {
+    const skipped = `${title} (skipped: ${reason})`;
+    console.log(`skipped: ${skipped}`);
+    return api.skip.each(rows)(skipped, ...rest);
+  };
+  return skip;
 }
