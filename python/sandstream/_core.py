@@ -1,0 +1,416 @@
+"""The state machine of one command, shared by ``run()`` and ``stream()``.
+
+It starts the command, connects its pipes to the chunk queue (stream) or the
+captures (run), arms the timeout and the caller's abort signal, watches the
+leader through a pidfd, winds down what the leader left in its group, and
+reports the result. It holds no reference to the public ``Process``, so that
+object can be garbage-collected (and the leak caught) while the core lives.
+
+The command is *settled* once the leader was reaped, no live process is left
+in its group, and both output pipes reached end-of-file: only then is the end
+reported (SS-TEAR-6, SS-TEAR-10).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from ._capture import Capture
+from ._ending import Ending, Status, ending_error, status_of
+from ._group import group_alive, signal_group
+from ._pipes import OutputReader, StdinPipe
+from ._queue import ChunkQueue
+from ._spawn import Spawned
+from ._termination import run_termination
+from .errors import SpawnFailed, TransportError
+from .options import CommandPlan
+from .results import ExecResult, OutputChunk, StreamName
+
+Mode = Literal["run", "stream"]
+
+# The poll that waits for a leader's group to empty: first and longest interval.
+_POLL_FIRST_S = 0.001
+_POLL_MAX_S = 0.05
+# Quiet polls, once nothing of the group is left and SIGKILL was sent, after
+# which an output pipe held open from outside the group (setsid) is given up.
+_QUIET_POLLS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class CoreSettings:
+    grace_s: float
+    kill_wait_s: float
+    high_water_mark: int
+
+
+def _retrieve(future: asyncio.Future[object]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+class ProcessCore:
+    def __init__(self, id: str, plan: CommandPlan, mode: Mode, settings: CoreSettings,
+                 start: Callable[[], Spawned]) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.id = id
+        self.plan = plan
+        self.mode = mode
+        self.settings = settings
+        self.started_at = self.loop.time()
+        self.pid: int | None = None
+        self.leader_status: Status | None = None
+        self.settled = False
+        self._ended_at = self.started_at
+        self._status: Status | None = None
+        self._ending: Ending | None = None
+        self._settled_future: asyncio.Future[None] = self.loop.create_future()
+        self._start_future: asyncio.Future[None] = self.loop.create_future()
+        self._start_future.add_done_callback(_retrieve)
+        self._result: asyncio.Future[ExecResult] | None = None
+        self._termination: asyncio.Future[None] | None = None
+        self._disposal: asyncio.Task[None] | None = None
+        self._on_output = plan.on_output
+        self._captures = {"stdout": Capture(plan.max_output_bytes), "stderr": Capture(plan.max_output_bytes)}
+        self.queue = (
+            ChunkQueue(self.loop, settings.high_water_mark, self._apply_flow, self._apply_flow)
+            if mode == "stream" else None
+        )
+        self.stdin: StdinPipe | None = None
+        self._readers: dict[str, OutputReader] = {}
+        self._popen: object = None
+        self._pidfd: int | None = None
+        self._group_gone = False
+        self._group_killed = False
+        self._poll: asyncio.TimerHandle | None = None
+        self._poll_delay = _POLL_FIRST_S
+        self._quiet_polls = 0
+        self._seen_at_poll = -1
+        self._timer: asyncio.TimerHandle | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+
+        if plan.signal is not None and plan.signal.aborted:
+            # Already aborted: nothing starts (SS-TEAR-3).
+            self._ending = Ending("aborted", plan.signal.reason, started=False)
+            self._settle(None, None)
+            return
+        try:
+            spawned = start()
+        except SpawnFailed as error:
+            self._settle(None, error)
+            return
+        self._watch(spawned)
+        if plan.timeout is not None:
+            self._timer = self.loop.call_later(plan.timeout, self._end_because, Ending("timed-out"))
+        if plan.signal is not None:
+            reason_of = plan.signal
+            self._unsubscribe = plan.signal.add_listener(
+                lambda: self._end_because(Ending("aborted", reason_of.reason)))
+
+    # ---- start ------------------------------------------------------------
+
+    def _watch(self, spawned: Spawned) -> None:
+        self.pid = spawned.pid
+        self._popen = spawned.popen
+        for name, fd in (("stdout", spawned.stdout_fd), ("stderr", spawned.stderr_fd)):
+            self._readers[name] = OutputReader(
+                self.loop, fd, lambda data, name=name: self._output(name, data), self._pipe_ended)
+        if spawned.stdin_fd is not None:
+            self.stdin = StdinPipe(self.loop, spawned.stdin_fd)
+            if self.plan.input is not None:
+                self.stdin.write(self.plan.input).add_done_callback(self._input_written)
+                self.stdin.end()
+        try:
+            self._pidfd = os.pidfd_open(spawned.pid)
+        except OSError:
+            # No pidfd (an old kernel, or out of descriptors): ask the kernel on a timer instead.
+            self._poll_leader(_POLL_FIRST_S)
+        else:
+            self.loop.add_reader(self._pidfd, self._reap)
+        self._start_future.set_result(None)
+
+    def _input_written(self, future: asyncio.Future[None]) -> None:
+        # A command that exits without reading all of its input is fine (StdinClosed);
+        # a write whose delivery is uncertain makes the result untrustworthy.
+        error = None if future.cancelled() else future.exception()
+        if isinstance(error, TransportError) and not self.settled:
+            self._ending = Ending("failed", error)
+            self.terminate()
+
+    @property
+    def command_id(self) -> str | None:
+        """The pid as a string: the local backend's own id for the command."""
+        return None if self.pid is None else str(self.pid)
+
+    # ---- output -----------------------------------------------------------
+
+    def _output(self, stream: StreamName, data: bytes) -> None:
+        if self.settled:
+            return
+        chunk = OutputChunk(stream, data)
+        if self._on_output is not None:
+            try:
+                self._on_output(chunk)
+            except Exception as error:  # the caller's bug: never called again, the command ends
+                self._on_output = None
+                self._end_because(Ending("callback-failed", error))
+        if self.queue is not None:
+            self.queue.push(chunk)
+        else:
+            self._captures[stream].add(data)
+
+    def _apply_flow(self) -> None:
+        if self.queue is None or self.settled:
+            return
+        for reader in self._readers.values():
+            if self.queue.paused:
+                reader.pause()
+            else:
+                reader.resume()
+        if not self.queue.paused and self.leader_status is not None:
+            self._check_finished()
+
+    @property
+    def paused(self) -> bool:
+        return self.queue is not None and self.queue.paused
+
+    def when_resumed(self) -> asyncio.Future[None]:
+        return self.queue.when_resumed() if self.queue is not None else self.loop.create_future()
+
+    async def next(self) -> OutputChunk | None:
+        """The next chunk for the iterator, None at the end, or the command's terminal error."""
+        assert self.queue is not None
+        chunk = self.queue.shift()
+        if chunk is not None:
+            return chunk
+        if self.settled or self.queue.discarding:
+            await asyncio.shield(self._settled_future)
+            error = self.terminal_error(True)
+            if error is not None:
+                raise error
+            return None
+        return await self.queue.next_pushed()
+
+    # ---- the leader and its group -----------------------------------------
+
+    def _reap(self) -> None:
+        assert self.pid is not None
+        try:
+            pid, wait_status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            pid, wait_status = self.pid, -1  # reaped by someone else: no status was reported
+        if pid == 0:
+            return
+        if self._pidfd is not None:
+            self.loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
+        status = status_of(wait_status) if wait_status != -1 else (None, None)
+        # Popen must not wait for (or warn about) a child we reaped.
+        self._popen.returncode = os.waitstatus_to_exitcode(wait_status) if wait_status != -1 else -1  # type: ignore[attr-defined]
+        self.leader_status = status
+        if self.settled:
+            return  # settled as lost earlier; now at least it is reaped
+        if self._group_killed:
+            self._signal_group(signal.SIGKILL)  # a member forked while SIGKILL was on its way
+        self._check_finished()
+        if not self.settled:
+            # Its timeout and the caller's signal no longer count against it; what it
+            # left in its group is wound down with the same sequence (SS-TEAR-10).
+            self._disarm()
+            self.terminate()
+
+    def _poll_leader(self, delay: float) -> None:
+        def check() -> None:
+            if self.leader_status is None:
+                self._reap()
+            if self.leader_status is None:
+                self._poll_leader(min(delay * 2, _POLL_MAX_S))
+        self.loop.call_later(delay, check)
+
+    def _pipe_ended(self) -> None:
+        if self.leader_status is not None:
+            self._check_finished()
+
+    def _check_finished(self) -> None:
+        """Settles once the leader is reaped, the group is empty and the pipes are closed."""
+        if self._poll is not None:
+            self._poll.cancel()
+            self._poll = None
+        if self.settled or self.leader_status is None or self.pid is None:
+            return
+        if not self._group_gone and not group_alive(self.pid):
+            self._group_gone = True
+        if not any(reader.open for reader in self._readers.values()):
+            if self._group_gone:
+                self._settle(self.leader_status, None)
+            else:
+                self._schedule_poll()  # members without our pipes linger: SIGKILL ends them
+            return
+        # The pipes are open: end-of-file, SIGKILL or resumed reading call again, except when
+        # the group is gone yet no end-of-file comes, because a process that left the group
+        # holds a pipe; that pipe is given up once quiet after SIGKILL.
+        if not self._group_killed or self.paused:
+            return
+        if self._group_gone and self._give_up_when_quiet():
+            return
+        self._schedule_poll()
+
+    def _schedule_poll(self) -> None:
+        self._poll = self.loop.call_later(self._poll_delay, self._check_finished)
+        self._poll_delay = min(self._poll_delay * 2, _POLL_MAX_S)
+
+    def _give_up_when_quiet(self) -> bool:
+        seen = sum(reader.bytes_seen for reader in self._readers.values())
+        if seen == self._seen_at_poll and self._quiet_polls >= _QUIET_POLLS:
+            for reader in self._readers.values():
+                reader.close()
+            self._settle(self.leader_status, None)
+            return True
+        self._quiet_polls = self._quiet_polls + 1 if seen == self._seen_at_poll else 0
+        self._seen_at_poll = seen
+        return False
+
+    def _signal_group(self, signum: int) -> None:
+        if self.pid is not None and not self._group_gone:
+            signal_group(self.pid, signum)
+
+    def signal(self, signum: int) -> None:
+        """Sends one signal to the command's process group; nothing once it is settled or gone."""
+        if self.settled:
+            return
+        self._signal_group(signum)
+        if signum == signal.SIGKILL and not self._group_killed:
+            # From now on a pipe still open after the group is gone is held from outside it.
+            self._group_killed = True
+            if self.leader_status is not None:
+                self._check_finished()
+
+    # ---- ending -----------------------------------------------------------
+
+    def _end_because(self, ending: Ending) -> None:
+        if self.settled:
+            return
+        if self._ending is None:
+            self._ending = ending
+        self.terminate()
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _settle(self, status: Status | None, failure: BaseException | None) -> None:
+        if self.settled:
+            return
+        self.settled = True
+        self._ended_at = self.loop.time()
+        self._status = status
+        if failure is not None and (self._ending is None or self._ending.kind != "failed"):
+            self._ending = Ending("failed", failure)
+        self._disarm()
+        self._release()
+        if self.queue is not None:
+            self.queue.end(self.terminal_error(True))
+        if not self._start_future.done():
+            self._start_future.set_exception(self.terminal_error(self.mode == "stream")
+                                             or TransportError("the command never started"))
+        self._settled_future.set_result(None)
+
+    def _release(self) -> None:
+        """Frees the pipes now, not only when someone disposes; a leader not yet reaped stays watched."""
+        if self._poll is not None:
+            self._poll.cancel()
+            self._poll = None
+        for reader in self._readers.values():
+            reader.close()
+        if self.stdin is not None:
+            self.stdin.close()
+
+    def fail_transport(self, error: TransportError) -> None:
+        """The command's end could not be confirmed: its fate is unknown."""
+        self._settle(None, error)
+
+    def terminal_error(self, streamed: bool) -> BaseException | None:
+        """The error the command ended with, if any, for iteration (``streamed``) or ``run()``."""
+        return ending_error(self._ending, lambda: self.build_result(streamed))
+
+    def build_result(self, streamed: bool) -> ExecResult:
+        status = self._status or (None, None)
+        return ExecResult(
+            exit_code=status[0],
+            signal=status[1],
+            stdout=b"" if streamed else self._captures["stdout"].bytes(),
+            stderr=b"" if streamed else self._captures["stderr"].bytes(),
+            streamed=streamed,
+            timed_out=self._ending is not None and self._ending.kind == "timed-out",
+            stdout_truncated=not streamed and self._captures["stdout"].truncated,
+            stderr_truncated=not streamed and self._captures["stderr"].truncated,
+            duration_ms=max(0.0, (self._ended_at - self.started_at) * 1000),
+        )
+
+    # ---- what the public objects await ------------------------------------
+
+    def when_settled(self) -> asyncio.Future[None]:
+        return self._settled_future
+
+    async def settles_within(self, seconds: float) -> bool:
+        if not self.settled and seconds > 0:
+            await asyncio.wait([self._settled_future], timeout=seconds)
+        return self.settled
+
+    def started(self) -> asyncio.Future[None]:
+        return self._start_future
+
+    def result(self) -> asyncio.Future[ExecResult]:
+        """The terminal result, one future for every caller; unread output is handled as the queue says."""
+        if self._result is None:
+            if self.queue is not None:
+                self.queue.result_requested()
+            self._result = self.loop.create_future()
+            self._result.add_done_callback(_retrieve)
+            self._settled_future.add_done_callback(self._deliver_result)
+        return self._result
+
+    def _deliver_result(self, _: object) -> None:
+        assert self._result is not None
+        streamed = self.mode == "stream"
+        error = self.terminal_error(streamed)
+        if error is not None:
+            self._result.set_exception(error)
+        else:
+            self._result.set_result(self.build_result(streamed))
+
+    def terminate(self) -> asyncio.Future[None]:
+        """SIGTERM, SIGKILL after the grace period, a bounded wait; one sequence for every cause."""
+        if self._termination is None:
+            if self.settled:
+                done: asyncio.Future[None] = self.loop.create_future()
+                done.set_result(None)
+                return done
+            if self.queue is not None:
+                self.queue.allow_teardown_slack()
+            self._termination = self.loop.create_task(run_termination(self))
+        return self._termination
+
+    def dispose(self) -> asyncio.Task[None]:
+        """Discards unread output, terminates, waits; raises ``TransportError`` when the end is unknown."""
+        if self._disposal is None:
+            self._disposal = self.loop.create_task(self._run_dispose())
+            self._disposal.add_done_callback(_retrieve)
+        return self._disposal
+
+    async def _run_dispose(self) -> None:
+        if self.queue is not None:
+            self.queue.discard()
+        await self.terminate()
+        ending = self._ending
+        if ending is not None and ending.kind == "failed" and isinstance(ending.cause, TransportError):
+            raise ending.cause

@@ -1,0 +1,96 @@
+"""What a sandbox states about itself: its capability manifest and its termination settings."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .errors import InvalidArgument
+
+__all__ = [
+    "CAPABILITIES",
+    "DEFAULT_GRACE_MS",
+    "DEFAULT_KILL_WAIT_MS",
+    "Termination",
+    "has_capability",
+    "local_manifest",
+]
+
+#: Every capability of spec 1.2, in manifest order.
+CAPABILITIES = (
+    "streaming",
+    "stdin",
+    "resource-limits",
+    "user",
+    "binary-output",
+    "attach",
+    "attach-reconnect",
+    "replay-full",
+    "replay-tail",
+)
+
+# What an absent optional capability means: binary-output arrived in 1.1 and
+# absent meant byte-exact output; the 1.2 ones are off when absent.
+_ABSENT_MEANS = {"binary-output": True}
+
+#: Time between SIGTERM and SIGKILL, as the spec and the TypeScript runtime default it.
+DEFAULT_GRACE_MS = 2000
+#: Wait for the end after SIGKILL before settling with ``TransportError``.
+DEFAULT_KILL_WAIT_MS = 5000
+
+
+def has_capability(manifest: Mapping[str, bool], capability: str) -> bool:
+    """Whether ``manifest`` advertises ``capability``, an absent optional one's default applied."""
+    value = manifest.get(capability)
+    if isinstance(value, bool):
+        return value
+    return _ABSENT_MEANS.get(capability, False)
+
+
+def local_manifest(turned_off: Mapping[str, object] | None) -> dict[str, bool]:
+    """The manifest of a local sandbox: what this machine can do, minus what the caller turned off.
+
+    ``user`` needs root (switching accounts needs the privilege). Background
+    commands (``attach``) are not implemented by this adapter, so it says so.
+    ``turned_off`` maps capability names to booleans; ``False`` turns one off,
+    ``True`` never turns on what the machine cannot do.
+    """
+    available = {
+        "streaming": True,
+        "stdin": True,
+        "resource-limits": True,
+        "user": os.geteuid() == 0,
+        "binary-output": True,
+        "attach": False,
+    }
+    if turned_off is None:
+        return available
+    if not isinstance(turned_off, Mapping):
+        raise InvalidArgument("options.capabilities", "must be a mapping of capability names to booleans")
+    manifest = dict(available)
+    for name, enabled in turned_off.items():
+        key = f"options.capabilities.{name}"
+        if name not in available:
+            raise InvalidArgument(key, "unknown capability")
+        if not isinstance(enabled, bool):
+            raise InvalidArgument(key, "must be a boolean")
+        if not enabled:
+            manifest[name] = False
+    return manifest
+
+
+@dataclass(frozen=True, slots=True)
+class Termination:
+    """How a sandbox terminates a command (SS-TERM-1), in milliseconds.
+
+    SIGTERM to the process group, SIGKILL ``grace_ms`` later if anything is
+    left, then up to ``kill_wait_ms`` for the end before ``TransportError``.
+    """
+
+    grace_ms: float
+    kill_wait_ms: float
+
+    def to_wire(self) -> dict[str, float]:
+        """``{"graceMs": ..., "killWaitMs": ...}``, the spec's ``SandboxTermination``."""
+        return {"graceMs": self.grace_ms, "killWaitMs": self.kill_wait_ms}
