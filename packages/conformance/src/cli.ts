@@ -1,15 +1,11 @@
 #!/usr/bin/env node
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { ConformanceReport, SandboxFactory } from '@sandstream/types';
+import type { ConformanceReport } from '@sandstream/types';
 import type { RunWarning } from './warnings.js';
-import { codeOf } from './assert.js';
 import { CASES, isAdvisory, runConformance } from './engine.js';
-import { typeScriptAdvice } from './typescript-advice.js';
 import { currentCase, describeFault, FAULT_ADVICE, type Fault } from './faults.js';
-import { checkHooks, type ConformanceHooks } from './hooks.js';
+import { loadAdapter, UsageError } from './adapter-module.js';
 import { describeOpenHandles, openHandles } from './open-handles.js';
 import { runsAlone } from './schedule.js';
 import { formatJson } from './reporters/json.js';
@@ -19,9 +15,13 @@ import { formatTap } from './reporters/tap.js';
 import { KIT_SPEC_VERSION, KIT_VERSION } from './version.js';
 
 const USAGE = `Usage: sandstream-conformance <adapter-module> [options]
+       sandstream-conformance --testee "<command line>" [options]
 
 Runs the Sandstream ${KIT_SPEC_VERSION} conformance kit against the adapter whose
-module's default export is a factory returning a fresh Sandbox.
+module's default export is a factory returning a fresh Sandbox, or against an adapter
+in any language served by a testee: a program that speaks the testee protocol on its
+standard input and output (spec section 18; \`sandstream-testee <module>\` serves a
+JavaScript module that way). The kit ends the testee's process group when it is done.
 
 The module may also export \`conformanceHooks\` (setup, teardown, attach): see the README.
 A TypeScript module must be built to JavaScript first, or run with a TypeScript loader
@@ -47,10 +47,6 @@ Exit status: 0 conforms, 1 a required case failed or an expected failure is stal
 2 the harness failed (bad arguments, adapter not loadable, harness error), or the adapter
 raised an error nobody could catch outside every case or after the report.`;
 
-class UsageError extends Error {}
-
-/** The adapter module exists but cannot be loaded as it is (a harness error, exit 2). */
-class AdapterModuleError extends Error {}
 
 /** Flags that were renamed: using one is a usage error naming its replacement. */
 const RENAMED_FLAGS: Readonly<Record<string, string>> = { only: '--include' };
@@ -96,66 +92,6 @@ function readExpectedFailures(path: string | undefined): string[] {
     .filter((line) => line !== '');
 }
 
-/** The `import` (or `default`) target of a package's `exports` for its root. */
-function exportTarget(exports: unknown): string | undefined {
-  if (typeof exports === 'string') return exports;
-  if (typeof exports !== 'object' || exports === null) return undefined;
-  const map = exports as Record<string, unknown>;
-  if ('.' in map) return exportTarget(map['.']);
-  for (const condition of ['import', 'node', 'default']) {
-    const target = exportTarget(map[condition]);
-    if (target !== undefined) return target;
-  }
-  return undefined;
-}
-
-/** The target of a subpath (`./conformance`) in a package's `exports`, its conditions read as for the root. */
-function subpathTarget(exports: unknown, subpath: string): string | undefined {
-  if (typeof exports !== 'object' || exports === null || !(subpath in exports)) return undefined;
-  return exportTarget((exports as Record<string, unknown>)[subpath]);
-}
-
-/**
- * Resolves a package name as an ES module import from the current directory
- * would: up through the node_modules folders, then the package's `exports`
- * (import conditions included) or `main`; a subpath (`pkg/conformance`)
- * through its `exports` entry, else as a file of the package.
- */
-function resolvePackage(name: string, from: string): string | undefined {
-  const [scopeOrName, rest] = name.startsWith('@') ? [name.split('/').slice(0, 2).join('/'), name.split('/').slice(2).join('/')] : [name.split('/')[0]!, name.split('/').slice(1).join('/')];
-  for (let dir = from; ; dir = dirname(dir)) {
-    const root = join(dir, 'node_modules', scopeOrName);
-    const manifest = join(root, 'package.json');
-    if (existsSync(manifest)) {
-      const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: unknown; main?: string };
-      if (rest !== '') return join(root, subpathTarget(pkg.exports, `./${rest}`) ?? rest);
-      const target = exportTarget(pkg.exports) ?? pkg.main ?? 'index.js';
-      return join(root, target);
-    }
-    if (dirname(dir) === dir) return undefined;
-  }
-}
-
-/** The adapter module: its default export (the factory) and its optional `conformanceHooks`. */
-async function loadAdapter(specifier: string): Promise<{ factory: SandboxFactory; hooks: ConformanceHooks }> {
-  const path = resolve(specifier);
-  const file = existsSync(path) ? path : resolvePackage(specifier, process.cwd());
-  if (file === undefined) throw new UsageError(`cannot find ${JSON.stringify(specifier)}: neither a file nor a package installed here`);
-  const module = (await import(pathToFileURL(file).href).catch((error: unknown) => {
-    throw codeOf(error) === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?tsx?$/.test(file) ? new AdapterModuleError(typeScriptAdvice(specifier)) : error;
-  })) as { default?: unknown; conformanceHooks?: unknown };
-  if (typeof module.default !== 'function') {
-    throw new UsageError(`${specifier} has no default export that is a factory function`);
-  }
-  let hooks: ConformanceHooks;
-  try {
-    hooks = checkHooks(module.conformanceHooks, 'conformanceHooks');
-  } catch (error) {
-    throw new UsageError(`${specifier} exports a malformed conformanceHooks: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  return { factory: module.default as SandboxFactory, hooks };
-}
-
 function render(report: ConformanceReport, reporter: string, color: boolean): string {
   switch (reporter) {
     case 'json':
@@ -176,6 +112,7 @@ async function main(argv: string[]): Promise<number> {
     strict: true,
     options: {
       reporter: { type: 'string', default: 'pretty' },
+      testee: { type: 'string' },
       out: { type: 'string' },
       include: { type: 'string' },
       only: { type: 'string' },
@@ -215,7 +152,12 @@ async function main(argv: string[]): Promise<number> {
   }
   const reporter = values.reporter;
   if (!['pretty', 'json', 'junit', 'tap'].includes(reporter)) throw new UsageError(`unknown reporter ${JSON.stringify(reporter)}`);
-  if (positionals.length !== 1) throw new UsageError('expected exactly one adapter module');
+  if (values.testee !== undefined) {
+    if (positionals.length !== 0) throw new UsageError('--testee takes the place of the adapter module: give one or the other');
+    if (values.testee.trim() === '') throw new UsageError('--testee needs a command line');
+  } else if (positionals.length !== 1) {
+    throw new UsageError('expected exactly one adapter module (or --testee "<command line>")');
+  }
 
   // Warnings an adapter emits (a garbage-collected Process, say) would cut
   // through the live progress; they are collected, each with the cases it is
@@ -230,10 +172,11 @@ async function main(argv: string[]): Promise<number> {
   process.removeAllListeners('warning');
   process.on('warning', (warning: Error & { code?: string }) => collect({ warning, cases: [], expected: false }));
 
-  const { factory, hooks } = await loadAdapter(positionals[0]!);
+  const adapter = values.testee === undefined ? await loadAdapter(positionals[0]!) : { testee: { command: values.testee } };
+  const subject = values.testee === undefined ? positionals[0]! : `the testee ${JSON.stringify(values.testee)}`;
   const color = values.out === undefined && useColor(process.stdout);
   const progress = reporter === 'pretty' ? createProgress(process.stdout, color) : undefined;
-  if (progress) process.stdout.write(`Sandstream ${KIT_SPEC_VERSION} conformance (kit ${KIT_VERSION}) against ${positionals[0]}\n\n`);
+  if (progress) process.stdout.write(`Sandstream ${KIT_SPEC_VERSION} conformance (kit ${KIT_VERSION}) against ${subject}\n\n`);
 
   const caseTimeoutMs = parseMilliseconds(values['case-timeout'], '--case-timeout');
   const graceMs = parseMilliseconds(values['grace-ms'], '--grace-ms');
@@ -242,8 +185,7 @@ async function main(argv: string[]): Promise<number> {
   let hookProblem: string | undefined;
   try {
     report = await runConformance({
-      factory,
-      hooks,
+      ...adapter,
       include: parseSelectors(values.include, '--include'),
       exclude: parseSelectors(values.exclude, '--exclude'),
       expectedFailures: readExpectedFailures(values['expected-failures']),

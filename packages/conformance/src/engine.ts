@@ -21,6 +21,7 @@ import { watchWarnings } from './warnings.js';
 import { aloneUnder, runsAlone, runScheduled, schedulePlan, WAITING_CONCURRENCY, waitsUnder } from './schedule.js';
 import { deselected } from './select.js';
 import { KIT_SPEC_VERSION, KIT_VERSION } from './version.js';
+import { CANNOT_CROSS, connectTestee } from './testee/connect.js';
 
 export { validateOptions, type CheckedOptions, type ConformanceOptions } from './options.js';
 export { classify, runCase, skipReason, type CaseOutcome, type CaseRun } from './run-case.js';
@@ -102,12 +103,25 @@ async function probeAdapter(
  * ```
  */
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
+  validateOptions(options);
+  const testee = options.testee === undefined ? undefined : await connectTestee(options.testee);
   const faults = watchFaults(options);
   try {
-    return await runWatched(options, faults);
+    if (testee === undefined) return await runWatched(options, faults);
+    const { testee: _command, ...rest } = options;
+    return await runWatched({ ...rest, factory: testee.factory, hooks: testee.hooks }, faults, { cannotCross: CANNOT_CROSS, linkProblem: () => testee.link.fatal });
   } finally {
     faults.release();
+    await testee?.link.close();
   }
+}
+
+/** What a run through a testee adds (ADR-0038). */
+interface TesteeRun {
+  /** Cases reported `skipped`, with the reason, because they cannot run through a testee. */
+  readonly cannotCross: Readonly<Record<string, string>>;
+  /** The fault of the link to the testee, if one happened: a harness error of the whole run. */
+  readonly linkProblem: () => string | undefined;
 }
 
 /**
@@ -148,7 +162,8 @@ function watchFaults(options: ConformanceOptions) {
   };
 }
 
-async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof watchFaults>): Promise<ConformanceReport> {
+async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof watchFaults>, testee?: TesteeRun): Promise<ConformanceReport> {
+  const factory = options.factory!;
   const { caseTimeoutMs, graceMs, concurrency, hooks } = validateOptions(options);
   const startedAt = new Date();
   const started = performance.now();
@@ -169,7 +184,7 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
     if (harnessProblem === undefined) {
       faults.setPhase('the probe of the adapter, before the first case');
       try {
-        const probe = await inPhaseScope('the probe of the adapter, before the first case', faults.watch, () => probeAdapter(options.factory, caseTimeoutMs));
+        const probe = await inPhaseScope('the probe of the adapter, before the first case', faults.watch, () => probeAdapter(factory, caseTimeoutMs));
         adapterName = probe.name;
         manifest = probe.manifest;
         harnessProblem = probe.problem;
@@ -213,8 +228,10 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
         const left = deselected(testCase, options);
         if (left !== undefined) return finish(index, testCase, { status: 'disabled', message: left, durationMs: 0 });
         if (harnessProblem !== undefined) return finish(index, testCase, { status: 'error', message: harnessProblem, durationMs: 0 });
+        const cannot = testee?.cannotCross[testCase.id];
+        if (cannot !== undefined) return finish(index, testCase, { status: 'skipped', message: `not through a testee: ${cannot}`, durationMs: 0 });
         options.onCaseStart?.(testCase);
-        finish(index, testCase, await runCaseWatched({ testCase, manifest, factory: options.factory, timeoutMs: caseTimeoutMs, graceMs, hooks }, faults.watch));
+        finish(index, testCase, await runCaseWatched({ testCase, manifest, factory, timeoutMs: caseTimeoutMs, graceMs, hooks }, faults.watch));
       },
       { waits: ({ testCase }) => waitsUnder(plan, testCase), longest: ({ testCase }) => runsAlone(testCase) !== undefined, waiting: WAITING_CONCURRENCY },
     );
@@ -260,6 +277,12 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
   if (faults.outside.length > 0) {
     const listed = faults.outside.slice(0, 5).join('; ') + (faults.outside.length > 5 ? `; and ${faults.outside.length - 5} more` : '');
     const problem = `the adapter raised ${faults.outside.length === 1 ? 'a fault' : `${faults.outside.length} faults`} outside every case, where no caller could catch ${faults.outside.length === 1 ? 'it' : 'them'}: ${listed}; ${FAULT_ADVICE}`;
+    runProblem = runProblem === undefined ? problem : `${runProblem}; ${problem}`;
+  }
+  const linkProblem = testee?.linkProblem();
+  if (linkProblem !== undefined) {
+    // Every verdict after the fault is void: the run is a harness error that names it.
+    const problem = `the link to the testee failed, so the report is no verdict: ${linkProblem}`;
     runProblem = runProblem === undefined ? problem : `${runProblem}; ${problem}`;
   }
   if (runProblem !== undefined) throw Object.assign(new HarnessError(runProblem), { report });

@@ -5,11 +5,19 @@ import { CASES } from './cases/index.js';
 import { checkHooks, type ConformanceHooks } from './hooks.js';
 import { checkSelectors } from './select.js';
 import type { RunWarning } from './warnings.js';
+import type { TesteeCommand } from './testee/link.js';
 
 /** Options of {@link runConformance}. */
 export interface ConformanceOptions {
-  /** Returns a fresh, isolated sandbox on every call. */
-  readonly factory: SandboxFactory;
+  /** Returns a fresh, isolated sandbox on every call. Not with `testee`. */
+  readonly factory?: SandboxFactory;
+  /**
+   * An adapter in any language, run as a testee process that speaks the
+   * testee protocol on its standard streams (spec 1.3 section 18,
+   * ADR-0038), instead of `factory` and `hooks`. The kit starts it, runs
+   * every case through it, and ends its process tree when the run ends.
+   */
+  readonly testee?: TesteeCommand;
   /** The adapter module's lifecycle and observation hooks (its `conformanceHooks` export). */
   readonly hooks?: ConformanceHooks;
   /** Run only cases matching one of these (id, `prefix.*`, or requirement id). */
@@ -58,6 +66,7 @@ const RENAMED_OPTIONS: Readonly<Record<string, string>> = {
 
 const KNOWN_OPTIONS = new Set([
   'factory',
+  'testee',
   'hooks',
   'include',
   'exclude',
@@ -89,7 +98,12 @@ export function validateOptions(options: ConformanceOptions): CheckedOptions {
     // Old or misspelt options must fail loudly rather than be ignored.
     if (!KNOWN_OPTIONS.has(key)) throw new InvalidArgument(`options.${key}`, 'unknown option');
   }
-  if (typeof options.factory !== 'function') throw new InvalidArgument('options.factory', 'must be a function returning a Sandbox');
+  if (options.testee !== undefined) {
+    if (options.factory !== undefined || options.hooks !== undefined) throw new InvalidArgument('options.testee', 'takes the place of factory and hooks: give one or the other');
+    checkTestee(options.testee);
+  } else if (typeof options.factory !== 'function') {
+    throw new InvalidArgument('options.factory', 'must be a function returning a Sandbox (or give options.testee)');
+  }
   const caseTimeoutMs = options.caseTimeoutMs ?? 20_000;
   const graceMs = options.graceMs;
   const concurrency = options.concurrency ?? 'auto';
@@ -109,3 +123,17 @@ export function validateOptions(options: ConformanceOptions): CheckedOptions {
   return { caseTimeoutMs, graceMs, concurrency, hooks };
 }
 
+
+/** Checks a testee command; throws InvalidArgument naming the first bad member. */
+function checkTestee(testee: TesteeCommand): void {
+  if (typeof testee !== 'object' || testee === null) throw new InvalidArgument('options.testee', 'must be an object: { command, args?, cwd?, env? }');
+  for (const key of Object.keys(testee)) {
+    if (!['command', 'args', 'cwd', 'env', 'forwardStderr'].includes(key)) throw new InvalidArgument(`options.testee.${key}`, 'unknown option (known: command, args, cwd, env, forwardStderr)');
+  }
+  if (typeof testee.command !== 'string' || testee.command.trim() === '') throw new InvalidArgument('options.testee.command', 'must be a non-empty command line (or a program, with args)');
+  if (testee.args !== undefined && (!Array.isArray(testee.args) || testee.args.some((a) => typeof a !== 'string'))) throw new InvalidArgument('options.testee.args', 'must be an array of strings');
+  if (testee.cwd !== undefined && typeof testee.cwd !== 'string') throw new InvalidArgument('options.testee.cwd', 'must be a string');
+  if (testee.env !== undefined && (typeof testee.env !== 'object' || testee.env === null || Object.values(testee.env).some((v) => typeof v !== 'string'))) {
+    throw new InvalidArgument('options.testee.env', 'must be an object of strings');
+  }
+}

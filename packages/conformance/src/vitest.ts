@@ -6,6 +6,7 @@ import { runsAlone } from './schedule.js';
 import { deselected } from './select.js';
 import { watchWarnings } from './warnings.js';
 import { KIT_SPEC_VERSION } from './version.js';
+import { CANNOT_CROSS, connectTestee, type ConnectedTestee } from './testee/connect.js';
 
 /** Options of {@link describeConformance}: the engine's, minus the progress and warning hooks. */
 export type DescribeConformanceOptions = Omit<ConformanceOptions, 'onCaseStart' | 'onCaseEnd' | 'onWarning'>;
@@ -37,13 +38,20 @@ export function describeConformance(options: DescribeConformanceOptions): void {
   let problem: string | undefined;
 
   let releaseWarnings: (() => void) | undefined;
+  // Through a testee (ADR-0038), its factory and hooks stand in for the module's.
+  let testee: ConnectedTestee | undefined;
+  const factory = async (): Promise<Sandbox> => (testee === undefined ? options.factory!() : testee.factory());
+  const linkFault = (): void => {
+    if (testee?.link.fatal !== undefined) throw new Error(`error: the link to the testee failed: ${testee.link.fatal}`);
+  };
 
   describe(`Sandstream ${KIT_SPEC_VERSION} conformance`, () => {
     beforeAll(async () => {
       // A warning a case provokes on purpose is not printed; any other is, as usual (warnings.ts).
       releaseWarnings = watchWarnings({}, () => false);
+      if (options.testee !== undefined) testee = await connectTestee(options.testee);
       await hooks.setup?.();
-      const probe: Sandbox = await options.factory();
+      const probe: Sandbox = await factory();
       try {
         manifest = manifestForReport(probe.capabilities);
         problem = await missingTools(probe);
@@ -54,6 +62,9 @@ export function describeConformance(options: DescribeConformanceOptions): void {
     afterAll(async () => {
       releaseWarnings?.();
       await hooks.teardown?.();
+      const link = testee?.link;
+      testee = undefined;
+      await link?.close();
     });
     const unknown = [...expected].filter((id) => !CASES.some((c) => c.id === id));
     if (unknown.length > 0) {
@@ -71,7 +82,13 @@ export function describeConformance(options: DescribeConformanceOptions): void {
       const concurrent = concurrency !== 'auto' && concurrency > 1 && runsAlone(testCase) === undefined;
       test(name, { timeout: Math.max(testCase.timeoutMs ?? 0, timeoutMs) + 15_000, concurrent }, async (ctx: TestContext) => {
         if (problem !== undefined) throw new Error(`error: ${problem}`);
-        const outcome = await runCase({ testCase, manifest: manifest!, factory: options.factory, timeoutMs, graceMs, hooks });
+        const cannot = testee === undefined ? undefined : CANNOT_CROSS[testCase.id];
+        if (cannot !== undefined) {
+          ctx.skip(`not through a testee: ${cannot}`);
+          return;
+        }
+        const outcome = await runCase({ testCase, manifest: manifest!, factory, timeoutMs, graceMs, hooks: testee?.hooks ?? hooks });
+        linkFault();
         if (outcome.status === 'skipped') {
           ctx.skip(outcome.message);
           return;

@@ -3,6 +3,7 @@ import { check, checkEqual, checkErrorCode, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
 import { seenInRun, signal } from './support/arrival.js';
 import { bound, expectGoneNow, readPid, scratch } from './support/observe.js';
+import { throwingCallback } from '../testee/values.js';
 
 import { checkSequence, COUNT, join, SEQUENCE_SCRIPT } from './support/sequence.js';
 
@@ -91,11 +92,12 @@ export const outputCapCases = [
       const running = ctx.sandbox.run(['sh', '-c', script, 'sh', dir], {
         timeout,
         signal: controller.signal,
-        onOutput: () => {
+        // Marked as throwing, so that through a testee its stand-in throws at the adapter's call too (ADR-0038).
+        onOutput: throwingCallback(() => {
           calls += 1;
           first.saw();
           throw thrown;
-        },
+        }),
       });
       // An adapter that holds the line back is told so once the command printed it, not at the timeout.
       await seenInRun(running, first.promise, { ctx, marker: `${dir}/printed`, what: 'the line "one" (through run()\'s onOutput)', got: () => '' }, controller);

@@ -1,0 +1,49 @@
+/**
+ * A testee as the engine sees an adapter module: a factory, its hooks, and
+ * the cases that cannot cross a process boundary (ADR-0038).
+ */
+import type { SandboxFactory } from '@sandstream/types';
+import type { ConformanceHooks } from '../hooks.js';
+import { bridgeSandbox, testeeProcessId } from './bridge.js';
+import { TesteeLink, type TesteeCommand } from './link.js';
+import type { HelloAnswer, SandboxInfo } from './protocol.js';
+
+/**
+ * Cases that cannot run through a testee, and why: they are reported
+ * `skipped` with the reason, never as a verdict.
+ */
+export const CANNOT_CROSS: Readonly<Record<string, string>> = {
+  'teardown.garbage-collected':
+    "it drops the last reference to a running Process and collects garbage; a testee holds every Process in its table and cannot see the kit's reference go",
+};
+
+/** A connected testee. */
+export interface ConnectedTestee {
+  readonly factory: SandboxFactory;
+  readonly hooks: ConformanceHooks;
+  readonly hello: HelloAnswer;
+  readonly link: TesteeLink;
+  readonly roundTripMs: number;
+}
+
+/** Starts the testee, exchanges the hello, and gives the engine its factory and hooks. */
+export async function connectTestee(command: TesteeCommand): Promise<ConnectedTestee> {
+  const { link, hello, roundTripMs } = await TesteeLink.open(command);
+  const factory: SandboxFactory = async () => bridgeSandbox(link, (await link.request('open', {})) as SandboxInfo);
+  const hooks: ConformanceHooks = {};
+  if (hello.hooks?.includes('attach')) {
+    hooks.attach = async (sandbox) => {
+      const sid = (sandbox.native as { testeeSandbox?: string } | undefined)?.testeeSandbox;
+      if (sid === undefined) throw new Error('the attach hook was given a sandbox that is not the testee\'s');
+      return bridgeSandbox(link, (await link.request('observe', { sandbox: sid })) as SandboxInfo);
+    };
+  }
+  if (hello.hooks?.includes('sever')) {
+    hooks.sever = async (proc) => {
+      const pid = testeeProcessId(proc);
+      if (pid === undefined) throw new Error('the sever hook was given a Process that is not the testee\'s');
+      return (await link.request('sever', { process: pid })) as number | undefined;
+    };
+  }
+  return { factory, hooks, hello, link, roundTripMs };
+}

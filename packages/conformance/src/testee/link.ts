@@ -1,0 +1,205 @@
+/**
+ * The kit's end of a testee: requests, their answers, callback calls, and the
+ * faults of the link itself, which are harness errors and never verdicts.
+ */
+import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
+import { HarnessError } from '../assert.js';
+import { decodeError, type ThrownByCallback, type WireError } from './errors.js';
+import { startLinkWorker, type FromWorker, type ToWorker } from './link-worker.js';
+import { SYNC_OPS, TESTEE_PROTOCOL, type HelloAnswer, type Op, type Requests } from './protocol.js';
+import { decodeValue, type WireValue } from './values.js';
+
+/** How to start a testee. */
+export interface TesteeCommand {
+  /** A command line run by the shell when `args` is absent; else the program, run with `args` and no shell. */
+  readonly command: string;
+  readonly args?: readonly string[];
+  readonly cwd?: string;
+  /** The testee's whole environment (default: the kit's). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Pass the testee's standard error on to the kit's (default true). */
+  readonly forwardStderr?: boolean;
+}
+
+/** The least bound on a silence or a synchronous answer; scaled up by the hello's round trip. */
+const MIN_BOUND_MS = 10_000;
+
+interface Pending {
+  readonly op: string;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** One running testee and the requests in flight to it. */
+export class TesteeLink {
+  readonly #worker: Worker;
+  readonly #flag: Int32Array;
+  readonly #syncPort: MessagePort;
+  readonly #pending = new Map<string, Pending>();
+  readonly #callbacks = new Map<string, (...args: unknown[]) => unknown>();
+  readonly #thrown = new Map<string, unknown>();
+  readonly #ended: Promise<string>;
+  #next = 0;
+  #boundMs = MIN_BOUND_MS;
+  #fatal: string | undefined;
+  #onFatal: ((message: string) => void) | undefined;
+
+  private constructor(command: TesteeCommand) {
+    const channel = new MessageChannel();
+    const flag = new SharedArrayBuffer(4);
+    this.#flag = new Int32Array(flag);
+    this.#syncPort = channel.port1;
+    this.#worker = startLinkWorker({
+      command: command.command,
+      args: command.args,
+      cwd: command.cwd,
+      env: command.env,
+      forwardStderr: command.forwardStderr ?? true,
+      flag,
+      syncPort: channel.port2,
+    });
+    let ended: (how: string) => void;
+    this.#ended = new Promise((resolve) => (ended = resolve));
+    this.#worker.on('message', (message: FromWorker) => {
+      if (message.kind === 'fatal') this.#fail(message.message);
+      else if (message.kind === 'ended') ended(message.how);
+      else this.#receive(message.message);
+    });
+    this.#worker.on('error', (error) => this.#fail(`the kit's link to the testee failed: ${error.message}`));
+    this.#worker.on('exit', () => ended('the link ended'));
+  }
+
+  /** Starts the testee and exchanges the hello; rejects with a HarnessError naming what went wrong. */
+  static async open(command: TesteeCommand): Promise<{ link: TesteeLink; hello: HelloAnswer; roundTripMs: number }> {
+    const link = new TesteeLink(command);
+    const started = performance.now();
+    try {
+      const hello = (await link.request('hello', { protocol: TESTEE_PROTOCOL, spec: '1.3' })) as HelloAnswer;
+      const roundTripMs = performance.now() - started;
+      if (typeof hello !== 'object' || hello === null || hello.protocol !== TESTEE_PROTOCOL) {
+        throw new HarnessError(`the testee speaks protocol ${JSON.stringify((hello as { protocol?: unknown } | null)?.protocol)}, and this kit speaks ${TESTEE_PROTOCOL}`);
+      }
+      if (typeof hello.spec !== 'string' || !/^1\.[0-9]+$/.test(hello.spec)) throw new HarnessError(`the testee's hello states spec ${JSON.stringify(hello.spec)}, which this kit does not know`);
+      // A ping round trip per second of the bound, at least: a slow testee is not a hung one.
+      const pingMs = performance.now();
+      await link.request('ping', {});
+      link.#boundMs = Math.max(MIN_BOUND_MS, Math.round(200 * (performance.now() - pingMs)));
+      link.#post({ kind: 'silence', ms: link.#boundMs });
+      return { link, hello, roundTripMs };
+    } catch (error) {
+      await link.close();
+      throw error instanceof HarnessError ? error : new HarnessError(`the testee's hello failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /** The fault of the link, if one happened: once set, every request fails with it. */
+  get fatal(): string | undefined {
+    return this.#fatal;
+  }
+
+  /** Called once, when the link fails. */
+  onFatal(handler: (message: string) => void): void {
+    this.#onFatal = handler;
+    if (this.#fatal !== undefined) handler(this.#fatal);
+  }
+
+  /** Registers a callback of the kit's under an id the testee calls it by. */
+  callback(fn: (...args: unknown[]) => unknown): string {
+    const id = `c${++this.#next}`;
+    this.#callbacks.set(id, fn);
+    return id;
+  }
+
+  /** What the kit's callback `id` threw, if it did (the cause of a `CallbackFailed`). */
+  readonly thrownBy: ThrownByCallback = (id) => this.#thrown.get(id);
+
+  /** Sends a request and resolves with its answer's value, decoded; rejects with the adapter's error, rebuilt. */
+  request<K extends Op>(op: K, params: Requests[K]): Promise<unknown> {
+    if (this.#fatal !== undefined) return Promise.reject(new HarnessError(this.#fatal));
+    const id = `r${++this.#next}`;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { op, resolve, reject });
+      this.#post({ kind: 'send', id, op, line: JSON.stringify({ id, op, ...params }), sync: false });
+    });
+  }
+
+  /** Sends a request the testee answers at once, and blocks until it does (bounded); throws the adapter's error, rebuilt. */
+  requestSync<K extends Op>(op: K, params: Requests[K]): unknown {
+    if (!SYNC_OPS.has(op)) throw new Error(`${op} is not a synchronous request`);
+    if (this.#fatal !== undefined) throw new HarnessError(this.#fatal);
+    const id = `r${++this.#next}`;
+    Atomics.store(this.#flag, 0, 0);
+    this.#post({ kind: 'send', id, op, line: JSON.stringify({ id, op, ...params }), sync: true });
+    const waited = Atomics.wait(this.#flag, 0, 0, this.#boundMs);
+    const received = receiveMessageOnPort(this.#syncPort)?.message as FromWorker | undefined;
+    if (received === undefined) {
+      this.#fail(`the testee did not answer ${op} within ${this.#boundMs} ms (${waited}); it must answer stream, props and iterate without waiting on a command`);
+      throw new HarnessError(this.#fatal!);
+    }
+    if (received.kind === 'fatal') {
+      this.#fail(received.message);
+      throw new HarnessError(received.message);
+    }
+    if (received.kind !== 'line') throw new HarnessError('the link sent an unexpected message');
+    return this.#settle(received.message, op);
+  }
+
+  /** Ends the testee: standard input closed (after a `bye`), then SIGTERM and SIGKILL to its group after `graceMs`. */
+  async close(graceMs = 5_000): Promise<string> {
+    if (this.#fatal === undefined) {
+      // The testee closes what the kit left open, and answers once it did.
+      await Promise.race([this.request('bye', {}).catch(() => undefined), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
+    }
+    this.#post({ kind: 'shutdown', graceMs });
+    const how = await this.#ended;
+    await this.#worker.terminate();
+    this.#syncPort.close();
+    return how;
+  }
+
+  #post(message: ToWorker): void {
+    this.#worker.postMessage(message);
+  }
+
+  #settle(message: Record<string, unknown>, op: string): unknown {
+    if (message['ok'] === true) return decodeValue(message['value'] ?? null);
+    const error = message['error'] as WireError;
+    if (typeof error.message !== 'string' || typeof error.name !== 'string') {
+      this.#fail(`the testee answered ${op} with a malformed error: ${JSON.stringify(error).slice(0, 200)}`);
+      throw new HarnessError(this.#fatal!);
+    }
+    throw decodeError(error, this.thrownBy);
+  }
+
+  #receive(message: Record<string, unknown>): void {
+    if (typeof message['call'] === 'string') {
+      const id = message['call'];
+      const fn = this.#callbacks.get(id);
+      if (fn === undefined) return this.#fail(`the testee called an unknown callback ${JSON.stringify(id)}`);
+      const args = (message['args'] as WireValue[]).map((arg) => decodeValue(arg));
+      try {
+        fn(...args);
+      } catch (error) {
+        this.#thrown.set(id, error);
+      }
+      return;
+    }
+    const id = message['id'] as string;
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return;
+    this.#pending.delete(id);
+    try {
+      pending.resolve(this.#settle(message, pending.op));
+    } catch (error) {
+      pending.reject(error);
+    }
+  }
+
+  #fail(message: string): void {
+    if (this.#fatal !== undefined) return;
+    this.#fatal = message;
+    for (const pending of this.#pending.values()) pending.reject(new HarnessError(message));
+    this.#pending.clear();
+    this.#onFatal?.(message);
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The testee protocol's messages (spec 1.3, section 18; the JSON Schemas are
+ * `TesteeRequest` and `TesteeMessage` of `spec/1.3/testee.json`). One JSON
+ * object a line on the testee's standard input (requests) and standard output
+ * (answers and callback calls). The kit chooses every id.
+ */
+import type { WireError } from './errors.js';
+import type { WireValue } from './values.js';
+
+/** The protocol's own version; a testee states it in its hello, and the kit refuses one it does not speak. */
+export const TESTEE_PROTOCOL = 1;
+
+/** Requests the testee must answer without waiting on any command's progress: the kit blocks on them. */
+export const SYNC_OPS = new Set(['stream', 'props', 'iterate']);
+
+/** Every request the kit sends, by its `op`. */
+export interface Requests {
+  hello: { protocol: number; spec: string };
+  open: Record<string, never>;
+  observe: { sandbox: string };
+  close: { sandbox: string };
+  run: { sandbox: string; argv: WireValue; options: WireValue };
+  stream: { sandbox: string; argv: WireValue; options: WireValue };
+  attach: { sandbox: string; commandId: WireValue; options: WireValue };
+  commands: { sandbox: string };
+  props: { process: string };
+  iterate: { process: string };
+  next: { iterator: string };
+  return: { iterator: string };
+  started: { process: string };
+  wait: { process: string };
+  kill: { process: string; signal: WireValue };
+  dispose: { process: string };
+  detach: { process: string };
+  write: { process: string; data: WireValue };
+  end: { process: string };
+  sever: { process: string };
+  abort: { signal: string; reason: WireValue };
+  ping: Record<string, never>;
+  bye: Record<string, never>;
+}
+export type Op = keyof Requests;
+
+/** A request line. */
+export type Request<K extends Op = Op> = { readonly id: string; readonly op: K } & Requests[K];
+
+/** The hello's answer: what the testee is. */
+export interface HelloAnswer {
+  readonly protocol: number;
+  readonly spec: string;
+  readonly name: string;
+  /** The capability manifest of a fresh sandbox (`Sandbox.capabilities`). */
+  readonly manifest: WireValue;
+  /** Its termination settings, where it states them. */
+  readonly termination?: WireValue;
+  /** The adapter module's hooks the testee can run: `attach` (`observe`) and `sever`. */
+  readonly hooks?: readonly string[];
+}
+
+/** The answer to `open` and `observe`: a sandbox and what the kit reads of it without asking. */
+export interface SandboxInfo {
+  readonly sandbox: string;
+  readonly name: WireValue;
+  readonly capabilities: WireValue;
+  readonly termination?: WireValue;
+  /** Which of the optional methods the sandbox has: `attach`, `commands`. */
+  readonly methods: readonly string[];
+}
+
+/** The answer to `stream` and `attach`: a Process and what never changes of it. */
+export interface ProcessInfo {
+  readonly process: string;
+  readonly id: WireValue;
+  readonly argv: WireValue;
+  /** Whether the Process has a `stdin` writer. */
+  readonly stdin: boolean;
+  /** Whether it has `detach()` (a background Process). */
+  readonly background: boolean;
+}
+
+/** The answer to `props`: what a Process shows at that moment. */
+export interface ProcessProps {
+  readonly pid: WireValue;
+  readonly commandId: WireValue;
+  readonly exited: WireValue;
+  readonly stdinClosed?: WireValue;
+  readonly skipped?: WireValue;
+}
+
+/** A line the testee writes. */
+export type TesteeLine =
+  | { readonly id: string; readonly ok: true; readonly value?: WireValue }
+  | { readonly id: string; readonly ok: false; readonly error: WireError }
+  | { readonly call: string; readonly args: readonly WireValue[] };

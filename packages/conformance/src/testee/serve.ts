@@ -1,0 +1,200 @@
+/**
+ * The TypeScript testee: serves any JavaScript adapter over the testee
+ * protocol on this process's standard streams, so the kit's bridge checks it
+ * as it would check an adapter in another language. It does only what the
+ * kit asks, when it asks (no read-ahead: a chunk is pulled on `next`, and
+ * `wait()` is called only on `wait`), so the verdicts are the adapter's.
+ */
+import { createInterface } from 'node:readline';
+import type { Process, Sandbox, SandboxFactory } from '@sandstream/types';
+import type { ConformanceHooks } from '../hooks.js';
+import { CALLBACK_ID, encodeError } from './errors.js';
+import { TESTEE_PROTOCOL, type HelloAnswer, type ProcessInfo, type Request, type SandboxInfo, type TesteeLine } from './protocol.js';
+import { decodeValue, encodeValue, type WireValue } from './values.js';
+
+/** What the testee serves: the adapter module's factory and hooks. */
+export interface TesteeModule {
+  readonly factory: SandboxFactory;
+  readonly hooks?: ConformanceHooks;
+}
+
+/** A protocol mistake of the kit's (an unknown id): answered as an error with no code. */
+class ProtocolMisuse extends Error {}
+
+/**
+ * Serves the protocol on `input` and `output` until `bye` or the end of
+ * input; then closes every sandbox it opened and runs the teardown hook.
+ */
+export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WritableStream = process.stdout): Promise<void> {
+  const sandboxes = new Map<string, Sandbox>();
+  const processes = new Map<string, Process>();
+  const iterators = new Map<string, AsyncIterator<unknown>>();
+  const signals = new Map<string, AbortController>();
+  let next = 0;
+  const newId = (prefix: string): string => `${prefix}${++next}`;
+  const send = (line: TesteeLine): void => {
+    output.write(`${JSON.stringify(line)}\n`);
+  };
+
+  const makers = {
+    fn: (id: string, throws: boolean) =>
+      (...args: unknown[]): void => {
+        send({ call: id, args: args.map((arg) => encodeValue(arg)) });
+        // The case marked its callback as one that throws: the adapter must see the throw now.
+        if (throws) throw Object.assign(new Error('the callback threw'), { [CALLBACK_ID]: id });
+      },
+    signal: (id: string, aborted: boolean, reason: unknown): AbortSignal => {
+      const controller = new AbortController();
+      if (aborted) controller.abort(reason);
+      signals.set(id, controller);
+      return controller.signal;
+    },
+  };
+  const arg = (wire: WireValue): unknown => decodeValue(wire, makers);
+  const sandboxOf = (id: string): Sandbox => {
+    const sandbox = sandboxes.get(id);
+    if (sandbox === undefined) throw new ProtocolMisuse(`no sandbox ${id}`);
+    return sandbox;
+  };
+  const processOf = (id: string): Process => {
+    const proc = processes.get(id);
+    if (proc === undefined) throw new ProtocolMisuse(`no process ${id}`);
+    return proc;
+  };
+  const describeSandbox = (sandbox: Sandbox): SandboxInfo => {
+    const id = newId('s');
+    sandboxes.set(id, sandbox);
+    const methods = (['attach', 'commands'] as const).filter((name) => typeof sandbox[name] === 'function');
+    return { sandbox: id, name: encodeValue(sandbox.name), capabilities: encodeValue(sandbox.capabilities), termination: encodeValue(sandbox.termination), methods };
+  };
+  const describeProcess = (proc: Process): ProcessInfo => {
+    const id = newId('p');
+    processes.set(id, proc);
+    return { process: id, id: encodeValue(proc.id), argv: encodeValue(proc.argv), stdin: proc.stdin !== null && proc.stdin !== undefined, background: typeof (proc as { detach?: unknown }).detach === 'function' };
+  };
+
+  const handlers: { [K in Request['op']]: (request: Request<K>) => unknown } = {
+    hello: async () => {
+      await module.hooks?.setup?.();
+      const probe = await module.factory();
+      try {
+        const answer: HelloAnswer = {
+          protocol: TESTEE_PROTOCOL,
+          spec: '1.3',
+          name: typeof probe.name === 'string' ? probe.name : 'unnamed',
+          manifest: encodeValue(probe.capabilities),
+          termination: encodeValue(probe.termination),
+          hooks: (['attach', 'sever'] as const).filter((name) => typeof module.hooks?.[name] === 'function'),
+        };
+        return answer;
+      } finally {
+        await probe.close();
+      }
+    },
+    open: async () => describeSandbox(await module.factory()),
+    observe: async ({ sandbox }) => describeSandbox(await module.hooks!.attach!(sandboxOf(sandbox))),
+    close: async ({ sandbox }) => {
+      await sandboxOf(sandbox).close();
+      return null;
+    },
+    run: async ({ sandbox, argv, options }) => encodeValue(await sandboxOf(sandbox).run(arg(argv) as string[], arg(options) as never)),
+    stream: ({ sandbox, argv, options }) => describeProcess(sandboxOf(sandbox).stream(arg(argv) as string[], arg(options) as never)),
+    attach: async ({ sandbox, commandId, options }) => describeProcess(await sandboxOf(sandbox).attach!(arg(commandId) as string, arg(options) as never)),
+    commands: async ({ sandbox }) => encodeValue(await sandboxOf(sandbox).commands!()),
+    props: ({ process: id }) => {
+      const proc = processOf(id) as Process & { skipped?: unknown };
+      return { pid: encodeValue(proc.pid), commandId: encodeValue(proc.commandId), exited: encodeValue(proc.exited), stdinClosed: encodeValue(proc.stdin?.closed), skipped: encodeValue(proc.skipped) };
+    },
+    iterate: ({ process: id }) => {
+      const iterator = processOf(id)[Symbol.asyncIterator]();
+      const key = newId('i');
+      iterators.set(key, iterator);
+      return { iterator: key };
+    },
+    next: async ({ iterator }) => {
+      const step = await iteratorOf(iterator).next();
+      return { done: step.done === true, value: encodeValue(step.value) };
+    },
+    return: async ({ iterator }) => {
+      const it = iteratorOf(iterator);
+      const step = it.return === undefined ? { done: true, value: undefined } : await it.return();
+      return { done: step.done === true, value: encodeValue(step.value) };
+    },
+    started: async ({ process: id }) => {
+      await processOf(id).started();
+      return null;
+    },
+    wait: async ({ process: id }) => encodeValue(await processOf(id).wait()),
+    kill: async ({ process: id, signal }) => {
+      await processOf(id).kill(arg(signal) as never);
+      return null;
+    },
+    dispose: async ({ process: id }) => {
+      await processOf(id)[Symbol.asyncDispose]();
+      return null;
+    },
+    detach: async ({ process: id }) => {
+      await (processOf(id) as Process & { detach(): Promise<void> }).detach();
+      return null;
+    },
+    write: async ({ process: id, data }) => {
+      await processOf(id).stdin!.write(arg(data) as Uint8Array);
+      return null;
+    },
+    end: async ({ process: id }) => {
+      await processOf(id).stdin!.end();
+      return null;
+    },
+    sever: async ({ process: id }) => encodeValue(await module.hooks!.sever!(processOf(id) as never)),
+    abort: ({ signal, reason }) => {
+      signals.get(signal)?.abort(arg(reason));
+      return null;
+    },
+    ping: () => null,
+    bye: () => null,
+  };
+  function iteratorOf(id: string): AsyncIterator<unknown> {
+    const it = iterators.get(id);
+    if (it === undefined) throw new ProtocolMisuse(`no iterator ${id}`);
+    return it;
+  }
+
+  const answer = (id: string, work: () => unknown): void => {
+    let value: unknown;
+    try {
+      value = work();
+    } catch (error) {
+      send({ id, ok: false, error: encodeError(error) });
+      return;
+    }
+    if (value instanceof Promise) {
+      value.then(
+        (resolved: unknown) => send({ id, ok: true, value: resolved as WireValue }),
+        (error: unknown) => send({ id, ok: false, error: encodeError(error) }),
+      );
+    } else {
+      send({ id, ok: true, value: value as WireValue });
+    }
+  };
+
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  let bye = false;
+  for await (const line of lines) {
+    if (line.trim() === '') continue;
+    const request = JSON.parse(line) as Request;
+    const handler = handlers[request.op] as ((request: Request) => unknown) | undefined;
+    answer(request.id, () => {
+      if (handler === undefined) throw new ProtocolMisuse(`unknown op ${JSON.stringify(request.op)}`);
+      return handler(request);
+    });
+    if (request.op === 'bye') {
+      bye = true;
+      break;
+    }
+  }
+  lines.close();
+  // Whatever the kit left open ends here, bye or not: the testee's sandboxes never outlive it.
+  await Promise.allSettled([...sandboxes.values()].map((sandbox) => sandbox.close()));
+  await module.hooks?.teardown?.();
+  void bye;
+}
