@@ -21,7 +21,8 @@ describe("isolation: 'namespaces', the entry of commands", () => {
     const plain = testSandbox();
     // Set again by the shell's own export, then by env(1): a name that is not an identifier, and the export loop's counter.
     const reset = { IFS: 'x', OLDPWD: '/old', OPTIND: '4', SHLVL: '9', _: 'underscore', cwd: 'c', mode: 'm', ENV: 'e', VALUE: 'a b\nc $x `y` \\z' };
-    for (const env of [reset, { ...reset, 'NOT-AN-IDENTIFIER': '1' }, { ...reset, count: '3' }]) {
+    // LC_ALL: the entry runs with LC_ALL=C of its own, which the command has only when it was given it.
+    for (const env of [reset, { ...reset, 'NOT-AN-IDENTIFIER': '1' }, { ...reset, count: '3' }, { ...reset, LC_ALL: 'POSIX' }, { ...reset, LC_ALL: 'C', 'NOT-AN-IDENTIFIER': '1' }]) {
       const inside = await envOf(sb, env);
       expect(inside).toEqual(await envOf(plain, env));
       expect(inside).toContain('OLDPWD=/old');

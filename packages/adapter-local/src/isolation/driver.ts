@@ -137,7 +137,9 @@ export class IsolatedDriver implements ProcessDriver {
     try {
       child = spawn(support.nsenter, args, {
         cwd: '/',
-        env,
+        // nsenter, setsid and the entry's shell load no locale; the entry unsets LC_ALL again
+        // (the command's own, if any, is among the variables it sets as it execs).
+        env: { ...env, LC_ALL: 'C' },
         stdio: [command.stdin, 'pipe', 'pipe', 'pipe', 'pipe'],
         detached: true,
       });

@@ -145,6 +145,9 @@ if [ "$count" -gt 0 ] && [ "$mode" = env ]; then
   if [ -z "$envtool" ]; then echo "no env(1) in /usr/bin or /bin" >&3; exit 127; fi
 fi
 if [ "$pwdstate" = set ]; then PWD=$pwdvalue; export PWD; else unset PWD; fi
+# The entry ran in the C locale (LC_ALL=C, set by the driver); the command's own LC_ALL, if it
+# has one, is one of the variables set again below.
+unset LC_ALL
 echo ok >&3
 read -r go <&4 || exit 125
 [ "$go" = go ] || exit 125
