@@ -1,0 +1,62 @@
+"""The kit's arguments, as a JavaScript caller gave them, to the Python adapter's keywords.
+
+The kit sends ``RunOptions`` and ``StreamOptions`` with the spec's camelCase
+names and ``timeout`` in milliseconds; ``sandstream.wire`` maps those to the
+keywords of ``run()`` and ``stream()`` without judging the values, so the
+adapter rejects a wrong one under the spec's key. What is left here is
+JavaScript's: an option set to ``undefined`` is absent, and a bag that is
+``null`` is no object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sandstream import InvalidArgument
+from sandstream.options import check_argv
+from sandstream.wire import run_options, stream_options
+
+from .values import UNDEFINED
+
+__all__ = ["run_keywords", "stream_keywords", "kill_arguments"]
+
+
+def _without_undefined(options: object) -> object:
+    """The bag with its ``undefined`` members (and those of ``limits``) left out, as JavaScript reads them."""
+    if not isinstance(options, dict):
+        return options
+    out = {key: value for key, value in options.items() if value is not UNDEFINED}
+    limits = out.get("limits")
+    if isinstance(limits, dict):
+        out["limits"] = {key: value for key, value in limits.items() if value is not UNDEFINED}
+    return out
+
+
+def _keywords(argv: object, options: object, mapping: Callable[[object], dict[str, Any]]) -> dict[str, Any]:
+    try:
+        if options is UNDEFINED:
+            return {}
+        if options is None:
+            raise InvalidArgument("options", "must be an object, got null")
+        return mapping(_without_undefined(options))
+    except InvalidArgument:
+        # The adapter looks at argv before its options: a bad argv is named first,
+        # by the adapter's own check, as a call with both wrong would name it.
+        check_argv(argv)
+        raise
+
+
+def run_keywords(argv: object, options: object) -> dict[str, Any]:
+    """The keywords of ``LocalSandbox.run()`` for the kit's ``RunOptions``; raises ``InvalidArgument``."""
+    return _keywords(argv, options, run_options)
+
+
+def stream_keywords(argv: object, options: object) -> dict[str, Any]:
+    """The keywords of ``LocalSandbox.stream()`` for the kit's ``StreamOptions``; raises ``InvalidArgument``."""
+    return _keywords(argv, options, stream_options)
+
+
+def kill_arguments(signal: object) -> tuple[object, ...]:
+    """``kill()`` with no argument is ``kill("SIGTERM")``: an ``undefined`` signal is left to the default."""
+    return () if signal is UNDEFINED else (signal,)

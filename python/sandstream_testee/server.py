@@ -1,0 +1,300 @@
+"""The testee's requests (spec 1.3, section 18.2) on the Python adapter's objects.
+
+Each request is the one call of the contract that bears its name, made on
+the object its ids name, with the arguments as the kit sent them; its answer
+is what the call returned or raised. Nothing is done that the kit did not
+ask for: a chunk is pulled on ``next`` only, ``wait()`` is called on
+``wait`` only (SS-TESTEE-4), so the verdicts are the adapter's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from sandstream import SPEC_VERSION, AbortController, Process
+
+from .calls import kill_arguments, run_keywords, stream_keywords
+from .errors import CallbackThrew, ProtocolMisuse, encode_error
+from .values import UNDEFINED, Makers, decode_value, encode_result, encode_value
+
+__all__ = ["PROTOCOL", "SYNC_OPS", "Testee"]
+
+#: The protocol's own version (SS-TESTEE-2's hello).
+PROTOCOL = 1
+
+#: Requests the kit blocks on: answered without waiting on any command (SS-TESTEE-3).
+SYNC_OPS = frozenset({"stream", "props", "iterate"})
+
+#: The optional methods of a sandbox the kit may call, when the sandbox has them.
+_OPTIONAL_METHODS = ("attach", "commands")
+
+Factory = Callable[[], Any]
+Send = Callable[[dict[str, Any]], None]
+
+
+class Testee:
+    """One connection's tables (sandboxes, Processes, iterators, signals) and its handlers."""
+
+    def __init__(self, factory: Factory, send: Send) -> None:
+        self._factory = factory
+        self._send = send
+        self._sandboxes: dict[str, Any] = {}
+        self._processes: dict[str, Process] = {}
+        self._iterators: dict[str, Any] = {}
+        self._signals: dict[str, AbortController] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._next = 0
+        self._makers = Makers(self._stand_in, self._signal)
+
+    # ---- the connection ---------------------------------------------------
+
+    async def serve(self, reader: asyncio.StreamReader) -> None:
+        """Answers requests until ``bye`` or the end of input, then closes every sandbox (SS-TESTEE-5)."""
+        while True:
+            line = await reader.readline()
+            if not line:
+                break
+            if not line.strip():
+                continue
+            try:
+                request = json.loads(line)
+            except ValueError as error:
+                print(f"sandstream-testee: a line that is not JSON: {error}", file=sys.stderr)
+                continue
+            if not isinstance(request, dict):
+                continue
+            if request.get("op") in SYNC_OPS:
+                # Requests read before this one start their work first, as the kit sent them
+                # (a write, an end): its answer then shows their effect, as a direct call's would.
+                await asyncio.sleep(0)
+            self.dispatch(request)
+            if request.get("op") == "bye":
+                break
+        await self.shutdown()
+
+    def dispatch(self, request: dict[str, Any]) -> None:
+        """Answers a synchronous request now; starts a task for any other."""
+        request_id = request.get("id")
+        op = request.get("op")
+        handler = getattr(self, f"_op_{op}", None) if isinstance(op, str) else None
+        if handler is None:
+            self._fail(request_id, ProtocolMisuse(f"unknown op {op!r}"))
+            return
+        try:
+            outcome = handler(request)
+        except Exception as error:  # the call raised synchronously: so does the kit's
+            self._fail(request_id, error)
+            return
+        if not inspect.isawaitable(outcome):
+            self._answer(request_id, outcome)
+            return
+        task = asyncio.get_running_loop().create_task(self._settle(request_id, outcome))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _settle(self, request_id: object, work: Awaitable[object]) -> None:
+        try:
+            value = await work
+        except asyncio.CancelledError:
+            return  # the testee is going away; nobody waits for this answer
+        except Exception as error:
+            self._fail(request_id, error)
+            return
+        self._answer(request_id, value)
+
+    def _answer(self, request_id: object, value: object) -> None:
+        try:
+            self._send({"id": request_id, "ok": True, "value": value})
+        except (TypeError, ValueError) as error:  # a value the encoder missed: a bug of this testee, said so
+            self._fail(request_id, error)
+
+    def _fail(self, request_id: object, error: BaseException) -> None:
+        self._send({"id": request_id, "ok": False, "error": encode_error(error)})
+
+    async def shutdown(self) -> None:
+        """Closes every sandbox this connection opened; their Processes end with them."""
+        await asyncio.gather(*(sandbox.close() for sandbox in self._sandboxes.values()), return_exceptions=True)
+        # Requests still running (a next, a wait) end with their commands: let them answer.
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=1)
+
+    # ---- what the kit holds by id -----------------------------------------
+
+    def _id(self, prefix: str) -> str:
+        self._next += 1
+        return f"{prefix}{self._next}"
+
+    def _lookup(self, table: dict[str, Any], key: object, what: str) -> Any:
+        found = table.get(key) if isinstance(key, str) else None
+        if found is None:
+            raise ProtocolMisuse(f"no {what} {key!r}")
+        return found
+
+    def _stand_in(self, callback: str, throws: bool) -> Callable[..., None]:
+        """A function the adapter calls in place of the kit's callback (SS-TESTEE-8)."""
+        def call(*args: object) -> None:
+            # Written now, before the answer of the request whose work made the call.
+            self._send({"call": callback, "args": [encode_value(arg) for arg in args]})
+            if throws:
+                raise CallbackThrew(callback)
+        return call
+
+    def _signal(self, signal_id: str, aborted: bool, reason: object) -> object:
+        """The adapter's abort signal for the kit's; ``abort`` fires it later."""
+        controller = AbortController()
+        if aborted:
+            controller.abort(reason)
+        self._signals[signal_id] = controller
+        return controller.signal
+
+    def _arg(self, wire: object) -> object:
+        return decode_value(wire, self._makers)
+
+    def _describe_sandbox(self, sandbox: Any) -> dict[str, Any]:
+        key = self._id("s")
+        self._sandboxes[key] = sandbox
+        methods = [name for name in _OPTIONAL_METHODS if callable(getattr(sandbox, name, None))]
+        return {"sandbox": key, "name": encode_value(sandbox.name), "capabilities": encode_value(sandbox.capabilities),
+                "termination": encode_value(getattr(sandbox, "termination", UNDEFINED)), "methods": methods}
+
+    def _describe_process(self, proc: Process) -> dict[str, Any]:
+        key = self._id("p")
+        self._processes[key] = proc
+        return {"process": key, "id": encode_value(proc.id), "argv": encode_value(list(proc.argv)),
+                "stdin": proc.stdin is not None, "background": callable(getattr(proc, "detach", None))}
+
+    def _process(self, request: dict[str, Any]) -> Process:
+        return self._lookup(self._processes, request.get("process"), "process")
+
+    def _sandbox(self, request: dict[str, Any]) -> Any:
+        return self._lookup(self._sandboxes, request.get("sandbox"), "sandbox")
+
+    async def _make(self) -> Any:
+        sandbox = self._factory()
+        return await sandbox if inspect.isawaitable(sandbox) else sandbox
+
+    # ---- the requests: sandboxes ------------------------------------------
+
+    async def _op_hello(self, request: dict[str, Any]) -> dict[str, Any]:
+        probe = await self._make()
+        try:
+            return {"protocol": PROTOCOL, "spec": SPEC_VERSION, "name": probe.name,
+                    "manifest": encode_value(probe.capabilities),
+                    "termination": encode_value(getattr(probe, "termination", UNDEFINED)), "hooks": []}
+        finally:
+            await probe.close()
+
+    async def _op_open(self, request: dict[str, Any]) -> dict[str, Any]:
+        return self._describe_sandbox(await self._make())
+
+    async def _op_close(self, request: dict[str, Any]) -> None:
+        await self._sandbox(request).close()
+
+    async def _op_run(self, request: dict[str, Any]) -> object:
+        sandbox = self._sandbox(request)
+        argv = self._arg(request.get("argv"))
+        keywords = run_keywords(argv, self._arg(request.get("options")))
+        return encode_result(await sandbox.run(argv, **keywords))
+
+    def _op_stream(self, request: dict[str, Any]) -> dict[str, Any]:
+        sandbox = self._sandbox(request)
+        argv = self._arg(request.get("argv"))
+        keywords = stream_keywords(argv, self._arg(request.get("options")))
+        return self._describe_process(sandbox.stream(argv, **keywords))
+
+    async def _op_attach(self, request: dict[str, Any]) -> dict[str, Any]:
+        sandbox = self._sandbox(request)
+        options = self._arg(request.get("options"))
+        replay = options.get("replay", UNDEFINED) if isinstance(options, dict) else UNDEFINED
+        keywords = {} if replay is UNDEFINED else {"replay": replay}
+        return self._describe_process(await sandbox.attach(self._arg(request.get("commandId")), **keywords))
+
+    async def _op_commands(self, request: dict[str, Any]) -> object:
+        return encode_value(await self._sandbox(request).commands())
+
+    def _op_observe(self, request: dict[str, Any]) -> None:
+        raise ProtocolMisuse("this testee serves no attach hook (its hello lists none)")
+
+    def _op_sever(self, request: dict[str, Any]) -> None:
+        raise ProtocolMisuse("this testee serves no sever hook (its hello lists none)")
+
+    # ---- the requests: Processes ------------------------------------------
+
+    def _op_props(self, request: dict[str, Any]) -> dict[str, Any]:
+        proc = self._process(request)
+        pid, command_id = proc.pid, proc.command_id
+        return {
+            # The contract's "not known" is undefined, which Python spells None.
+            "pid": encode_value(UNDEFINED if pid is None else pid),
+            "commandId": encode_value(UNDEFINED if command_id is None else command_id),
+            "exited": encode_value(proc.exited),
+            "stdinClosed": encode_value(UNDEFINED if proc.stdin is None else proc.stdin.closed),
+            "skipped": encode_value(getattr(proc, "skipped", UNDEFINED)),
+        }
+
+    def _op_iterate(self, request: dict[str, Any]) -> dict[str, str]:
+        iterator = self._process(request).__aiter__()
+        key = self._id("i")
+        self._iterators[key] = iterator
+        return {"iterator": key}
+
+    async def _op_next(self, request: dict[str, Any]) -> dict[str, Any]:
+        iterator = self._lookup(self._iterators, request.get("iterator"), "iterator")
+        try:
+            chunk = await iterator.__anext__()
+        except StopAsyncIteration:
+            return {"done": True, "value": encode_value(UNDEFINED)}
+        return {"done": False, "value": encode_value(chunk)}
+
+    async def _op_return(self, request: dict[str, Any]) -> dict[str, Any]:
+        # JavaScript's iterator.return() is Python's aclose(): leaving the loop leaves the scope.
+        await self._lookup(self._iterators, request.get("iterator"), "iterator").aclose()
+        return {"done": True, "value": encode_value(UNDEFINED)}
+
+    async def _op_started(self, request: dict[str, Any]) -> None:
+        await self._process(request).started()
+
+    async def _op_wait(self, request: dict[str, Any]) -> object:
+        return encode_result(await self._process(request).wait())
+
+    async def _op_kill(self, request: dict[str, Any]) -> None:
+        await self._process(request).kill(*kill_arguments(self._arg(request.get("signal"))))
+
+    async def _op_dispose(self, request: dict[str, Any]) -> None:
+        await self._process(request).aclose()
+
+    async def _op_detach(self, request: dict[str, Any]) -> None:
+        detach = getattr(self._process(request), "detach", None)
+        if detach is None:
+            raise ProtocolMisuse("the Process has no detach(): it is no background Process")
+        await detach()
+
+    def _writer(self, request: dict[str, Any]) -> Any:
+        stdin = self._process(request).stdin
+        if stdin is None:
+            raise ProtocolMisuse("the Process has no stdin writer")
+        return stdin
+
+    async def _op_write(self, request: dict[str, Any]) -> None:
+        await self._writer(request).write(self._arg(request.get("data")))
+
+    async def _op_end(self, request: dict[str, Any]) -> None:
+        await self._writer(request).end()
+
+    # ---- the requests: the connection -------------------------------------
+
+    async def _op_abort(self, request: dict[str, Any]) -> None:
+        controller = self._signals.get(request.get("signal"))  # type: ignore[arg-type]
+        if controller is not None:  # always succeeds, even after the call that took it ended
+            controller.abort(self._arg(request.get("reason")))
+
+    async def _op_ping(self, request: dict[str, Any]) -> None:
+        return None
+
+    async def _op_bye(self, request: dict[str, Any]) -> None:
+        return None
