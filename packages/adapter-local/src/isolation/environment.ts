@@ -99,6 +99,9 @@ export class Environment {
         // Not standard input: Node.js closes a child's stdin when the child (unshare) exits.
         stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
         detached: true,
+        // The init's programs started before the pivot keep their working directory: the host's
+        // root, which the pivot moves to the new one, not a directory of this process's.
+        cwd: '/',
         env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' },
       },
     );

@@ -33,6 +33,10 @@
 export const INIT_SCRIPT = String.raw`set -eu
 root=$1 loopback=$2 table=$3
 shift 3
+# The table first, as everything else waits for it (set -e: a failed mount ends this shell at
+# its wait).
+mount --all --no-canonicalize --fstab "$table" &
+table_mounted=$!
 # Descriptor 3 comes from the host: its end-of-file (the host process is gone,
 # or close()) ends this process. cat waits for it, started now so that no
 # program starts after ready.
@@ -43,7 +47,7 @@ if [ "$loopback" = 1 ]; then
   { ip link set lo up 2>/dev/null || ifconfig lo up; } &
   lo=$!
 fi
-mount --all --no-canonicalize --fstab "$table"
+wait "$table_mounted"
 # Read-only, mount by mount (a bind's flags are per mount), keeping each
 # mount's other flags, which a user namespace may not clear. Mount points
 # in /proc/self/mountinfo escape space, tab, newline and backslash as \ooo.
