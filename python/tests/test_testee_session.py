@@ -1,0 +1,157 @@
+"""The testee's requests in one connection, driven in this process as the kit would drive it (spec 1.3, section 18)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import unittest
+from typing import Any
+
+from sandstream import create_local_sandbox
+from sandstream_testee import Testee
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            stat = file.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")
+
+
+class Session:
+    """A Testee reading lines fed here, and every line it wrote, in order."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = []
+        self._wrote = asyncio.Event()
+        self.reader = asyncio.StreamReader()
+        self.testee = Testee(lambda: create_local_sandbox(grace_ms=200), self._send)
+        self.task = asyncio.get_running_loop().create_task(self.testee.serve(self.reader))
+        self._next = 0
+
+    def _send(self, message: dict[str, Any]) -> None:
+        self.lines.append(json.loads(json.dumps(message, allow_nan=False)))  # as the kit would read it
+        self._wrote.set()
+
+    def send(self, op: str, **params: Any) -> str:
+        self._next += 1
+        request_id = f"r{self._next}"
+        self.reader.feed_data(json.dumps({"id": request_id, "op": op, **params}).encode() + b"\n")
+        return request_id
+
+    def answered(self, request_id: str) -> dict[str, Any] | None:
+        return next((line for line in self.lines if line.get("id") == request_id), None)
+
+    async def answer(self, request_id: str, timeout: float = 10) -> dict[str, Any]:
+        async with asyncio.timeout(timeout):
+            while (line := self.answered(request_id)) is None:
+                self._wrote.clear()
+                await self._wrote.wait()
+        return line
+
+    async def value(self, op: str, **params: Any) -> Any:
+        line = await self.answer(self.send(op, **params))
+        assert line["ok"], line
+        return line["value"]
+
+    async def error(self, op: str, **params: Any) -> dict[str, Any]:
+        line = await self.answer(self.send(op, **params))
+        assert not line["ok"], line
+        return line["error"]
+
+    async def end(self) -> None:
+        self.reader.feed_eof()
+        await asyncio.wait_for(self.task, 15)
+
+
+class SessionTest(unittest.IsolatedAsyncioTestCase):
+    async def asyncSetUp(self) -> None:
+        self.session = Session()
+        self.addAsyncCleanup(self.session.end)
+        self.sandbox = (await self.session.value("open"))["sandbox"]
+
+    async def test_hello_states_the_adapter(self) -> None:
+        hello = await self.session.value("hello", protocol=1, spec="1.3")
+        self.assertEqual((hello["protocol"], hello["spec"], hello["hooks"]), (1, "1.2", []))
+        self.assertIs(hello["manifest"]["streaming"], True)
+        self.assertIs(hello["manifest"]["attach"], False)
+        self.assertEqual(hello["termination"], {"graceMs": 200, "killWaitMs": 5000})
+
+    async def test_callback_calls_come_before_the_answer(self) -> None:
+        request_id = self.session.send("run", sandbox=self.sandbox, argv=["sh", "-c", "printf one"],
+                                       options={"onOutput": {"$function": "c1", "throws": False}})
+        await self.session.answer(request_id)
+        calls = [index for index, line in enumerate(self.session.lines) if line.get("call") == "c1"]
+        answer = self.session.lines.index(self.session.answered(request_id))
+        self.assertTrue(calls and max(calls) < answer, self.session.lines)
+        self.assertEqual(self.session.lines[calls[0]]["args"], [{"stream": "stdout", "data": {"$bytes": "b25l"}}])
+
+    async def test_a_throwing_callback_fails_the_run_naming_it(self) -> None:
+        error = await self.session.error("run", sandbox=self.sandbox, argv=["sh", "-c", "echo one; sleep 30"],
+                                         options={"onOutput": {"$function": "c2", "throws": True}})
+        self.assertEqual(error["code"], "CALLBACK_FAILED")
+        self.assertEqual(error["cause"]["callback"], "c2")
+        self.assertEqual(error["result"]["stdout"], {"$bytes": "b25lCg=="})
+
+    async def test_abort_rejects_with_the_partial_result(self) -> None:
+        request_id = self.session.send("run", sandbox=self.sandbox, argv=["sh", "-c", "echo started; sleep 30"],
+                                       options={"signal": {"$signal": "c3", "aborted": False, "reason": None}})
+        await asyncio.sleep(0.3)
+        self.assertIsNone(await self.session.value("abort", signal="c3", reason={"$other": "Error: stop"}))
+        error = (await self.session.answer(request_id))["error"]
+        self.assertEqual(error["code"], "ABORTED")
+        self.assertEqual(error["result"]["stdout"], {"$bytes": "c3RhcnRlZAo="})
+        self.assertEqual(error["cause"]["thrown"], {"$other": "Error: stop"})
+        # A signal whose call ended, or that was never sent, is aborted all the same.
+        self.assertIsNone(await self.session.value("abort", signal="c3", reason=None))
+        self.assertIsNone(await self.session.value("abort", signal="unknown", reason=None))
+
+    async def test_invalid_arguments_name_their_key(self) -> None:
+        for op, options, key in (("run", {"timeout": {"$number": "NaN"}}, "options.timeout"),
+                                 ("run", {"env": {"X": 1}}, "options.env.X"),
+                                 ("stream", {"maxOutputBytes": 10}, "options.maxOutputBytes"),
+                                 ("stream", {"stdin": "inherit"}, "options.stdin")):
+            error = await self.session.error(op, sandbox=self.sandbox, argv=["true"], options=options)
+            self.assertEqual((error["code"], error["key"]), ("INVALID_ARGUMENT", key))
+        error = await self.session.error("run", sandbox=self.sandbox, argv=["echo", {"$other": "Symbol()"}],
+                                         options={"$undefined": True})
+        self.assertEqual(error["key"], "argv[1]")
+
+    async def test_a_stream_is_read_chunk_by_chunk_on_request(self) -> None:
+        info = await self.session.value("stream", sandbox=self.sandbox, argv=["sh", "-c", "echo a; read x"],
+                                        options={"stdin": "pipe"})
+        self.assertIs(info["stdin"], True)
+        self.assertIs(info["background"], False)
+        props = await self.session.value("props", process=info["process"])
+        self.assertIsInstance(props["pid"], int)
+        self.assertEqual((props["exited"], props["stdinClosed"]), (False, False))
+        iterator = (await self.session.value("iterate", process=info["process"]))["iterator"]
+        self.assertEqual(await self.session.value("next", iterator=iterator),
+                         {"done": False, "value": {"stream": "stdout", "data": {"$bytes": "YQo="}}})
+        second = await self.session.error("iterate", process=info["process"])
+        self.assertEqual(second["code"], "INVALID_STATE")
+        await self.session.value("write", process=info["process"], data={"$bytes": "eAo="})
+        await self.session.value("end", process=info["process"])
+        self.assertEqual(await self.session.value("next", iterator=iterator), {"done": True, "value": {"$undefined": True}})
+        result = await self.session.value("wait", process=info["process"])
+        self.assertEqual((result["exitCode"], result["streamed"]), (0, True))
+
+    async def test_the_end_of_input_closes_every_sandbox(self) -> None:
+        info = await self.session.value("stream", sandbox=self.sandbox, argv=["sleep", "30"], options={"$undefined": True})
+        pid = (await self.session.value("props", process=info["process"]))["pid"]
+        self.assertTrue(_alive(pid))
+        waiting = self.session.send("wait", process=info["process"])
+        await self.session.end()
+        self.assertFalse(_alive(pid))
+        self.assertEqual(self.session.answered(waiting)["value"]["signal"], "SIGTERM")
+
+    async def test_an_unknown_id_is_an_error_of_no_code(self) -> None:
+        error = await self.session.error("close", sandbox="s999")
+        self.assertNotIn("code", error)
+        self.assertNotIn("code", await self.session.error("no-such-op"))
+
+
+if __name__ == "__main__":
+    unittest.main()
