@@ -9,6 +9,7 @@ right, since it is not the contract's.
 
 from __future__ import annotations
 
+import traceback
 from typing import Any
 
 from sandstream import AbortError, CallbackFailed, ExecResult, SandstreamError, SpawnFailed
@@ -61,6 +62,9 @@ def encode_error(error: object, depth: int = 0) -> dict[str, Any]:
         if isinstance(error, (AbortError, CallbackFailed)) and isinstance(error.result, ExecResult):
             out["result"] = encode_result(error.result)
         cause = error.cause
+    elif error.__traceback__ is not None:
+        # Not the contract's: where it was raised is what its reader needs (a bug, not an outcome).
+        out["stack"] = "".join(traceback.format_exception(error, chain=False)).rstrip()
     if isinstance(error, CallbackThrew):
         out["callback"] = error.callback
     if depth < _MAX_DEPTH and cause is not None and cause is not UNDEFINED:

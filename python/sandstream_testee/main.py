@@ -69,8 +69,10 @@ async def _serve(factory: Callable[[], Any], out_fd: int) -> None:
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(signum, stop)
+    testee = Testee(factory, _Output(out_fd).send)
+    loop.set_exception_handler(testee.report_fault)
     try:
-        await Testee(factory, _Output(out_fd).send).serve(reader)
+        await testee.serve(reader)
     finally:
         transport.close()
 

@@ -5,13 +5,21 @@ the object its ids name, with the arguments as the kit sent them; its answer
 is what the call returned or raised. Nothing is done that the kit did not
 ask for: a chunk is pulled on ``next`` only, ``wait()`` is called on
 ``wait`` only (SS-TESTEE-4), so the verdicts are the adapter's own.
+
+``run``, ``attach`` and ``commands`` carrying a ``settle`` id are answered
+twice: at once (the call returned: a coroutine function never raises at its
+call), then under ``settle`` with how it settled. What the adapter raises
+where no caller catches it (an exception in a loop callback) goes out as a
+``fault`` line naming the request whose work raised it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -22,16 +30,27 @@ from .calls import kill_arguments, run_keywords, stream_keywords
 from .errors import CallbackThrew, ProtocolMisuse, encode_error
 from .values import UNDEFINED, Makers, decode_value, encode_result, encode_value
 
-__all__ = ["PROTOCOL", "SYNC_OPS", "Testee"]
+__all__ = ["CURRENT_REQUEST", "PROTOCOL", "SYNC_OPS", "TWO_STEP_OPS", "Testee"]
 
 #: The protocol's own version (SS-TESTEE-2's hello).
 PROTOCOL = 1
 
 #: Requests the kit blocks on: answered without waiting on any command (SS-TESTEE-3).
-SYNC_OPS = frozenset({"stream", "props", "iterate"})
+SYNC_OPS = frozenset({"stream", "props", "iterate", "stdin", "manifest", "run", "attach", "commands"})
+
+#: Requests answered in two steps when they carry a ``settle`` id: at once, whether the call
+#: raised or returned (a Python coroutine function only returns), then, under ``settle``,
+#: how what it returned settled. Without ``settle`` they are answered once, when settled.
+TWO_STEP_OPS = frozenset({"run", "attach", "commands"})
 
 #: The optional methods of a sandbox the kit may call, when the sandbox has them.
 _OPTIONAL_METHODS = ("attach", "commands")
+
+#: The methods of a Process the contract requires, by the names ``lacks`` uses, as Python spells them.
+_PROCESS_METHODS = {"started": "started", "wait": "wait", "kill": "kill", "iterate": "__aiter__", "dispose": "aclose"}
+
+#: The id of the request whose work is running: a fault raised where no caller catches it names it.
+CURRENT_REQUEST: contextvars.ContextVar[str | None] = contextvars.ContextVar("sandstream_testee_request", default=None)
 
 Factory = Callable[[], Any]
 Send = Callable[[dict[str, Any]], None]
@@ -85,6 +104,8 @@ class Testee:
         if handler is None:
             self._fail(request_id, ProtocolMisuse(f"unknown op {op!r}"))
             return
+        # The request's work, and every callback it leaves on the loop, know which request it is.
+        CURRENT_REQUEST.set(request_id if isinstance(request_id, str) else None)
         try:
             outcome = handler(request)
         except Exception as error:  # the call raised synchronously: so does the kit's
@@ -93,6 +114,10 @@ class Testee:
         if not inspect.isawaitable(outcome):
             self._answer(request_id, outcome)
             return
+        settle = request.get("settle") if op in TWO_STEP_OPS else None
+        if settle is not None:
+            self._answer(request_id, {"returned": True})
+            request_id = settle
         task = asyncio.get_running_loop().create_task(self._settle(request_id, outcome))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -115,6 +140,21 @@ class Testee:
 
     def _fail(self, request_id: object, error: BaseException) -> None:
         self._send({"id": request_id, "ok": False, "error": encode_error(error)})
+
+    def report_fault(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """The loop's exception handler: what the adapter raised where no caller could catch it.
+
+        Sent as a ``fault`` line naming the request whose work raised it, so the
+        kit raises it in that request's case, as a direct run would; still logged.
+        """
+        error = context.get("exception")
+        if isinstance(error, Exception):
+            source = context.get("handle") or context.get("future") or context.get("task")
+            scope = getattr(source, "_context", None)
+            request = scope.get(CURRENT_REQUEST) if isinstance(scope, contextvars.Context) else None
+            kind = "unhandled rejection" if "future" in context or "task" in context else "uncaught exception"
+            self._send({"fault": encode_error(error), "kind": kind, "requests": [] if request is None else [request]})
+        loop.default_exception_handler(context)
 
     async def shutdown(self) -> None:
         """Closes every sandbox this connection opened; their Processes end with them."""
@@ -166,7 +206,9 @@ class Testee:
         key = self._id("p")
         self._processes[key] = proc
         return {"process": key, "id": encode_value(proc.id), "argv": encode_value(list(proc.argv)),
-                "stdin": proc.stdin is not None, "background": callable(getattr(proc, "detach", None))}
+                "stdin": proc.stdin is not None, "background": callable(getattr(proc, "detach", None)),
+                "lacks": [name for name, member in _PROCESS_METHODS.items() if not callable(getattr(proc, member, None))],
+                "thenable": False}  # a Python Process is never awaitable: the kit's `then` stays absent
 
     def _process(self, request: dict[str, Any]) -> Process:
         return self._lookup(self._processes, request.get("process"), "process")
@@ -185,7 +227,9 @@ class Testee:
         try:
             return {"protocol": PROTOCOL, "spec": SPEC_VERSION, "name": probe.name,
                     "manifest": encode_value(probe.capabilities),
-                    "termination": encode_value(getattr(probe, "termination", UNDEFINED)), "hooks": []}
+                    "termination": encode_value(getattr(probe, "termination", UNDEFINED)), "hooks": [],
+                    # A command id equal to it names the adapter's host, not a command.
+                    "pid": os.getpid()}
         finally:
             await probe.close()
 
@@ -194,6 +238,9 @@ class Testee:
 
     async def _op_close(self, request: dict[str, Any]) -> None:
         await self._sandbox(request).close()
+
+    def _op_manifest(self, request: dict[str, Any]) -> object:
+        return encode_value(self._sandbox(request).capabilities)
 
     async def _op_run(self, request: dict[str, Any]) -> object:
         sandbox = self._sandbox(request)
@@ -236,6 +283,10 @@ class Testee:
             "stdinClosed": encode_value(UNDEFINED if proc.stdin is None else proc.stdin.closed),
             "skipped": encode_value(getattr(proc, "skipped", UNDEFINED)),
         }
+
+    def _op_stdin(self, request: dict[str, Any]) -> dict[str, Any]:
+        writer = self._process(request).stdin
+        return {"writer": False} if writer is None else {"writer": True, "closed": encode_value(writer.closed)}
 
     def _op_iterate(self, request: dict[str, Any]) -> dict[str, str]:
         iterator = self._process(request).__aiter__()

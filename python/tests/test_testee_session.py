@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import unittest
 from typing import Any
 
 from sandstream import create_local_sandbox
 from sandstream_testee import Testee
+from sandstream_testee.server import CURRENT_REQUEST
 
 
 def _alive(pid: int) -> bool:
@@ -146,6 +148,50 @@ class SessionTest(unittest.IsolatedAsyncioTestCase):
         await self.session.end()
         self.assertFalse(_alive(pid))
         self.assertEqual(self.session.answered(waiting)["value"]["signal"], "SIGTERM")
+
+    async def test_a_two_step_run_returns_at_once_and_settles_later(self) -> None:
+        first = await self.session.answer(self.session.send("run", sandbox=self.sandbox, argv=["sh", "-c", "sleep 0.2; echo done"],
+                                                            options={"$undefined": True}, settle="later1"))
+        self.assertEqual(first["value"], {"returned": True})
+        self.assertIsNone(self.session.answered("later1"))
+        settled = await self.session.answer("later1")
+        self.assertEqual(settled["value"]["stdout"], {"$bytes": "ZG9uZQo="})
+        # An invalid option rejects, as a coroutine function's call does: it never raises at once.
+        first = await self.session.answer(self.session.send("run", sandbox=self.sandbox, argv=["true"],
+                                                            options={"nonsense": 1}, settle="later2"))
+        self.assertTrue(first["ok"])
+        self.assertEqual((await self.session.answer("later2"))["error"]["key"], "options.nonsense")
+        first = await self.session.answer(self.session.send("commands", sandbox=self.sandbox, settle="later3"))
+        self.assertTrue(first["ok"])
+        self.assertEqual((await self.session.answer("later3"))["error"]["capability"], "attach")
+
+    async def test_the_manifest_and_the_writer_are_read_when_asked(self) -> None:
+        self.assertIs((await self.session.value("manifest", sandbox=self.sandbox))["stdin"], True)
+        info = await self.session.value("stream", sandbox=self.sandbox, argv=["cat"], options={"stdin": "pipe"})
+        self.assertEqual(info["lacks"], [])
+        self.assertEqual(await self.session.value("stdin", process=info["process"]), {"writer": True, "closed": False})
+        await self.session.value("end", process=info["process"])
+        self.assertEqual(await self.session.value("stdin", process=info["process"]), {"writer": True, "closed": True})
+        other = await self.session.value("stream", sandbox=self.sandbox, argv=["true"], options={"$undefined": True})
+        self.assertEqual(await self.session.value("stdin", process=other["process"]), {"writer": False})
+
+    async def test_a_fault_names_the_request_whose_work_raised_it(self) -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda loop, context: self.session.testee.report_fault(loop, context))
+        self.addCleanup(loop.set_exception_handler, None)
+
+        def broken() -> None:
+            raise RuntimeError("raised where no caller catches it")
+
+        scope = contextvars.copy_context()
+        scope.run(CURRENT_REQUEST.set, "r42")
+        with self.assertLogs("asyncio", "ERROR"):  # still logged, as asyncio would
+            loop.call_soon(broken, context=scope)
+            await asyncio.sleep(0.05)
+        fault = next(line for line in self.session.lines if "fault" in line)
+        self.assertEqual((fault["kind"], fault["requests"]), ("uncaught exception", ["r42"]))
+        self.assertEqual(fault["fault"]["message"], "raised where no caller catches it")
+        self.assertIn("broken", fault["fault"]["stack"])
 
     async def test_an_unknown_id_is_an_error_of_no_code(self) -> None:
         error = await self.session.error("close", sandbox="s999")
