@@ -242,11 +242,17 @@ class Testee:
     def _op_manifest(self, request: dict[str, Any]) -> object:
         return encode_value(self._sandbox(request).capabilities)
 
-    async def _op_run(self, request: dict[str, Any]) -> object:
+    def _op_run(self, request: dict[str, Any]) -> Awaitable[object]:
+        # The arguments are read now, in the order the lines came: an abort sent right
+        # after this request finds the signal it names already made.
         sandbox = self._sandbox(request)
         argv = self._arg(request.get("argv"))
-        keywords = run_keywords(argv, self._arg(request.get("options")))
-        return encode_result(await sandbox.run(argv, **keywords))
+        options = self._arg(request.get("options"))
+
+        async def run() -> object:
+            # In the call: the adapter's run() rejects a bad option, never raises at once.
+            return encode_result(await sandbox.run(argv, **run_keywords(argv, options)))
+        return run()
 
     def _op_stream(self, request: dict[str, Any]) -> dict[str, Any]:
         sandbox = self._sandbox(request)
@@ -254,12 +260,16 @@ class Testee:
         keywords = stream_keywords(argv, self._arg(request.get("options")))
         return self._describe_process(sandbox.stream(argv, **keywords))
 
-    async def _op_attach(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _op_attach(self, request: dict[str, Any]) -> Awaitable[dict[str, Any]]:
         sandbox = self._sandbox(request)
+        command_id = self._arg(request.get("commandId"))
         options = self._arg(request.get("options"))
         replay = options.get("replay", UNDEFINED) if isinstance(options, dict) else UNDEFINED
         keywords = {} if replay is UNDEFINED else {"replay": replay}
-        return self._describe_process(await sandbox.attach(self._arg(request.get("commandId")), **keywords))
+
+        async def attach() -> dict[str, Any]:
+            return self._describe_process(await sandbox.attach(command_id, **keywords))
+        return attach()
 
     async def _op_commands(self, request: dict[str, Any]) -> object:
         return encode_value(await self._sandbox(request).commands())
