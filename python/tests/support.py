@@ -7,7 +7,7 @@ import os
 import signal
 import time
 import unittest
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 
 from sandstream import LocalSandbox, OutputChunk, create_local_sandbox
@@ -35,21 +35,38 @@ def alive(pid: int) -> bool:
     return proc_state(pid) not in (None, "Z", "X")
 
 
+def group_members(pgid: int) -> list[int]:
+    """The live processes of a process group, as /proc lists them."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as file:
+                stat = file.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split(b" ")
+        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            members.append(int(entry))
+    return members
+
+
+async def eventually(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
+    """Bounded polling until ``condition()`` holds; returns whether it did."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.005)
+    return True
+
+
 def pids_in(text: bytes | str) -> list[int]:
     """The pids a test command printed, one a line."""
     if isinstance(text, bytes):
         text = text.decode()
     return [int(word) for word in text.split()]
-
-
-def wait_until_gone(pids: Iterable[int], seconds: float = 5.0) -> list[int]:
-    """Bounded polling for disappearance; returns the pids still alive at the end."""
-    deadline = time.monotonic() + seconds
-    left = [pid for pid in pids if alive(pid)]
-    while left and time.monotonic() < deadline:
-        time.sleep(0.01)
-        left = [pid for pid in left if alive(pid)]
-    return left
 
 
 def kill_if_alive(pid: int) -> None:
@@ -80,6 +97,9 @@ class SandboxTest(unittest.IsolatedAsyncioTestCase):
     sandbox: LocalSandbox
 
     async def asyncSetUp(self) -> None:
+        # unittest runs the loop in debug mode, which logs any step over 0.1 s; a fork
+        # and exec on a loaded machine can take that long without anything being wrong.
+        asyncio.get_running_loop().slow_callback_duration = 1.0
         self.sandbox = create_local_sandbox(grace_ms=GRACE_MS, kill_wait_ms=KILL_WAIT_MS)
         self._pids: list[int] = []
         self.addCleanup(self._kill_recorded)
