@@ -1,5 +1,5 @@
-// Generated from spec/1.2/requirements.json by scripts/sync-requirements.mjs; do not edit.
-// spec/1.2/spec.md is the source of each statement; test/requirements.test.ts holds all three equal.
+// Generated from spec/1.3/requirements.json by scripts/sync-requirements.mjs; do not edit.
+// spec/1.3/spec.md is the source of each statement; test/requirements.test.ts holds all three equal.
 // Refresh with: npm run sync-requirements -w @sandstream/conformance
 
 /** One requirement of the spec, as requirements.json states it. */
@@ -14,10 +14,15 @@ export interface Requirement {
   readonly capability?: string;
   /** The requirement applies only to an adapter that does not advertise this capability. */
   readonly without?: string;
+  /**
+   * `harness`: the requirement binds the kit and the testees it talks to (spec section 18),
+   * not a Sandbox; the kit's own tests prove it, and no case does (spec sections 1 and 16).
+   */
+  readonly provedBy?: 'harness';
 }
 
 /** The spec revision these requirements belong to. */
-export const REQUIREMENTS_SPEC_VERSION = "1.2";
+export const REQUIREMENTS_SPEC_VERSION = "1.3";
 
 /** Every requirement of the spec revision this kit checks. */
 export const REQUIREMENTS: readonly Requirement[] = [
@@ -473,5 +478,77 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "statement": "A broken link to a running background command MUST be re-established with every byte delivered once, or the Process MUST reject with `TransportError` whose `commandId` is the command's, the command left running, owned as before, and attachable.",
     "introduced": "1.2",
     "capability": "attach-reconnect"
+  },
+  {
+    "id": "SS-TESTEE-1",
+    "level": "MUST",
+    "section": "The testee protocol",
+    "statement": "Each message MUST be one JSON object on one line, terminated by `\\n`, in UTF-8. The kit writes requests on the testee's standard input; the testee writes answers and calls on its standard output, and nothing else there (logs go to standard error). Objects MAY carry properties this section does not name; a reader MUST ignore them.",
+    "introduced": "1.3",
+    "provedBy": "harness"
+  },
+  {
+    "id": "SS-TESTEE-2",
+    "level": "MUST",
+    "section": "The testee protocol",
+    "statement": "The kit's first request is `hello`. Every request carries an `id` (a string the kit chooses, unique for the connection) and an `op`. The testee MUST answer every request exactly once, with `{\"id\": ..., \"ok\": true, \"value\": ...}` or `{\"id\": ..., \"ok\": false, \"error\": {...}}`, in any order. An answer to an id the kit did not send, a line that is not a JSON object, or an `ok: false` answer without an error object is a **harness error** of the run (exit status 2), never a verdict.",
+    "introduced": "1.3",
+    "provedBy": "harness"
+  },
+  {
+    "id": "SS-TESTEE-3",
+    "level": "MUST",
+    "section": "The testee protocol",
+    "statement": "Requests are handled concurrently: a request whose work waits (a `wait`, a `next`) MUST NOT hold back the answers of later requests. The requests `stream`, `props`, `stdin`, `manifest`, `iterate`, and the first step of `run`, `attach` and `commands` MUST be answered without waiting on any command's progress: the kit blocks on them, because `Sandbox.stream()`, the properties of a Sandbox and a Process and `[Symbol.asyncIterator]()` are synchronous, and because the cases tell a call that throws at once from one that rejects.",
+    "introduced": "1.3",
+    "provedBy": "harness"
+  },
+  {
+    "id": "SS-TESTEE-4",
+    "level": "MUST",
+    "section": "The testee protocol",
+    "statement": "The testee MUST NOT act on its own: it pulls a chunk from its adapter only on `next`, calls the adapter's `wait()` only on `wait`, and so on. A testee that read ahead would drain output on its adapter's behalf and hide the adapter's own behaviour.",
+    "introduced": "1.3",
+    "provedBy": "harness"
+  },
+  {
+    "id": "SS-TESTEE-5",
+    "level": "MUST",
+    "section": "The testee protocol",
+    "statement": "When its standard input ends (after `bye`, or when the kit goes away), the testee MUST close every sandbox it opened and exit. The kit closes the testee's standard input, then, after a grace period, sends SIGTERM and then SIGKILL to the testee's process group, so the testee's tree never outlives the run. A testee that exits while the kit is running, or that leaves a request unanswered and does not answer a `ping` within the kit's bound (at least 10 s, more on a slow link), is a harness error naming what happened.",
+    "introduced": "1.3",
+    "provedBy": "harness"
+  },
+  {
+    "id": "SS-TESTEE-6",
+    "level": "MUST",
+    "section": "The testee protocol",
+    "statement": "Arguments, options and results MUST travel in the **value form**: a JSON value is itself; what JSON cannot carry is a one-key object whose key begins with `$`: `{\"$bytes\": base64}` (a `Uint8Array`), `{\"$undefined\": true}`, `{\"$number\": \"NaN\" | \"Infinity\" | \"-Infinity\"}`, `{\"$bigint\": \"123\"}`, `{\"$function\": id, \"throws\": bool}` (a callback, 18.5), `{\"$signal\": id, \"aborted\": bool, \"reason\": value}` (an `AbortSignal`), `{\"$other\": text}` (a value of a type no adapter accepts, such as a symbol: the testee passes something of its own language that the adapter must refuse), and `{\"$object\": {...}}` around a plain object whose own keys begin with `$`. The kit sends the caller's arguments as the caller gave them, invalid ones included: the adapter judges them, and the `InvalidArgument` it raises names the key.",
+    "introduced": "1.3",
+    "provedBy": "harness"
+  },
+  {
+    "id": "SS-TESTEE-7",
+    "level": "MUST",
+    "section": "The testee protocol",
+    "statement": "An error MUST travel as an object with `name`, `message` and, for the errors of section 14, `code` and the fields of its class: `key` and `reason` (`INVALID_ARGUMENT`), `capability` and `operation` (`CAPABILITY_NOT_SUPPORTED`), `commandId` (`TRANSPORT`, `COMMAND_NOT_FOUND`), `argv` (`SPAWN_FAILED`), `result` (`ABORTED`, `CALLBACK_FAILED`, in the value form), and `cause` (an error, the same way); `stack` MAY say where it was thrown. The kit rebuilds the class of section 14 from `code`. An error with no `code`, or a code section 14 does not define, is not the contract's: no case accepts it. A thrown value that is not an error travels as `{\"name\": \"NonError\", \"message\": text, \"thrown\": value}`.",
+    "introduced": "1.3",
+    "provedBy": "harness"
+  },
+  {
+    "id": "SS-TESTEE-8",
+    "level": "MUST",
+    "section": "The testee protocol",
+    "statement": "A callback the kit passes (`onOutput`) arrives as `{\"$function\": id, \"throws\": bool}`. The testee gives its adapter a function that, on each call, first writes the line `{\"call\": id, \"args\": [values]}`, then returns, or throws when `throws` is true. The kit runs its own callback for each such line, in order; a call line MUST be written before the answer of the request whose work made the call. An error the adapter raises because the callback threw carries, as its `cause`, the thrown error with `\"callback\": id`; the kit puts back in its place what its own callback threw.",
+    "introduced": "1.3",
+    "provedBy": "harness"
+  },
+  {
+    "id": "SS-TESTEE-9",
+    "level": "MUST",
+    "section": "The testee protocol",
+    "statement": "What the adapter raises where no caller can catch it (in Node.js an uncaught exception or an unhandled rejection; in Python an exception nobody retrieves from a task) MUST NOT end the testee: it writes `{\"fault\": error, \"kind\": \"uncaught exception\" | \"unhandled rejection\", \"requests\": [ids]}`, naming the request whose work raised it where it can tell (or none). The kit raises it again in the context of that request, so it fails that request's case as in a direct run (ADR-0031).",
+    "introduced": "1.3",
+    "provedBy": "harness"
   }
 ];

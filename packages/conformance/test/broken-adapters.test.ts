@@ -7,19 +7,15 @@
  * Broken adapters leak processes on purpose: each test has its own Lab,
  * whose marker variable finds and kills what its sandboxes left running.
  */
-import { afterAll, beforeAll, describe, test, type ExpectStatic } from 'vitest';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import { captureWarnings, type CapturedWarnings } from '@sandstream/test-support/warnings';
-import { hasCapability, type Capability, type CapabilityManifest, type CaseStatus, type ConformanceReport } from '@sandstream/types';
+import { hasCapability, type Capability, type CapabilityManifest, type ConformanceReport } from '@sandstream/types';
 import { createLocalSandbox } from '@sandstream/adapter-local';
 import { unless } from '@sandstream/test-support/skips';
-import { CASES, runCase, runConformance } from '../src/index.js';
-import { BROKEN_ADAPTERS, Lab, markedProcesses, type BrokenAdapter } from './broken/index.js';
+import { CASES, runConformance } from '../src/index.js';
+import { expectCaught } from './broken/expect-caught.js';
+import { BROKEN_ADAPTERS, Lab, markedProcesses } from './broken/index.js';
 import { unboundedReplay } from './broken/background.js';
-
-interface Outcome {
-  readonly status: CaseStatus;
-  readonly message?: string;
-}
 
 /** What the local adapter can do on this machine. */
 const LOCAL_CAPABILITIES: Readonly<CapabilityManifest> = await (async () => {
@@ -37,82 +33,11 @@ beforeAll(() => {
 });
 afterAll(() => leakWarnings?.release());
 
-/**
- * One case at a time: 'auto' turns concurrent when the measured round trip
- * is slow, which on a loaded machine it is, and these tests compare every
- * case's status, which must not depend on the machine's load.
- */
+/** One case at a time (see expect-caught.ts). */
 const SERIAL = 1;
 
 /** Generous: a whole-kit run takes about 8 s alone, longer beside other tests. */
 const TEST_TIMEOUT_MS = 120_000;
-
-/**
- * Runs the selected cases against a broken adapter: through runConformance,
- * or, for an adapter with `caseTimeoutOverrideMs` or `viaRunCase`, through
- * the kit's runCase, one case at a time (with the cases' own time limits
- * lowered to the override).
- */
-async function runSelected(
-  adapter: BrokenAdapter,
-  lab: Lab,
-  include: readonly string[],
-): Promise<{ outcomes: Map<string, Outcome>; report?: ConformanceReport }> {
-  const factory = () => adapter.create(lab);
-  const caseTimeoutMs = adapter.caseTimeoutMs ?? 20_000;
-  const override = adapter.caseTimeoutOverrideMs;
-  if (override === undefined && adapter.viaRunCase === undefined) {
-    const report = await runConformance({ factory, include, caseTimeoutMs, concurrency: SERIAL });
-    const outcomes = new Map<string, Outcome>(report.cases.map((c) => [c.id, c]));
-    return { outcomes, report };
-  }
-  const probe = factory();
-  const manifest = { ...probe.capabilities };
-  await probe.close();
-  const outcomes = new Map<string, Outcome>();
-  for (const id of include) {
-    const testCase = CASES.find((c) => c.id === id);
-    if (testCase === undefined) throw new Error(`no case ${id}`);
-    const shortened = override === undefined ? testCase : { ...testCase, timeoutMs: Math.min(testCase.timeoutMs ?? override, override) };
-    // The larger of the run's and the case's own limit applies, so both are lowered.
-    const timeoutMs = override === undefined ? caseTimeoutMs : Math.min(caseTimeoutMs, override);
-    outcomes.set(id, await runCase({ testCase: shortened, manifest, factory, timeoutMs }));
-  }
-  return { outcomes };
-}
-
-function describeOutcomes(outcomes: Map<string, Outcome>, ids: Iterable<string>): string {
-  return [...ids].map((id) => `${id}: ${outcomes.get(id)?.status} ${outcomes.get(id)?.message ?? ''}`).join('\n');
-}
-
-async function expectCaught(adapter: BrokenAdapter, expect: ExpectStatic): Promise<void> {
-  const caught = Object.keys(adapter.caughtBy);
-  const alsoFails = adapter.alsoFails ?? [];
-  const stillPasses = adapter.stillPasses ?? [];
-  const include = [...caught, ...alsoFails, ...stillPasses];
-  expect(caught.length, 'a broken adapter names the case that catches it').toBeGreaterThan(0);
-  const lab = new Lab(adapter.name);
-  try {
-    const { outcomes, report } = await runSelected(adapter, lab, include);
-    const statuses = Object.fromEntries(include.map((id) => [id, outcomes.get(id)?.status]));
-    const expected = Object.fromEntries([
-      ...caught.map((id) => [id, 'fail']),
-      ...alsoFails.map((id) => [id, 'fail']),
-      ...stillPasses.map((id) => [id, 'pass']),
-    ]);
-    expect(statuses, describeOutcomes(outcomes, include)).toEqual(expected);
-    for (const [id, pattern] of Object.entries(adapter.caughtBy)) {
-      expect(outcomes.get(id)?.message, `why ${id} failed`).toMatch(pattern);
-    }
-    if (report !== undefined) {
-      // An advisory (SHOULD) failure is reported but does not make the run fail.
-      expect(report.ok).toBe(adapter.advisory === true);
-      expect(report.summary.error).toBe(0);
-    }
-  } finally {
-    await lab.cleanup();
-  }
-}
 
 describe('the real local adapter', () => {
   test('passes every case of the kit, and leaves no process behind', { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {

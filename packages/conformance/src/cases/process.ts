@@ -1,5 +1,6 @@
 import type { Process } from '@sandstream/types';
 import { check, checkErrorCode, ConformanceFailure, HarnessError, rejectionOf } from '../assert.js';
+import { isHostPid } from '../host.js';
 import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
 import { collect } from './support/collect.js';
@@ -94,7 +95,7 @@ export const processCases = [
       check(
         second.commandId !== id,
         `two commands running at once have the same commandId ${JSON.stringify(id)}, which so identifies neither` +
-          (id === String(process.pid) ? " (it is the kit's own pid)" : ''),
+          (isHostPid(id) ? " (it is the pid of the process that runs the adapter)" : ''),
       );
       await touch(ctx, `${dir}/go`);
       for (const [started, name] of [[proc, 'first'], [second, 'second']] as const) {
@@ -105,7 +106,7 @@ export const processCases = [
         check(
           started.pid === undefined || started.pid === Number(own[1]),
           `the ${name} Process reports pid ${started.pid}, but its command's own pid ($$ of its shell) is ${own[1]}` +
-            (started.pid === process.pid ? ": the kit's own pid, not the command's" : ''),
+            (isHostPid(started.pid) ? ": the pid of the process that runs the adapter, not the command's" : ''),
         );
       }
       check(proc.commandId === id, `commandId changed once output was read: ${JSON.stringify(proc.commandId)} after ${JSON.stringify(id)}`);

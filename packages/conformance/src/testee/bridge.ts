@@ -7,8 +7,8 @@
 import type { BackgroundProcess, CapabilityManifest, CommandInfo, ExecResult, OutputChunk, Process, Sandbox, SandboxTermination, StdinWriter } from '@sandstream/types';
 import { rebuildResult } from './errors.js';
 import type { TesteeLink } from './link.js';
-import type { ProcessInfo, ProcessProps, SandboxInfo } from './protocol.js';
-import { CALLBACK_THROWS, decodeValue, encodeValue, type ValueHooks, type WireValue } from './values.js';
+import type { ProcessInfo, ProcessProps, SandboxInfo, StdinProps } from './protocol.js';
+import { CALLBACK_THROWS, encodeValue, type ValueHooks, type WireValue } from './values.js';
 
 /** A Sandbox of the testee's. */
 export interface BridgeSandbox extends Sandbox<{ readonly testeeSandbox: string }> {
@@ -42,11 +42,15 @@ export function bridgeSandbox(link: TesteeLink, info: SandboxInfo): BridgeSandbo
   const sid = info.sandbox;
   const value = (wire: unknown): WireValue => encodeValue(wire, hooks);
   const sandbox: Record<string | symbol, unknown> = {
-    name: decodeValue(info.name) as string,
-    capabilities: decodeValue(info.capabilities) as CapabilityManifest,
+    name: info.name as string,
+    // Read when asked: a manifest that changes is the adapter's failure, for the case to see.
+    get capabilities(): CapabilityManifest {
+      return link.requestSync('manifest', { sandbox: sid }) as CapabilityManifest;
+    },
     native: { testeeSandbox: sid },
-    async run(argv: readonly string[], options?: unknown): Promise<ExecResult> {
-      return rebuildResult(await link.request('run', { sandbox: sid, argv: value(argv), options: value(options) }));
+    // Not async: a run() that throws at once (the adapter's mistake) throws here too.
+    run(argv: readonly string[], options?: unknown): Promise<ExecResult> {
+      return link.requestTwoStep('run', { sandbox: sid, argv: value(argv), options: value(options) }).then(rebuildResult);
     },
     stream(argv: readonly string[], options?: unknown): Process {
       const answer = link.requestSync('stream', { sandbox: sid, argv: value(argv), options: value(options) }) as ProcessInfo;
@@ -60,14 +64,14 @@ export function bridgeSandbox(link: TesteeLink, info: SandboxInfo): BridgeSandbo
     },
     processIdOf: (proc: Process) => processIds.get(proc),
   };
-  const termination = decodeValue(info.termination ?? { $undefined: true }) as SandboxTermination | undefined;
+  const termination = info.termination as SandboxTermination | undefined;
   if (termination !== undefined) sandbox['termination'] = termination;
   if (info.methods.includes('attach')) {
-    sandbox['attach'] = async (commandId: string, options?: unknown): Promise<BackgroundProcess> =>
-      bridgeProcess(link, (await link.request('attach', { sandbox: sid, commandId: value(commandId), options: value(options) })) as ProcessInfo) as BackgroundProcess;
+    sandbox['attach'] = (commandId: string, options?: unknown): Promise<BackgroundProcess> =>
+      link.requestTwoStep('attach', { sandbox: sid, commandId: value(commandId), options: value(options) }).then((answer) => bridgeProcess(link, answer as ProcessInfo) as BackgroundProcess);
   }
   if (info.methods.includes('commands')) {
-    sandbox['commands'] = async (): Promise<readonly CommandInfo[]> => (await link.request('commands', { sandbox: sid })) as CommandInfo[];
+    sandbox['commands'] = (): Promise<readonly CommandInfo[]> => link.requestTwoStep('commands', { sandbox: sid }) as Promise<CommandInfo[]>;
   }
   return sandbox as unknown as BridgeSandbox;
 }
@@ -75,25 +79,46 @@ export function bridgeSandbox(link: TesteeLink, info: SandboxInfo): BridgeSandbo
 /** Builds the bridged Process the testee described in `info`. */
 function bridgeProcess(link: TesteeLink, info: ProcessInfo): Process | BackgroundProcess {
   const pid = info.process;
-  const props = (): ProcessProps => link.requestSync('props', { process: pid }) as ProcessProps;
-  const call = async (op: 'started' | 'dispose' | 'detach' | 'end'): Promise<void> => {
-    await link.request(op, { process: pid });
+  /**
+   * The properties as the adapter showed them when the last awaited call
+   * settled, until this turn of the event loop ends: a direct caller reads
+   * them right after its `await`, before any event can change them. After
+   * that turn, they are read from the testee when asked.
+   */
+  let settled: ProcessProps | undefined;
+  const remember = (props: unknown): void => {
+    const now = props as ProcessProps;
+    settled = now;
+    setImmediate(() => {
+      if (settled === now) settled = undefined;
+    });
   };
-  const stdin: StdinWriter | null = info.stdin
-    ? {
-        write: async (data) => {
-          await link.request('write', { process: pid, data: encodeValue(data) });
-        },
-        end: () => call('end'),
-        get closed() {
-          return props().stdinClosed as boolean;
-        },
-      }
-    : null;
+  const props = (): ProcessProps => settled ?? (link.requestSync('props', { process: pid }) as ProcessProps);
+  const call = async (op: 'started' | 'dispose' | 'detach' | 'end'): Promise<void> => {
+    await link.request(op, { process: pid }, remember);
+  };
+  // The writer is read when asked, as the caller would read it (an adapter's getter may act).
+  let writer: StdinWriter | undefined;
+  const stdin = (): StdinWriter | null => {
+    const now = link.requestSync('stdin', { process: pid }) as StdinProps;
+    if (!now.writer) return null;
+    writer ??= {
+      write: async (data) => {
+        await link.request('write', { process: pid, data: encodeValue(data) }, remember);
+      },
+      end: () => call('end'),
+      get closed() {
+        return (link.requestSync('stdin', { process: pid }) as StdinProps).closed as boolean;
+      },
+    };
+    return writer;
+  };
   const proc: Record<string | symbol, unknown> = {
-    id: decodeValue(info.id),
-    argv: decodeValue(info.argv),
-    stdin,
+    id: info.id,
+    argv: info.argv,
+    get stdin() {
+      return stdin();
+    },
     get pid() {
       return props().pid;
     },
@@ -106,15 +131,15 @@ function bridgeProcess(link: TesteeLink, info: ProcessInfo): Process | Backgroun
     [Symbol.asyncIterator](): AsyncIterator<OutputChunk, undefined> {
       const { iterator } = link.requestSync('iterate', { process: pid }) as { iterator: string };
       const step = async (op: 'next' | 'return'): Promise<IteratorResult<OutputChunk, undefined>> => {
-        const answer = (await link.request(op, { iterator })) as { done: boolean; value: OutputChunk | undefined };
+        const answer = (await link.request(op, { iterator }, remember)) as { done: boolean; value: OutputChunk | undefined };
         return answer.done ? { done: true, value: undefined } : { done: false, value: answer.value! };
       };
       return { next: () => step('next'), return: () => step('return') };
     },
     started: () => call('started'),
-    wait: async (): Promise<ExecResult> => rebuildResult(await link.request('wait', { process: pid })),
+    wait: async (): Promise<ExecResult> => rebuildResult(await link.request('wait', { process: pid }, remember)),
     kill: async (signal?: unknown): Promise<void> => {
-      await link.request('kill', { process: pid, signal: encodeValue(signal) });
+      await link.request('kill', { process: pid, signal: encodeValue(signal) }, remember);
     },
     [Symbol.asyncDispose]: () => call('dispose'),
   };
@@ -122,6 +147,11 @@ function bridgeProcess(link: TesteeLink, info: ProcessInfo): Process | Backgroun
     Object.defineProperty(proc, 'skipped', { enumerable: true, get: () => props().skipped });
     proc['detach'] = () => call('detach');
   }
+  // The Process has the shape the adapter's has: a member it lacks is missing here too.
+  const members = { started: 'started', wait: 'wait', kill: 'kill', iterate: Symbol.asyncIterator, dispose: Symbol.asyncDispose } as const;
+  for (const name of info.lacks ?? []) delete proc[members[name as keyof typeof members]];
+  // A thenable Process is the adapter's failure; `await` must not unwrap this one, so its `then` is not callable.
+  if (info.thenable === true) proc['then'] = undefined;
   processIds.set(proc, pid);
   return proc as unknown as Process;
 }

@@ -4,6 +4,7 @@
  */
 import type { SandboxFactory } from '@sandstream/types';
 import type { ConformanceHooks } from '../hooks.js';
+import { addHostPid } from '../host.js';
 import { bridgeSandbox, testeeProcessId } from './bridge.js';
 import { TesteeLink, type TesteeCommand } from './link.js';
 import type { HelloAnswer, SandboxInfo } from './protocol.js';
@@ -29,6 +30,7 @@ export interface ConnectedTestee {
 /** Starts the testee, exchanges the hello, and gives the engine its factory and hooks. */
 export async function connectTestee(command: TesteeCommand): Promise<ConnectedTestee> {
   const { link, hello, roundTripMs } = await TesteeLink.open(command);
+  if (typeof hello.pid === 'number') link.onClose(addHostPid(hello.pid));
   const factory: SandboxFactory = async () => bridgeSandbox(link, (await link.request('open', {})) as SandboxInfo);
   const hooks: ConformanceHooks = {};
   if (hello.hooks?.includes('attach')) {

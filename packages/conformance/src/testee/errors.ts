@@ -41,6 +41,8 @@ export interface WireError {
   readonly suppressed?: WireError;
   /** A thrown value that is not an Error. */
   readonly thrown?: WireValue;
+  /** Where it was thrown, in the testee's own words (a stack trace): a fault's report names the frame. */
+  readonly stack?: string;
 }
 
 /** The property a testee's stand-in callback sets on what it throws. */
@@ -51,6 +53,7 @@ export function encodeError(error: unknown, depth = 0): WireError {
   if (!(error instanceof Error)) return { name: 'NonError', message: String(typeof error === 'symbol' ? error.toString() : error), thrown: encodeValue(error) };
   const fields = error as Error & Record<string, unknown>;
   const out: Record<string, unknown> = { name: error.name, message: error.message };
+  if (typeof error.stack === 'string') out['stack'] = error.stack;
   for (const key of ['code', 'key', 'reason', 'capability', 'operation', 'commandId'] as const) {
     if (typeof fields[key] === 'string') out[key] = fields[key];
   }
@@ -119,6 +122,7 @@ export function decodeError(wire: WireError, thrownBy: ThrownByCallback = () => 
   }
   Object.defineProperty(error, 'message', { value: wire.message, writable: true, configurable: true });
   Object.defineProperty(error, 'name', { value: wire.name, writable: true, configurable: true });
+  if (typeof wire.stack === 'string') Object.defineProperty(error, 'stack', { value: wire.stack, writable: true, configurable: true });
   if (wire.cause !== undefined && error.cause === undefined) Object.defineProperty(error, 'cause', { value: cause, writable: true, configurable: true });
   return error;
 }

@@ -27,7 +27,7 @@ export interface LinkWorkerData {
 
 /** Messages from the main thread. */
 export type ToWorker =
-  | { readonly kind: 'send'; readonly id: string; readonly op: string; readonly line: string; readonly sync: boolean }
+  | { readonly kind: 'send'; readonly id: string; readonly op: string; readonly line: string; readonly sync: boolean; readonly settle?: string }
   | { readonly kind: 'silence'; readonly ms: number }
   | { readonly kind: 'shutdown'; readonly graceMs: number };
 
@@ -45,17 +45,23 @@ function linkWorker(): void {
   const data = workerData as LinkWorkerData;
   const flag = new Int32Array(data.flag);
   const port = parentPort!;
-  const pending = new Map<string, { op: string; sync: boolean }>();
+  const pending = new Map<string, { op: string; sync: boolean; settle?: string }>();
   let fatal: string | undefined;
   let stderrTail = '';
   let lastLine = performance.now();
   let ping: { id: string; at: number } | undefined;
   let silenceMs = 10_000;
   let shuttingDown = false;
+  let exited: string | undefined;
 
+  const { readdirSync, readFileSync } = require('node:fs') as typeof import('node:fs');
+  const { randomUUID } = require('node:crypto') as typeof import('node:crypto');
+  // Every process of the testee's tree inherits this variable, so what the testee leaves (commands
+  // that outlived a crash, in sessions of their own) is found at the end, where a group kill misses it.
+  const mark = `SANDSTREAM_TESTEE_RUN=${randomUUID()}`;
   const child = spawn(data.command, data.args === undefined ? [] : [...data.args], {
     cwd: data.cwd,
-    env: data.env === undefined ? process.env : { ...data.env },
+    env: { ...(data.env ?? process.env), SANDSTREAM_TESTEE_RUN: mark.slice(mark.indexOf('=') + 1) },
     shell: data.args === undefined,
     // A process group of its own, so the whole testee tree can be ended at once.
     detached: true,
@@ -98,6 +104,11 @@ function linkWorker(): void {
       port.postMessage({ kind: 'line', message } satisfies FromWorker);
       return;
     }
+    if (message['fault'] !== undefined) {
+      if (typeof message['fault'] !== 'object' || !Array.isArray(message['requests'])) return fail(`the testee wrote a malformed fault: ${line.slice(0, 200)}`);
+      port.postMessage({ kind: 'line', message } satisfies FromWorker);
+      return;
+    }
     const id = message['id'];
     if (typeof id !== 'string' || typeof message['ok'] !== 'boolean') return fail(`the testee wrote a line that is neither an answer nor a call: ${line.slice(0, 200)}`);
     if (ping !== undefined && id === ping.id) {
@@ -108,6 +119,8 @@ function linkWorker(): void {
     if (request === undefined) return fail(`the testee answered an unknown id ${JSON.stringify(id)}: ${line.slice(0, 200)}`);
     if (message['ok'] === false && (typeof message['error'] !== 'object' || message['error'] === null)) return fail(`the testee answered ${request.op} ${id} with ok: false and no error object`);
     pending.delete(id);
+    // A two-step call that threw at once has nothing left to settle.
+    if (request.settle !== undefined && message['ok'] === false) pending.delete(request.settle);
     if (request.sync) wakeSync({ kind: 'line', message });
     else port.postMessage({ kind: 'line', message } satisfies FromWorker);
   });
@@ -115,7 +128,7 @@ function linkWorker(): void {
     const how = signal === null ? `exit status ${code}` : `signal ${signal}`;
     if (!shuttingDown) fail(`the testee exited (${how})${pending.size > 0 ? ` with ${pending.size} request(s) unanswered (${describePending()})` : ''}`);
     lines.close();
-    port.postMessage({ kind: 'ended', how } satisfies FromWorker);
+    exited = how;
   });
 
   // Silence: with requests pending and no line for a while, the testee is asked for a ping; no answer is fatal.
@@ -146,12 +159,19 @@ function linkWorker(): void {
         else port.postMessage({ kind: 'fatal', message: fatal } satisfies FromWorker);
         return;
       }
-      pending.set(message.id, { op: message.op, sync: message.sync });
+      pending.set(message.id, { op: message.op, sync: message.sync, ...(message.settle === undefined ? {} : { settle: message.settle }) });
+      if (message.settle !== undefined) pending.set(message.settle, { op: message.op, sync: false });
       child.stdin!.write(`${message.line}\n`);
     } else if (message.kind === 'shutdown') {
       shuttingDown = true;
       clearInterval(watch);
-      if (child.exitCode !== null || child.signalCode !== null) return port.postMessage({ kind: 'ended', how: 'already ended' } satisfies FromWorker);
+      const finish = (): void => {
+        // Whatever the testee left in its group goes with it, and so does the rest of its tree.
+        killGroup('SIGKILL');
+        sweepTree();
+        port.postMessage({ kind: 'ended', how: exited ?? 'ended' } satisfies FromWorker);
+      };
+      if (exited !== undefined || child.exitCode !== null || child.signalCode !== null) return finish();
       child.stdin!.end();
       // Standard input closed, then SIGTERM, then SIGKILL to the testee's whole group.
       const term = setTimeout(() => killGroup('SIGTERM'), message.graceMs);
@@ -159,11 +179,46 @@ function linkWorker(): void {
       child.once('exit', () => {
         clearTimeout(term);
         clearTimeout(kill);
-        // Whatever the testee left in its group goes with it.
-        killGroup('SIGKILL');
+        finish();
       });
     }
   });
+
+  /** SIGKILLs every process that carries this testee's mark, until a scan finds none (Linux: /proc). */
+  function marked(): number[] {
+    let entries: string[];
+    try {
+      entries = readdirSync('/proc');
+    } catch {
+      return [];
+    }
+    const found: number[] = [];
+    for (const entry of entries) {
+      if (!/^[0-9]+$/.test(entry)) continue;
+      try {
+        if (readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(mark)) found.push(Number(entry));
+      } catch {
+        // gone, or not ours to read
+      }
+    }
+    return found;
+  }
+  function sweepTree(): void {
+    const nap = new Int32Array(new SharedArrayBuffer(4));
+    for (let round = 0; round < 40; round++) {
+      const left = marked();
+      if (left.length === 0) return;
+      for (const pid of left) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+      // This thread has nothing else to do: block until the next scan.
+      Atomics.wait(nap, 0, 0, 25);
+    }
+  }
 }
 /* eslint-enable @typescript-eslint/no-require-imports */
 

@@ -2,6 +2,7 @@
  * The kit's end of a testee: requests, their answers, callback calls, and the
  * faults of the link itself, which are harness errors and never verdicts.
  */
+import { AsyncResource } from 'node:async_hooks';
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import { HarnessError } from '../assert.js';
 import { decodeError, type ThrownByCallback, type WireError } from './errors.js';
@@ -26,6 +27,10 @@ const MIN_BOUND_MS = 10_000;
 
 interface Pending {
   readonly op: string;
+  /** Receives the properties of the Process the request concerns, as they were when its call settled. */
+  readonly onProps?: ((props: unknown) => void) | undefined;
+  /** The async context the request was made in: a fault its work raises in the testee is raised here. */
+  readonly resource: AsyncResource;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -38,6 +43,8 @@ export class TesteeLink {
   readonly #pending = new Map<string, Pending>();
   readonly #callbacks = new Map<string, (...args: unknown[]) => unknown>();
   readonly #thrown = new Map<string, unknown>();
+  /** The async context of every request, kept for the faults its work raises, even late. */
+  readonly #resources = new Map<string, AsyncResource>();
   readonly #ended: Promise<string>;
   #next = 0;
   #boundMs = MIN_BOUND_MS;
@@ -114,11 +121,13 @@ export class TesteeLink {
   readonly thrownBy: ThrownByCallback = (id) => this.#thrown.get(id);
 
   /** Sends a request and resolves with its answer's value, decoded; rejects with the adapter's error, rebuilt. */
-  request<K extends Op>(op: K, params: Requests[K]): Promise<unknown> {
+  request<K extends Op>(op: K, params: Requests[K], onProps?: (props: unknown) => void): Promise<unknown> {
     if (this.#fatal !== undefined) return Promise.reject(new HarnessError(this.#fatal));
     const id = `r${++this.#next}`;
+    const resource = new AsyncResource('SandstreamTesteeRequest');
+    this.#resources.set(id, resource);
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { op, resolve, reject });
+      this.#pending.set(id, { op, resolve, reject, resource, onProps });
       this.#post({ kind: 'send', id, op, line: JSON.stringify({ id, op, ...params }), sync: false });
     });
   }
@@ -126,14 +135,39 @@ export class TesteeLink {
   /** Sends a request the testee answers at once, and blocks until it does (bounded); throws the adapter's error, rebuilt. */
   requestSync<K extends Op>(op: K, params: Requests[K]): unknown {
     if (!SYNC_OPS.has(op)) throw new Error(`${op} is not a synchronous request`);
+    return this.#sendSync(op, params, undefined);
+  }
+
+  /**
+   * A two-step request (`run`, `attach`, `commands`): blocks until the testee
+   * says whether the call threw, throwing what it threw, and returns a promise
+   * of how the call's own promise settles.
+   */
+  requestTwoStep<K extends 'run' | 'attach' | 'commands'>(op: K, params: Omit<Requests[K], 'settle'>): Promise<unknown> {
+    if (this.#fatal !== undefined) throw new HarnessError(this.#fatal);
+    const settle = `r${++this.#next}`;
+    const settled = new Promise((resolve, reject) => this.#pending.set(settle, { op, resolve, reject, resource: new AsyncResource('SandstreamTesteeRequest') }));
+    // A rejection nobody awaits yet (the first step may still throw) is not unhandled.
+    settled.catch(() => undefined);
+    try {
+      this.#sendSync(op, { ...params, settle } as Requests[K], settle);
+    } catch (error) {
+      this.#pending.delete(settle);
+      throw error;
+    }
+    return settled;
+  }
+
+  #sendSync(op: Op, params: object, settle: string | undefined): unknown {
     if (this.#fatal !== undefined) throw new HarnessError(this.#fatal);
     const id = `r${++this.#next}`;
+    this.#resources.set(id, new AsyncResource('SandstreamTesteeRequest'));
     Atomics.store(this.#flag, 0, 0);
-    this.#post({ kind: 'send', id, op, line: JSON.stringify({ id, op, ...params }), sync: true });
+    this.#post({ kind: 'send', id, op, line: JSON.stringify({ id, op, ...params }), sync: true, ...(settle === undefined ? {} : { settle }) });
     const waited = Atomics.wait(this.#flag, 0, 0, this.#boundMs);
     const received = receiveMessageOnPort(this.#syncPort)?.message as FromWorker | undefined;
     if (received === undefined) {
-      this.#fail(`the testee did not answer ${op} within ${this.#boundMs} ms (${waited}); it must answer stream, props and iterate without waiting on a command`);
+      this.#fail(`the testee did not answer ${op} within ${this.#boundMs} ms (${waited}); it must answer ${[...SYNC_OPS].join(', ')} at once, without waiting on a command`);
       throw new HarnessError(this.#fatal!);
     }
     if (received.kind === 'fatal') {
@@ -142,6 +176,11 @@ export class TesteeLink {
     }
     if (received.kind !== 'line') throw new HarnessError('the link sent an unexpected message');
     return this.#settle(received.message, op);
+  }
+
+  /** Runs `handler` once the testee has ended. */
+  onClose(handler: () => void): void {
+    void this.#ended.then(handler);
   }
 
   /** Ends the testee: standard input closed (after a `bye`), then SIGTERM and SIGKILL to its group after `graceMs`. */
@@ -172,6 +211,7 @@ export class TesteeLink {
   }
 
   #receive(message: Record<string, unknown>): void {
+    if (message['fault'] !== undefined) return this.#raise(message);
     if (typeof message['call'] === 'string') {
       const id = message['call'];
       const fn = this.#callbacks.get(id);
@@ -188,11 +228,33 @@ export class TesteeLink {
     const pending = this.#pending.get(id);
     if (pending === undefined) return;
     this.#pending.delete(id);
+    // Before the caller resumes, so that what it reads next is what the adapter showed when the call settled.
+    if (message['props'] !== undefined) pending.onProps?.(decodeValue(message['props']));
     try {
       pending.resolve(this.#settle(message, pending.op));
     } catch (error) {
       pending.reject(error);
     }
+  }
+
+  /**
+   * What the adapter raised in the testee where no caller could catch it is
+   * raised again here, the same way, in the async context of the request
+   * whose work raised it: the kit charges it to that request's case, as it
+   * would in a direct run (ADR-0031).
+   */
+  #raise(message: Record<string, unknown>): void {
+    const error = decodeError(message['fault'] as WireError, this.thrownBy);
+    const requests = message['requests'] as string[];
+    const resource = requests.map((id) => this.#resources.get(id)).find((r) => r !== undefined);
+    const raise = (): void => {
+      if (message['kind'] === 'unhandled rejection') void Promise.reject(error);
+      else setImmediate(() => {
+        throw error;
+      });
+    };
+    if (resource === undefined) raise();
+    else resource.runInAsyncScope(raise);
   }
 
   #fail(message: string): void {

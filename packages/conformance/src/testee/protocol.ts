@@ -10,8 +10,17 @@ import type { WireValue } from './values.js';
 /** The protocol's own version; a testee states it in its hello, and the kit refuses one it does not speak. */
 export const TESTEE_PROTOCOL = 1;
 
-/** Requests the testee must answer without waiting on any command's progress: the kit blocks on them. */
-export const SYNC_OPS = new Set(['stream', 'props', 'iterate']);
+/**
+ * Requests the testee must answer without waiting on any command's progress:
+ * the kit blocks on them. `run`, `attach` and `commands` are answered in two
+ * steps: at once, whether the call threw or returned (the cases tell a
+ * synchronous throw from a rejection), and later, under the request's
+ * `settle` id, how its promise settled.
+ */
+export const SYNC_OPS = new Set(['stream', 'props', 'iterate', 'stdin', 'manifest', 'run', 'attach', 'commands']);
+
+/** The requests answered in two steps (see {@link SYNC_OPS}). */
+export const TWO_STEP_OPS = new Set(['run', 'attach', 'commands']);
 
 /** Every request the kit sends, by its `op`. */
 export interface Requests {
@@ -19,11 +28,13 @@ export interface Requests {
   open: Record<string, never>;
   observe: { sandbox: string };
   close: { sandbox: string };
-  run: { sandbox: string; argv: WireValue; options: WireValue };
+  manifest: { sandbox: string };
+  run: { sandbox: string; argv: WireValue; options: WireValue; settle: string };
   stream: { sandbox: string; argv: WireValue; options: WireValue };
-  attach: { sandbox: string; commandId: WireValue; options: WireValue };
-  commands: { sandbox: string };
+  attach: { sandbox: string; commandId: WireValue; options: WireValue; settle: string };
+  commands: { sandbox: string; settle: string };
   props: { process: string };
+  stdin: { process: string };
   iterate: { process: string };
   next: { iterator: string };
   return: { iterator: string };
@@ -41,6 +52,11 @@ export interface Requests {
 }
 export type Op = keyof Requests;
 
+/**
+ * The answers' types below are as the kit reads them: the whole `value` of an
+ * answer is decoded from the value form first.
+ */
+
 /** A request line. */
 export type Request<K extends Op = Op> = { readonly id: string; readonly op: K } & Requests[K];
 
@@ -55,6 +71,8 @@ export interface HelloAnswer {
   readonly termination?: WireValue;
   /** The adapter module's hooks the testee can run: `attach` (`observe`) and `sever`. */
   readonly hooks?: readonly string[];
+  /** The testee's own process id: a command id equal to it names the adapter's host, not a command. */
+  readonly pid?: number;
 }
 
 /** The answer to `open` and `observe`: a sandbox and what the kit reads of it without asking. */
@@ -72,23 +90,31 @@ export interface ProcessInfo {
   readonly process: string;
   readonly id: WireValue;
   readonly argv: WireValue;
-  /** Whether the Process has a `stdin` writer. */
-  readonly stdin: boolean;
   /** Whether it has `detach()` (a background Process). */
   readonly background: boolean;
+  /** The contract's methods it lacks: `started`, `wait`, `kill`, `iterate`, `dispose`. */
+  readonly lacks?: readonly string[];
+  /** Whether it has a `then` member, which would make `await` unwrap it. */
+  readonly thenable?: boolean;
 }
 
-/** The answer to `props`: what a Process shows at that moment. */
+/** The answer to `props`: what a Process shows at that moment (not its writer: `stdin` reads that, only when asked). */
 export interface ProcessProps {
   readonly pid: WireValue;
   readonly commandId: WireValue;
   readonly exited: WireValue;
-  readonly stdinClosed?: WireValue;
   readonly skipped?: WireValue;
+}
+
+/** The answer to `stdin`: whether the Process has a writer now, and the writer's `closed`. */
+export interface StdinProps {
+  readonly writer: boolean;
+  readonly closed?: WireValue;
 }
 
 /** A line the testee writes. */
 export type TesteeLine =
   | { readonly id: string; readonly ok: true; readonly value?: WireValue }
   | { readonly id: string; readonly ok: false; readonly error: WireError }
-  | { readonly call: string; readonly args: readonly WireValue[] };
+  | { readonly call: string; readonly args: readonly WireValue[] }
+  | { readonly fault: WireError; readonly kind: 'uncaught exception' | 'unhandled rejection'; readonly requests: readonly string[] };

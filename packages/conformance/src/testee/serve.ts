@@ -5,11 +5,12 @@
  * kit asks, when it asks (no read-ahead: a chunk is pulled on `next`, and
  * `wait()` is called only on `wait`), so the verdicts are the adapter's.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createInterface } from 'node:readline';
 import type { Process, Sandbox, SandboxFactory } from '@sandstream/types';
 import type { ConformanceHooks } from '../hooks.js';
 import { CALLBACK_ID, encodeError } from './errors.js';
-import { TESTEE_PROTOCOL, type HelloAnswer, type ProcessInfo, type Request, type SandboxInfo, type TesteeLine } from './protocol.js';
+import { TESTEE_PROTOCOL, TWO_STEP_OPS, type HelloAnswer, type ProcessInfo, type Request, type SandboxInfo, type TesteeLine } from './protocol.js';
 import { decodeValue, encodeValue, type WireValue } from './values.js';
 
 /** What the testee serves: the adapter module's factory and hooks. */
@@ -17,6 +18,9 @@ export interface TesteeModule {
   readonly factory: SandboxFactory;
   readonly hooks?: ConformanceHooks;
 }
+
+/** The members of a Process the contract requires to be functions, by the names `lacks` uses. */
+const PROCESS_METHODS = { started: 'started', wait: 'wait', kill: 'kill', iterate: Symbol.asyncIterator, dispose: Symbol.asyncDispose } as const;
 
 /** A protocol mistake of the kit's (an unknown id): answered as an error with no code. */
 class ProtocolMisuse extends Error {}
@@ -29,6 +33,7 @@ export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableSt
   const sandboxes = new Map<string, Sandbox>();
   const processes = new Map<string, Process>();
   const iterators = new Map<string, AsyncIterator<unknown>>();
+  const iteratorProcess = new Map<string, string>();
   const signals = new Map<string, AbortController>();
   let next = 0;
   const newId = (prefix: string): string => `${prefix}${++next}`;
@@ -70,7 +75,9 @@ export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableSt
   const describeProcess = (proc: Process): ProcessInfo => {
     const id = newId('p');
     processes.set(id, proc);
-    return { process: id, id: encodeValue(proc.id), argv: encodeValue(proc.argv), stdin: proc.stdin !== null && proc.stdin !== undefined, background: typeof (proc as { detach?: unknown }).detach === 'function' };
+    const members = proc as unknown as Record<string | symbol, unknown>;
+    const lacks = Object.entries(PROCESS_METHODS).filter(([, key]) => typeof members[key] !== 'function').map(([name]) => name);
+    return { process: id, id: encodeValue(proc.id), argv: encodeValue(proc.argv), background: typeof members['detach'] === 'function', lacks, thenable: 'then' in proc };
   };
 
   const handlers: { [K in Request['op']]: (request: Request<K>) => unknown } = {
@@ -85,6 +92,7 @@ export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableSt
           manifest: encodeValue(probe.capabilities),
           termination: encodeValue(probe.termination),
           hooks: (['attach', 'sever'] as const).filter((name) => typeof module.hooks?.[name] === 'function'),
+          pid: process.pid,
         };
         return answer;
       } finally {
@@ -97,18 +105,21 @@ export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableSt
       await sandboxOf(sandbox).close();
       return null;
     },
-    run: async ({ sandbox, argv, options }) => encodeValue(await sandboxOf(sandbox).run(arg(argv) as string[], arg(options) as never)),
+    manifest: ({ sandbox }) => encodeValue(sandboxOf(sandbox).capabilities),
+    run: ({ sandbox, argv, options }) => twoStep(() => sandboxOf(sandbox).run(arg(argv) as string[], arg(options) as never), encodeValue),
     stream: ({ sandbox, argv, options }) => describeProcess(sandboxOf(sandbox).stream(arg(argv) as string[], arg(options) as never)),
-    attach: async ({ sandbox, commandId, options }) => describeProcess(await sandboxOf(sandbox).attach!(arg(commandId) as string, arg(options) as never)),
-    commands: async ({ sandbox }) => encodeValue(await sandboxOf(sandbox).commands!()),
-    props: ({ process: id }) => {
-      const proc = processOf(id) as Process & { skipped?: unknown };
-      return { pid: encodeValue(proc.pid), commandId: encodeValue(proc.commandId), exited: encodeValue(proc.exited), stdinClosed: encodeValue(proc.stdin?.closed), skipped: encodeValue(proc.skipped) };
+    attach: ({ sandbox, commandId, options }) => twoStep(() => sandboxOf(sandbox).attach!(arg(commandId) as string, arg(options) as never), (proc) => describeProcess(proc as Process)),
+    commands: ({ sandbox }) => twoStep(() => sandboxOf(sandbox).commands!(), encodeValue),
+    props: ({ process: id }) => propsOf(processOf(id)),
+    stdin: ({ process: id }) => {
+      const writer = processOf(id).stdin;
+      return writer === null || writer === undefined ? { writer: false } : { writer: true, closed: encodeValue(writer.closed) };
     },
     iterate: ({ process: id }) => {
       const iterator = processOf(id)[Symbol.asyncIterator]();
       const key = newId('i');
       iterators.set(key, iterator);
+      iteratorProcess.set(key, id);
       return { iterator: key };
     },
     next: async ({ iterator }) => {
@@ -153,39 +164,90 @@ export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableSt
     ping: () => null,
     bye: () => null,
   };
+  /**
+   * The first step of a two-step request: the call is made now, and a throw
+   * answers the request itself. What it returned settles later, under the
+   * request's `settle` id; the first answer says only that it returned.
+   */
+  let settling: ((value: unknown) => void) | undefined;
+  function twoStep(call: () => unknown, encode: (value: never) => unknown): { returned: true } {
+    const returned = call();
+    settling?.(Promise.resolve(returned).then((value) => encode(value as never)));
+    return { returned: true };
+  }
+  function propsOf(proc: Process): { pid: WireValue; commandId: WireValue; exited: WireValue; skipped: WireValue } {
+    const { pid, commandId, exited, skipped } = proc as Process & { skipped?: unknown };
+    return { pid: encodeValue(pid), commandId: encodeValue(commandId), exited: encodeValue(exited), skipped: encodeValue(skipped) };
+  }
   function iteratorOf(id: string): AsyncIterator<unknown> {
     const it = iterators.get(id);
     if (it === undefined) throw new ProtocolMisuse(`no iterator ${id}`);
     return it;
   }
 
-  const answer = (id: string, work: () => unknown): void => {
+  /**
+   * Answers `id` with what `work` returns or throws, once it settles. `about`
+   * is the Process the request concerns: its properties at the moment the
+   * call settled go with the answer (`props`), so the kit reads them as a
+   * direct caller would right after its `await`, before anything else ran.
+   */
+  const answer = (id: string, work: () => unknown, about?: Process): void => {
+    const props = (): { props?: ReturnType<typeof propsOf> } => (about === undefined ? {} : { props: propsOf(about) });
     let value: unknown;
     try {
       value = work();
     } catch (error) {
-      send({ id, ok: false, error: encodeError(error) });
+      send({ id, ok: false, error: encodeError(error), ...props() });
       return;
     }
     if (value instanceof Promise) {
       value.then(
-        (resolved: unknown) => send({ id, ok: true, value: resolved as WireValue }),
-        (error: unknown) => send({ id, ok: false, error: encodeError(error) }),
+        (resolved: unknown) => send({ id, ok: true, value: resolved as WireValue, ...props() }),
+        (error: unknown) => send({ id, ok: false, error: encodeError(error), ...props() }),
       );
     } else {
-      send({ id, ok: true, value: value as WireValue });
+      send({ id, ok: true, value: value as WireValue, ...props() });
     }
   };
+  /** The Process a request names, if it names one that exists. */
+  const concerns = (request: Request): Process | undefined => {
+    const named = request as { process?: unknown; iterator?: unknown };
+    const id = typeof named.process === 'string' ? named.process : typeof named.iterator === 'string' ? iteratorProcess.get(named.iterator) : undefined;
+    return id === undefined || request.op === 'props' ? undefined : processes.get(id);
+  };
+
+  // Every request's work runs in a scope that names it, so a fault its work raises later names it too.
+  const scope = new AsyncLocalStorage<string>();
+  const onFault = (kind: 'uncaught exception' | 'unhandled rejection') => (error: unknown) => {
+    const request = scope.getStore();
+    send({ fault: encodeError(error), kind, requests: request === undefined ? [] : [request] });
+  };
+  const onUncaught = onFault('uncaught exception');
+  const onRejection = onFault('unhandled rejection');
+  process.on('uncaughtException', onUncaught);
+  process.on('unhandledRejection', onRejection);
 
   const lines = createInterface({ input, crlfDelay: Infinity });
   let bye = false;
   for await (const line of lines) {
     if (line.trim() === '') continue;
-    const request = JSON.parse(line) as Request;
+    const request = JSON.parse(line) as Request & { settle?: string };
     const handler = handlers[request.op] as ((request: Request) => unknown) | undefined;
-    answer(request.id, () => {
-      if (handler === undefined) throw new ProtocolMisuse(`unknown op ${JSON.stringify(request.op)}`);
-      return handler(request);
+    scope.run(request.id, () => {
+      const settle = TWO_STEP_OPS.has(request.op) ? request.settle : undefined;
+      if (settle !== undefined) settling = (value) => answer(settle, () => value);
+      try {
+        answer(
+          request.id,
+          () => {
+            if (handler === undefined) throw new ProtocolMisuse(`unknown op ${JSON.stringify(request.op)}`);
+            return handler(request);
+          },
+          concerns(request),
+        );
+      } finally {
+        settling = undefined;
+      }
     });
     if (request.op === 'bye') {
       bye = true;
@@ -196,5 +258,7 @@ export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableSt
   // Whatever the kit left open ends here, bye or not: the testee's sandboxes never outlive it.
   await Promise.allSettled([...sandboxes.values()].map((sandbox) => sandbox.close()));
   await module.hooks?.teardown?.();
+  process.off('uncaughtException', onUncaught);
+  process.off('unhandledRejection', onRejection);
   void bye;
 }

@@ -42,6 +42,15 @@ function isPlainObject(value: object): boolean {
   return proto === Object.prototype || proto === null;
 }
 
+/**
+ * Sets an own, enumerable property, whatever its name: assigning `__proto__`
+ * would set the object's prototype instead, and an environment variable of
+ * that name (a valid one) would be lost on the way.
+ */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** Writes `value` in the value form. Never throws: what it cannot carry becomes `$other`, which no adapter should accept. */
 export function encodeValue(value: unknown, hooks: ValueHooks = {}, seen = new Set<object>()): WireValue {
   switch (typeof value) {
@@ -84,7 +93,7 @@ export function encodeValue(value: unknown, hooks: ValueHooks = {}, seen = new S
     let dollar = false;
     for (const [key, item] of Object.entries(object)) {
       if (key.startsWith('$')) dollar = true;
-      out[key] = encodeValue(item, hooks, seen);
+      setOwn(out, key, encodeValue(item, hooks, seen));
     }
     return dollar ? { $object: out } : out;
   } finally {
@@ -101,7 +110,7 @@ export function decodeValue(wire: unknown, makers: ValueMakers = {}): unknown {
   const form = keys.find((key) => key.startsWith('$'));
   if (form === undefined) {
     const out: Record<string, unknown> = {};
-    for (const key of keys) out[key] = decodeValue(object[key], makers);
+    for (const key of keys) setOwn(out, key, decodeValue(object[key], makers));
     return out;
   }
   const body = object[form];
@@ -119,7 +128,7 @@ export function decodeValue(wire: unknown, makers: ValueMakers = {}): unknown {
       return Symbol(String(body));
     case '$object': {
       const out: Record<string, unknown> = {};
-      for (const [key, item] of Object.entries(body as Record<string, unknown>)) out[key] = decodeValue(item, makers);
+      for (const [key, item] of Object.entries(body as Record<string, unknown>)) setOwn(out, key, decodeValue(item, makers));
       return out;
     }
     case '$function':

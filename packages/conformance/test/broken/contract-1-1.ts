@@ -144,7 +144,7 @@ export const contractAdapters: readonly BrokenAdapter[] = [
           },
         }),
       ),
-    caughtBy: { 'process.command-id': /two commands running at once have the same commandId "\d+", which so identifies neither \(it is the kit's own pid\)/ },
+    caughtBy: { 'process.command-id': /two commands running at once have the same commandId "\d+", which so identifies neither \(it is the pid of the process that runs the adapter\)/ },
     stillPasses: ['stream.tagged-chunks', 'process.kill'],
   },
   {
@@ -159,7 +159,7 @@ export const contractAdapters: readonly BrokenAdapter[] = [
           },
         }),
       ),
-    caughtBy: { 'process.command-id': /the first Process reports pid \d+, but its command's own pid \(\$\$ of its shell\) is \d+: the kit's own pid/ },
+    caughtBy: { 'process.command-id': /the first Process reports pid \d+, but its command's own pid \(\$\$ of its shell\) is \d+: the pid of the process that runs the adapter/ },
     stillPasses: ['stream.tagged-chunks', 'process.kill'],
   },
   {

@@ -47,8 +47,9 @@ export class Lab {
   /** The markers of every lab made in this process, so a sweep leaves other test runs' processes alone. */
   static readonly markers = new Set<string>();
 
-  constructor(label: string) {
-    this.marker = `${label.replace(/[^a-z0-9-]/gi, '-')}-${randomUUID()}`;
+  /** `marker`: another process's lab, whose processes this one finds and cleans up (a testee's). */
+  constructor(label: string, marker?: string) {
+    this.marker = marker ?? `${label.replace(/[^a-z0-9-]/gi, '-')}-${randomUUID()}`;
     Lab.markers.add(this.marker);
   }
 

@@ -1,0 +1,88 @@
+/**
+ * A testee that misbehaves makes the run a harness error that names what
+ * happened (spec 1.3 section 18.1, ADR-0038): never a hang, never a verdict.
+ * The testee of test/fixtures/misbehaving-testee.mjs serves the real local
+ * adapter and, after a few requests, breaks the protocol one way each.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, test } from 'vitest';
+import { HarnessError, runConformance } from '../src/index.js';
+import { markedProcesses } from '@sandstream/test-support/processes';
+
+const MISBEHAVING = fileURLToPath(new URL('./fixtures/misbehaving-testee.mjs', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+
+/** A run of a few cases through the misbehaving testee, marked so its processes can be found after. */
+function testee(fault: string, after = 3) {
+  const marker = `testee-fault-${fault}-${process.pid}-${Date.now()}`;
+  return {
+    marker,
+    command: { command: process.execPath, args: [MISBEHAVING], env: { ...(process.env as Record<string, string>), SANDSTREAM_TESTEE_FAULT: fault, SANDSTREAM_TESTEE_AFTER: String(after), SANDSTREAM_TESTEE_MARK: marker }, forwardStderr: false },
+  };
+}
+
+async function harnessError(fault: string, after?: number): Promise<HarnessError & { report?: unknown }> {
+  const { command, marker } = testee(fault, after);
+  const error = await runConformance({ testee: command, include: ['stream.*', 'result.*'], concurrency: 1 }).then(
+    (report) => {
+      throw new Error(`the run ended with a report (ok: ${report.ok}) instead of a harness error`);
+    },
+    (error: unknown) => error,
+  );
+  expect(error).toBeInstanceOf(HarnessError);
+  // The kit ended the testee's process group: nothing it started is left.
+  expect(markedProcesses('SANDSTREAM_TESTEE_MARK', marker)).toEqual([]);
+  return error as HarnessError;
+}
+
+describe('a testee that breaks the protocol is a harness error naming what it did [SS-TESTEE-2, SS-TESTEE-5]', () => {
+  test.concurrent('a line that is not JSON', { timeout: 60_000 }, async () => {
+    expect((await harnessError('garbage')).message).toMatch(/the testee wrote a line that is not a JSON object: "this is not JSON"/);
+  });
+  test.concurrent('an answer to an id the kit never sent', { timeout: 60_000 }, async () => {
+    expect((await harnessError('unknown-id')).message).toMatch(/the testee answered an unknown id "never-sent"/);
+  });
+  test.concurrent('an error answer without an error', { timeout: 60_000 }, async () => {
+    expect((await harnessError('no-error')).message).toMatch(/with ok: false and no error object/);
+  });
+  test.concurrent('an exit in the middle of the run', { timeout: 60_000 }, async () => {
+    expect((await harnessError('crash')).message).toMatch(/the testee exited \(exit status 3\)/);
+  });
+  test.concurrent('an exit before the hello is answered', { timeout: 60_000 }, async () => {
+    const error = await harnessError('crash', 0);
+    expect(error.message).toMatch(/the testee exited \(exit status 3\) with 1 request\(s\) unanswered \(hello\)/);
+  });
+  test.concurrent('silence on a synchronous request (stream)', { timeout: 90_000 }, async () => {
+    expect((await harnessError('hang-sync')).message).toMatch(/the testee did not answer stream within [0-9]+ ms/);
+  });
+  test.concurrent('silence with a request that waits pending, pings included', { timeout: 90_000 }, async () => {
+    expect((await harnessError('hang')).message).toMatch(/the testee stopped answering: no line for [0-9]+ ms, 1 request\(s\) pending \((next|wait)\), and no answer to a ping/);
+  });
+});
+
+test('the CLI exits 2 with the fault on standard error, after its report', { timeout: 60_000 }, async () => {
+  const { command } = testee('garbage');
+  const child = spawn(process.execPath, [CLI, '--testee', `"${process.execPath}" "${MISBEHAVING}"`, '--include', 'stream.*', '--reporter', 'json'], {
+    env: command.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let stdout = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  expect(code, stderr).toBe(2);
+  expect(stderr).toMatch(/the link to the testee failed, so the report is no verdict: the testee wrote a line that is not a JSON object/);
+  expect(JSON.parse(stdout).specVersion).toBeTypeOf('string');
+});
+
+test('--testee with an adapter module, or an empty command line, is a usage error', { timeout: 30_000 }, async () => {
+  for (const args of [['--testee', 'x', 'some-module.js'], ['--testee', ' ']]) {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    expect(await new Promise((resolve) => child.on('exit', resolve)), stderr).toBe(2);
+    expect(stderr).toMatch(/--testee (takes the place of the adapter module|needs a command line)/);
+  }
+});
