@@ -166,8 +166,7 @@ def _limits(value: object) -> dict[str, int]:
 
 
 def _user(value: object) -> str:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return str(value)
+    # A string, as the spec's option is (a numeric uid is spelled "1000"): a number is refused, as every adapter refuses it.
     if not isinstance(value, str) or not value:
         raise InvalidArgument("options.user", f"must be a non-empty string, {_describe(value)}")
     _no_nul("options.user", value.encode("utf-8", "surrogatepass"))
