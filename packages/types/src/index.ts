@@ -5,8 +5,22 @@
  *
  * @packageDocumentation
  */
-export { SPEC_VERSION, SCHEMA_ID, READER_SCHEMA_ID, schemaRef } from './version.js';
+export { SPEC_VERSION, SCHEMA_ID, READER_SCHEMA_ID, TESTEE_SCHEMA_ID, schemaRef } from './version.js';
 export * from './schema/index.js';
+export {
+  TesteeRequest,
+  TesteeLine,
+  TesteeHello,
+  WireError,
+  WireValue,
+  TESTEE_DEFINITIONS,
+  TESTEE_OPS,
+  TESTEE_PARAMETERS,
+  type TesteeDefinitionName,
+  type TesteeFaultKind,
+  type TesteeOp,
+  type TesteeParameters,
+} from './schema/testee.js';
 export * from './errors.js';
 export * from './options.js';
 export type { BackgroundProcess, CommandInfo, Process, Sandbox, SandboxFactory, SandboxTermination, StdinWriter } from './contract.js';
@@ -15,6 +29,7 @@ export { lines, type Line } from './lines.js';
 export { validateArgv, planRun, planStream } from './runtime/execution-plan.js';
 export {
   validatorFor,
+  testeeValidatorFor,
   encodeOutputChunk,
   decodeOutputChunk,
   encodeExecResult,
@@ -23,4 +38,4 @@ export {
   type SpecValidator,
   type ValidatorOptions,
 } from './validators.js';
-export { buildSpecDocument, serializeSpecDocument, type SpecDocument, type SpecDocumentKind } from './spec-document.js';
+export { buildSpecDocument, buildTesteeDocument, serializeSpecDocument, type SpecDocument, type SpecDocumentKind } from './spec-document.js';

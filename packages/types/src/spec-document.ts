@@ -1,7 +1,8 @@
 import { DEFINITIONS } from './schema/index.js';
-import { READER_SCHEMA_ID, SCHEMA_ID, SPEC_VERSION } from './version.js';
+import { TESTEE_DEFINITIONS } from './schema/testee.js';
+import { READER_SCHEMA_ID, SCHEMA_ID, SPEC_VERSION, TESTEE_SCHEMA_ID } from './version.js';
 
-/** The shape of a generated spec document (`spec/<version>/schema.json` or `reader.json`). */
+/** The shape of a generated spec document (`spec/<version>/schema.json`, `reader.json` or `testee.json`). */
 export interface SpecDocument {
   readonly $schema: 'https://json-schema.org/draft/2020-12/schema';
   readonly $id: string;
@@ -110,6 +111,27 @@ export function buildSpecDocument(kind: SpecDocumentKind = 'exact'): SpecDocumen
         description: `Wire and manifest types of the Sandstream specification as a consumer of ${SPEC_VERSION} reads them: open to the properties, capabilities and error codes later 1.x revisions add (ADR-0012). Generated from @sandstream/types; do not edit.`,
         $defs,
       };
+}
+
+/**
+ * Builds the JSON Schema document of the testee protocol of this spec
+ * version (section 18, `spec/<version>/testee.json`) from its TypeBox
+ * definitions. Its messages are open to properties the section does not name
+ * (SS-TESTEE-1), so it has one form, for writers and readers alike.
+ */
+export function buildTesteeDocument(): SpecDocument {
+  const plain: Record<string, Json> = {};
+  for (const [name, schema] of Object.entries(TESTEE_DEFINITIONS)) plain[name] = JSON.parse(JSON.stringify(schema)) as Json;
+  const $defs: Record<string, Json> = {};
+  for (const [name, schema] of Object.entries(plain)) $defs[name] = referenceDefinitions(schema, plain, true);
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: TESTEE_SCHEMA_ID,
+    title: `Sandstream ${SPEC_VERSION} testee protocol`,
+    description:
+      "The messages of the testee protocol (section 18): the kit's requests on a testee's standard input, the testee's lines on its standard output, the hello's answer, errors and the value form. One JSON object a line; objects may carry properties the section does not name, which a reader ignores. Generated from @sandstream/types; do not edit.",
+    $defs,
+  };
 }
 
 /** The document serialised exactly as the generator writes it to disk. */

@@ -3,12 +3,13 @@ import addFormatsModule from 'ajv-formats';
 import { Value } from '@sinclair/typebox/value';
 import { InvalidArgument } from './errors.js';
 import { isPlainObject } from './runtime/plain-object.js';
-import { ExecResult, OutputChunk, type DefinitionName } from './schema/index.js';
+import { DEFINITIONS, ExecResult, OutputChunk, type DefinitionName } from './schema/index.js';
+import { TESTEE_DEFINITIONS, type TesteeDefinitionName } from './schema/testee.js';
 import type { ExecResult as ExecResultType, ExecResultJson } from './schema/exec-result.js';
 import type { OutputChunk as OutputChunkType, OutputChunkJson } from './schema/output-chunk.js';
 import { createExecResult } from './result.js';
-import { buildSpecDocument, type SpecDocumentKind } from './spec-document.js';
-import { READER_SCHEMA_ID, SCHEMA_ID } from './version.js';
+import { buildSpecDocument, buildTesteeDocument, type SpecDocument, type SpecDocumentKind } from './spec-document.js';
+import { READER_SCHEMA_ID, SCHEMA_ID, TESTEE_SCHEMA_ID } from './version.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -29,20 +30,21 @@ export interface SpecValidator<T = unknown> {
   readonly issues: readonly SchemaIssue[];
 }
 
-const compiled = new Map<SpecDocumentKind, Map<DefinitionName, ValidateFunction>>();
+type DocumentKind = SpecDocumentKind | 'testee';
+const compiled = new Map<DocumentKind, Map<string, ValidateFunction>>();
 
-function compile(kind: SpecDocumentKind): Map<DefinitionName, ValidateFunction> {
+function compile(kind: DocumentKind): Map<string, ValidateFunction> {
   const done = compiled.get(kind);
   if (done) return done;
   // Full strict mode: the generated documents must compile without ajv
   // tolerating anything (ADR-0012; schema-drift.test.ts compiles them bare too).
   const ajv = new Ajv2020({ allErrors: true, strict: true });
   addFormats(ajv);
-  const document = buildSpecDocument(kind);
+  const document: SpecDocument = kind === 'testee' ? buildTesteeDocument() : buildSpecDocument(kind);
   ajv.addSchema(document);
-  const id = kind === 'exact' ? SCHEMA_ID : READER_SCHEMA_ID;
-  const validators = new Map<DefinitionName, ValidateFunction>();
-  for (const name of Object.keys(document.$defs) as DefinitionName[]) {
+  const id = kind === 'exact' ? SCHEMA_ID : kind === 'reader' ? READER_SCHEMA_ID : TESTEE_SCHEMA_ID;
+  const validators = new Map<string, ValidateFunction>();
+  for (const name of Object.keys(document.$defs)) {
     validators.set(name, ajv.getSchema(`${id}#/$defs/${name}`)!);
   }
   compiled.set(kind, validators);
@@ -75,8 +77,32 @@ export function validatorFor<T = unknown>(name: DefinitionName, options: Validat
   if (!isPlainObject(options)) throw new InvalidArgument('options', 'must be an object');
   const kind = options.document ?? 'exact';
   if (kind !== 'exact' && kind !== 'reader') throw new InvalidArgument('options.document', 'must be "exact" or "reader"');
-  const validate = compile(kind).get(name);
+  const validate = typeof name === 'string' && Object.hasOwn(DEFINITIONS, name) ? compile(kind).get(name) : undefined;
   if (validate === undefined) throw new InvalidArgument('name', `no definition named ${String(name)}`);
+  return checker<T>(validate);
+}
+
+/**
+ * Returns the ajv validator of a definition of the testee protocol
+ * (`testee.json`, spec section 18): `TesteeRequest`, `TesteeLine`,
+ * `TesteeHello`, `WireError` or `WireValue`. Its messages are open to
+ * properties the protocol does not name, so one document serves writers and
+ * readers alike.
+ *
+ * @example
+ * ```ts
+ * import { testeeValidatorFor } from '@sandstream/types';
+ * const isLine = testeeValidatorFor('TesteeLine');
+ * if (!isLine({ id: 'r1', ok: false })) console.error(isLine.issues);
+ * ```
+ */
+export function testeeValidatorFor<T = unknown>(name: TesteeDefinitionName): SpecValidator<T> {
+  const validate = typeof name === 'string' && Object.hasOwn(TESTEE_DEFINITIONS, name) ? compile('testee').get(name) : undefined;
+  if (validate === undefined) throw new InvalidArgument('name', `no definition of the testee protocol named ${String(name)}`);
+  return checker<T>(validate);
+}
+
+function checker<T>(validate: ValidateFunction): SpecValidator<T> {
   let issues: readonly SchemaIssue[] = [];
   const check = ((value: unknown) => {
     let ok: boolean;

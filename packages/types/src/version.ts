@@ -27,6 +27,13 @@ export const SCHEMA_ID = `https://sandstream.dev/spec/${SPEC_VERSION}/schema.jso
  */
 export const READER_SCHEMA_ID = `https://sandstream.dev/spec/${SPEC_VERSION}/reader.json` as const;
 
+/**
+ * The `$id` of this revision's testee document: the JSON Schemas of the
+ * testee protocol's messages (section 18; ADR-0038), through which the kit
+ * checks an adapter written in any language.
+ */
+export const TESTEE_SCHEMA_ID = `https://sandstream.dev/spec/${SPEC_VERSION}/testee.json` as const;
+
 /** Builds the `$ref` URI of one definition inside the versioned schema document. */
 export function schemaRef(name: string, document: string = SCHEMA_ID): string {
   return `${document}#/$defs/${name}`;
