@@ -14,15 +14,15 @@ reported (SS-TEAR-6, SS-TEAR-10).
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from ._capture import Capture
-from ._ending import Ending, Status, ending_error, status_of
+from ._ending import Ending, Status, ending_error
 from ._group import group_alive, signal_group
+from ._leader import LeaderWatch
 from ._pipes import OutputReader, StdinPipe
 from ._queue import ChunkQueue
 from ._spawn import Spawned
@@ -82,8 +82,7 @@ class ProcessCore:
         )
         self.stdin: StdinPipe | None = None
         self._readers: dict[str, OutputReader] = {}
-        self._popen: object = None
-        self._pidfd: int | None = None
+        self._leader: LeaderWatch | None = None
         self._group_gone = False
         self._group_killed = False
         self._poll: asyncio.TimerHandle | None = None
@@ -115,7 +114,6 @@ class ProcessCore:
 
     def _watch(self, spawned: Spawned) -> None:
         self.pid = spawned.pid
-        self._popen = spawned.popen
         for name, fd in (("stdout", spawned.stdout_fd), ("stderr", spawned.stderr_fd)):
             self._readers[name] = OutputReader(
                 self.loop, fd, lambda data, name=name: self._output(name, data), self._pipe_ended)
@@ -124,13 +122,7 @@ class ProcessCore:
             if self.plan.input is not None:
                 self.stdin.write(self.plan.input).add_done_callback(self._input_written)
                 self.stdin.end()
-        try:
-            self._pidfd = os.pidfd_open(spawned.pid)
-        except OSError:
-            # No pidfd (an old kernel, or out of descriptors): ask the kernel on a timer instead.
-            self._poll_leader(_POLL_FIRST_S)
-        else:
-            self.loop.add_reader(self._pidfd, self._reap)
+        self._leader = LeaderWatch(self.loop, spawned.popen, self._leader_exited)
         self._start_future.set_result(None)
 
     def _input_written(self, future: asyncio.Future[None]) -> None:
@@ -197,21 +189,7 @@ class ProcessCore:
 
     # ---- the leader and its group -----------------------------------------
 
-    def _reap(self) -> None:
-        assert self.pid is not None
-        try:
-            pid, wait_status = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:
-            pid, wait_status = self.pid, -1  # reaped by someone else: no status was reported
-        if pid == 0:
-            return
-        if self._pidfd is not None:
-            self.loop.remove_reader(self._pidfd)
-            os.close(self._pidfd)
-            self._pidfd = None
-        status = status_of(wait_status) if wait_status != -1 else (None, None)
-        # Popen must not wait for (or warn about) a child we reaped.
-        self._popen.returncode = os.waitstatus_to_exitcode(wait_status) if wait_status != -1 else -1  # type: ignore[attr-defined]
+    def _leader_exited(self, status: Status) -> None:
         self.leader_status = status
         if self.settled:
             return  # settled as lost earlier; now at least it is reaped
@@ -223,14 +201,6 @@ class ProcessCore:
             # left in its group is wound down with the same sequence (SS-TEAR-10).
             self._disarm()
             self.terminate()
-
-    def _poll_leader(self, delay: float) -> None:
-        def check() -> None:
-            if self.leader_status is None:
-                self._reap()
-            if self.leader_status is None:
-                self._poll_leader(min(delay * 2, _POLL_MAX_S))
-        self.loop.call_later(delay, check)
 
     def _pipe_ended(self) -> None:
         if self.leader_status is not None:

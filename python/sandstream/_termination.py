@@ -27,7 +27,6 @@ async def run_termination(core: ProcessCore) -> None:
     for signum, wait in steps:
         if core.settled:
             return
-        deadline = loop.time() + wait
         try:
             core.signal(signum)
         except OSError as error:
@@ -35,6 +34,8 @@ async def run_termination(core: ProcessCore) -> None:
                 core.fail_transport(TransportError(f"SIGKILL could not be sent to the command: {error}", cause=error))
                 return
             continue  # SIGTERM could not be sent: waiting for its effect is pointless
+        # Counted from the signal: SIGKILL never comes sooner than the grace period after SIGTERM.
+        deadline = loop.time() + wait
         if signum == signal.SIGTERM:
             try:
                 core.signal(signal.SIGCONT)

@@ -15,8 +15,9 @@ import signal
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
-from sandstream import ExecResult, Process, create_local_sandbox
+from sandstream import ExecResult, Process, TransportError, create_local_sandbox
 
 from .support import GRACE_MS, STUBBORN_TREE, SandboxTest, alive, eventually, group_members, pids_in
 
@@ -235,6 +236,29 @@ class LeaderExitTest(SandboxTest):
                 self.record(*pids_in(Path(directory, "pid").read_text()))
         self.assertGreater(time.monotonic() - began, 1.5)
         self.assertEqual((result.exit_code, result.signal, result.timed_out), (4, None, False))
+
+
+    async def test_a_process_that_left_the_group_does_not_hold_the_result(self) -> None:
+        # setsid leaves the containment (documented); it holds the pipes, yet the result comes.
+        result = await asyncio.wait_for(self.sandbox.run(["sh", "-c", "setsid sleep 60 & echo $!"]), 10)
+        escaped = pids_in(result.stdout)
+        self.record(*escaped)
+        self.assertEqual((result.exit_code, result.signal), (0, None))
+
+
+class LostEndTest(SandboxTest):
+    async def test_an_end_never_seen_after_sigkill_is_a_transport_error(self) -> None:
+        # White box: a group member that never dies, which no real process manages.
+        async with create_local_sandbox(grace_ms=50, kill_wait_ms=200) as sandbox:
+            with mock.patch("sandstream._core.group_alive", return_value=True):
+                proc = sandbox.stream(["sleep", "60"])
+                self.record(proc.pid)
+                with self.assertRaises(TransportError) as caught:
+                    await proc.aclose()
+                self.assertIn("within 200 ms of SIGKILL", str(caught.exception))
+                with self.assertRaises(TransportError):
+                    await proc.wait()
+                self.assertTrue(proc.exited)
 
 
 class SequenceTest(SandboxTest):
