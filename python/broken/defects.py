@@ -9,14 +9,31 @@ catch them in a language other than its own (ADR-0038).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import sandstream._core as core
+import sandstream._ending as ending
+import sandstream._group as group
 import sandstream.sandbox as sandbox_module
 from sandstream import CapabilityNotSupported, create_local_sandbox
 
 Factory = Callable[[], Any]
+
+
+def _replace(original: Callable[..., Any], replacement: Callable[..., Any]) -> None:
+    """Puts ``replacement`` wherever the adapter's modules hold ``original``, however they import it.
+
+    Patching each module by name would miss a module that starts using the
+    function after a refactor, and the defect would silently vanish.
+    """
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] != "sandstream" or module is None:
+            continue
+        for attribute, value in list(vars(module).items()):
+            if value is original:
+                setattr(module, attribute, replacement)
 
 
 def leader_only_kill() -> Factory:
@@ -33,7 +50,7 @@ def leader_only_kill() -> Factory:
         except ProcessLookupError:
             pass
 
-    core.signal_group = signal_leader
+    _replace(group.signal_group, signal_leader)
     return lambda: create_local_sandbox(kill_wait_ms=1000)
 
 
@@ -62,14 +79,14 @@ def dropped_last_chunk() -> Factory:
 
 def exit_status_for_signal() -> Factory:
     """A command killed by signal n is reported as a shell would: exit code 128 + n, and no signal."""
-    real = core.status_of
+    real = ending.status_of
 
     def as_shell_status(wait_status: int) -> tuple[int | None, str | None]:
         if os.WIFSIGNALED(wait_status):
             return 128 + os.WTERMSIG(wait_status), None
         return real(wait_status)
 
-    core.status_of = as_shell_status
+    _replace(real, as_shell_status)
     return create_local_sandbox
 
 
