@@ -53,6 +53,11 @@ export interface Requirement {
   readonly capability?: string;
   /** The requirement applies only to an adapter that does not advertise this capability. */
   readonly without?: string;
+  /**
+   * \`harness\`: the requirement binds the kit and the testees it talks to (spec section 18),
+   * not a Sandbox; the kit's own tests prove it, and no case does (spec sections 1 and 16).
+   */
+  readonly provedBy?: 'harness';
 }
 
 /** The spec revision these requirements belong to. */

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { CAPABILITIES } from '@sandstream/types';
 // The one reader of statements out of spec.md, shared with scripts/sync-requirements.mjs.
@@ -33,10 +33,32 @@ describe('requirements and cases', () => {
     expect(KIT_SPEC_VERSION).toBe(REQUIREMENTS_SPEC_VERSION);
   });
 
-  test('every requirement id is proved by at least one case', () => {
+  test('every requirement id is proved by at least one case, but those the kit\'s own tests prove', () => {
     const covered = new Set(CASES.flatMap((c) => c.requirements));
-    const missing = REQUIREMENTS.map((r) => r.id).filter((id) => !covered.has(id));
+    const missing = REQUIREMENTS.filter((r) => r.provedBy === undefined).map((r) => r.id).filter((id) => !covered.has(id));
     expect(missing, 'requirement ids without a case').toEqual([]);
+  });
+
+  // A requirement whose entry says "provedBy": "harness" (spec 1.3 sections 1 and 16) binds the kit
+  // and the testees it talks to (section 18), not a Sandbox: a case against an adapter cannot
+  // observe it, and the kit's own tests prove it instead (ADR-0018, its 1.3 note).
+  const HARNESS = REQUIREMENTS.filter((r) => r.provedBy === 'harness');
+
+  test('the requirements the harness proves are those of the testee protocol, and no case cites one', () => {
+    expect(REQUIREMENTS.filter((r) => r.provedBy !== undefined && r.provedBy !== 'harness')).toEqual([]);
+    expect(HARNESS.map((r) => r.id)).toEqual(REQUIREMENTS.filter((r) => r.id.startsWith('SS-TESTEE-')).map((r) => r.id));
+    const citing = CASES.flatMap((c) => c.requirements.filter((id) => HARNESS.some((r) => r.id === id)).map((id) => `${c.id} -> ${id}`));
+    expect(citing, 'a case proves what an adapter does, never what the harness does').toEqual([]);
+  });
+
+  test('every requirement the harness proves is named by a test of the kit\'s own', () => {
+    // The kit's tests name the ids they prove in their titles, e.g. "... [SS-TESTEE-2, SS-TESTEE-5]".
+    const testDir = new URL('./', import.meta.url);
+    const texts = readdirSync(testDir, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.test.ts') && file !== 'requirements.test.ts')
+      .map((file) => readFileSync(new URL(file, testDir), 'utf8'));
+    const named = (id: string): boolean => texts.some((text) => new RegExp(`(?<![\\w-])${id}(?![\\w-])`).test(text));
+    expect(HARNESS.map((r) => r.id).filter((id) => !named(id)), 'requirement ids the harness proves that no test of the kit names').toEqual([]);
   });
 
   test('every case cites only requirement ids the spec defines', () => {

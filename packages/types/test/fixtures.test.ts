@@ -31,6 +31,7 @@ const REQUIRED = ['OutputChunk', 'ExecResult', 'CapabilityManifest', 'Conformanc
 const FROZEN: Readonly<Record<string, string>> = {
   '1.0': '8459f05f84e61c0b94480088311c3393684834310567ac99e7d8a09ef1656216',
   '1.1': '06a44bd696ac2dacf617216746f1808b230825a16e74ddd20f68f56a322a0dff',
+  '1.2': 'bab21815193a73052fb6d3eaad0e17cd77d389c43b6da19aa7620173f59a6cf4',
 };
 
 function typeDirectories(root: string): string[] {

@@ -15,6 +15,7 @@ interface Requirement {
   readonly introduced: string;
   readonly capability?: string;
   readonly without?: string;
+  readonly provedBy?: string;
 }
 
 // The pattern the ConformanceReport schema requires of requirement ids.
@@ -60,7 +61,7 @@ describe('requirements.json', () => {
       const keys = Object.keys(requirement);
       for (const key of ['id', 'level', 'section', 'statement', 'introduced']) expect(keys, where).toContain(key);
       for (const key of keys) {
-        expect(['id', 'level', 'section', 'statement', 'introduced', 'capability', 'without'], where).toContain(key);
+        expect(['id', 'level', 'section', 'statement', 'introduced', 'capability', 'without', 'provedBy'], where).toContain(key);
       }
       expect(['MUST', 'SHOULD', 'MAY'], where).toContain(requirement.level);
       expect(requirement.section, where).toMatch(/\S/);
@@ -69,6 +70,21 @@ describe('requirements.json', () => {
       if (requirement.without !== undefined) expect(CAPABILITIES, where).toContain(requirement.without);
       expect(requirement.capability !== undefined && requirement.without !== undefined, `${where} has both capability and without`).toBe(false);
     }
+  });
+
+  it('marks only requirements on the kit and its testees as proved by the harness (Conventions, section 16)', () => {
+    // "provedBy": "harness" exempts a requirement from the rule that a conformance case proves it
+    // (ADR-0018): it binds the kit and the testees it talks to, not a Sandbox, so no case against
+    // an adapter can observe it, and the kit's own tests prove it instead. The one value is
+    // "harness"; such a requirement is gated on no capability (it does not depend on an adapter's
+    // manifest), and the spec's Conventions and its section 16 say what the field means.
+    const harness = requirements.filter((requirement) => requirement.provedBy !== undefined);
+    for (const requirement of harness) {
+      expect(requirement.provedBy, requirement.id).toBe('harness');
+      expect(requirement.capability ?? requirement.without, `${requirement.id} is gated on a capability`).toBeUndefined();
+    }
+    expect(spec).toMatch(/## 1\. Conventions[^]*"provedBy": "harness"[^]*## 2\. Objects/);
+    expect(spec).toMatch(/## 16\. Conformance[^]*"provedBy": "harness"[^]*## 17\. Versioning/);
   });
 
   it('copies each statement from spec.md, its one source', () => {
