@@ -97,12 +97,13 @@ function bridgeProcess(link: TesteeLink, info: ProcessInfo): Process | Backgroun
   const call = async (op: 'started' | 'dispose' | 'detach' | 'end'): Promise<void> => {
     await link.request(op, { process: pid }, remember);
   };
-  // The writer is read when asked, as the caller would read it (an adapter's getter may act).
-  let writer: StdinWriter | undefined;
+  // The writer is read when first asked, as the caller would read it (an adapter's getter may act,
+  // and start a lazy command); it is the Process's for its whole life (section 2.2), so once only.
+  let writer: StdinWriter | null | undefined;
   const stdin = (): StdinWriter | null => {
+    if (writer !== undefined) return writer;
     const now = link.requestSync('stdin', { process: pid }) as StdinProps;
-    if (!now.writer) return null;
-    writer ??= {
+    writer = !now.writer ? null : {
       write: async (data) => {
         await link.request('write', { process: pid, data: encodeValue(data) }, remember);
       },
