@@ -1,9 +1,10 @@
 /**
  * How a command enters an isolated sandbox: a first command waits for the
- * sandbox's start, and fails with it; the entry's shell sets the command's
- * variables again before it execs.
+ * sandbox's start, and fails with it, and runs nothing before the host's
+ * old root is gone; the entry's shell sets the command's variables again
+ * before it execs.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -26,6 +27,23 @@ describe("isolation: 'namespaces', the entry of commands", () => {
       const inside = await envOf(sb, env);
       expect(inside).toEqual(await envOf(plain, env));
       expect(inside).toContain('OLDPWD=/old');
+    }
+  });
+
+  it("a sandbox's first commands enter while its old root is unmounted, and see nothing of it", async () => {
+    // The init pivots the host's root onto the sandbox's /tmp and unmounts it from there; commands
+    // enter meanwhile and wait for their go until it is gone. The control: the host has a /usr,
+    // which /tmp/usr would show were the host's root still there.
+    expect(existsSync('/usr')).toBe(true);
+    for (let i = 0; i < 4; i++) {
+      const sb = isolated();
+      // Its /tmp empty, and no mount point below it.
+      const listing = sb.run(['sh', '-c', 'ls -A /tmp; awk \'$5 ~ "^/tmp/"\' /proc/self/mountinfo']);
+      const inside = sb.run(['true'], { cwd: '/tmp/usr' }).catch((caught: unknown) => caught);
+      expect((await listing).stdoutText).toBe('');
+      expect(await inside).toBeInstanceOf(SpawnFailed);
+      expect(((await inside) as Error).message).toMatch(/"\/tmp\/usr" does not exist in the sandbox/);
+      await sb.close();
     }
   });
 

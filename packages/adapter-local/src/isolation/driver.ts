@@ -86,7 +86,8 @@ export class IsolatedDriver implements ProcessDriver {
     this.events = events;
     const { environment } = options;
     try {
-      await environment.ready;
+      // Entered once the init has pivoted; the entry waits for its go until the environment is ready.
+      await environment.enterable;
     } catch (error) {
       throw new SpawnFailed(command.argv, (error as Error).message, { cause: error });
     }
@@ -188,9 +189,8 @@ export class IsolatedDriver implements ProcessDriver {
       };
       void failed.then((error) => reject(spawnError(error), error));
       report.setEncoding('utf8');
-      let located = false;
       let lookupError: NodeJS.ErrnoException | undefined;
-      /** Finds the command on the host and lets it go (it reads the go once its checks passed); false if it is not found. */
+      /** Finds the command on the host (the entry waits for its go meanwhile); false if it is not found. */
       const locate = (): boolean => {
         const entry = child.pid === undefined ? {} : readFirstChild(child.pid);
         const leader = entry.pid;
@@ -208,8 +208,6 @@ export class IsolatedDriver implements ProcessDriver {
             // not known: writes then behave as on a plain pipe
           }
         }
-        located = true;
-        go.end('go\n');
         return true;
       };
       report.on('data', (data: string) => {
@@ -220,13 +218,18 @@ export class IsolatedDriver implements ProcessDriver {
           if (this.sandboxLeader === undefined) {
             if (!line.startsWith('pid ')) return reject(`the sandbox's entry reported ${JSON.stringify(line)} instead of its pid`);
             this.sandboxLeader = Number(line.slice(4));
-            // While the entry checks its program and working directory. Not found yet (an entry
-            // whose check failed may be gone already): once more when it says ok, waiting for go.
-            locate();
+            if (!locate()) return reject(gone(lookupError));
+            // The go, once the environment is ready (the old root gone, the root checked): only then
+            // does the entry check its program and working directory, and exec the command.
+            environment.ready.then(
+              () => {
+                if (!settled) go.end('go\n');
+              },
+              (error: Error) => reject(error.message, error),
+            );
             continue;
           }
           if (line === 'ok') {
-            if (!located && !locate()) return reject(gone(lookupError));
             settled = true;
             child.stderr!.off('data', keepEntryStderr);
             resolveStart({ pid: this.sandboxLeader });

@@ -54,10 +54,17 @@ export class EnvironmentGone extends Error {
  * `unshare`: a stray signal to it does not end the sandbox.
  */
 export class Environment {
-  /** Resolves once the filesystem is built and commands may enter. */
+  /**
+   * Resolves once the init has pivoted into the new root: a command may
+   * enter the namespaces from then on, and waits for {@link ready} before
+   * anything of its own runs.
+   */
+  readonly enterable: Promise<void>;
+  /** Resolves once the filesystem is built and checked: commands may run. */
   readonly ready: Promise<void>;
   private readonly holder: ChildProcess;
   private initPidValue: number | undefined;
+  private isReady = false;
   /** Resolves once the init and unshare are gone. */
   private readonly ended: Promise<void>;
   private destroying: Promise<void> | undefined;
@@ -112,7 +119,7 @@ export class Environment {
       // Out of descriptors (EMFILE, ENFILE): Node.js gave the child no pipes, and only 'error' follows.
       closeOrphanedPipes(mark);
       this.ended = Promise.resolve();
-      this.ready = spawnError.then((error) => {
+      this.ready = this.enterable = spawnError.then((error) => {
         this.failure = new EnvironmentGone(`the sandbox's environment did not start: ${describeExhaustion(error) ?? error.message}`);
         throw this.failure;
       });
@@ -137,17 +144,20 @@ export class Environment {
     // The init's standard output closes when the init (and unshare) are gone.
     this.ended = new Promise((resolve) => holder.stdout!.once('close', () => resolve()));
     const closed = new Promise<void>((resolve) => holder.once('close', () => resolve()));
+    let pivoted!: () => void;
+    let refuseEntry!: (error: Error) => void;
+    this.enterable = new Promise<void>((resolve, reject) => {
+      pivoted = resolve;
+      refuseEntry = reject;
+    });
     this.ready = new Promise<void>((resolve, reject) => {
       const fail = (reason: string): void => {
         this.failure = new EnvironmentGone(`the sandbox's environment did not start: ${reason}`);
+        refuseEntry(this.failure);
         reject(this.failure);
       };
       void spawnError.then((error) => fail(describeExhaustion(error) ?? error.message));
-      // unshare keeps the pipe open: the line, not end-of-file, says ready.
-      holder.stdout!.setEncoding('utf8').on('data', (text: string) => {
-        if (this.initPidValue !== undefined || this.failure !== undefined) return;
-        stdout += text;
-        if (!stdout.startsWith('ready\n')) return;
+      const pivotedNow = (): void => {
         const found = holder.pid === undefined ? {} : readFirstChild(holder.pid);
         const pid = found.pid;
         if (pid === undefined) {
@@ -155,9 +165,13 @@ export class Environment {
           return fail(`its init process could not be found${exhausted === undefined ? '' : ` (${exhausted})`}`);
         }
         this.initPidValue = pid;
-        // Before any command enters: the host's root read-only, checked in the init's own mount table.
+        pivoted();
+      };
+      const readyNow = (pid: number): void => {
+        // Before any command runs: the host's root read-only, checked in the init's own mount table.
         const writable = mounts.filter((mount) => !mount.readonly).map((mount) => mount.target);
         const done = (): void => {
+          this.isReady = true;
           unref();
           resolve();
         };
@@ -169,9 +183,23 @@ export class Environment {
         }
         if (strays.length === 0) return done();
         secureRoot(pid, support, workDir, writable).then(done, (error: Error) => fail(error.message));
+      };
+      // unshare keeps the pipe open: the lines, not end-of-file, say pivoted and ready.
+      holder.stdout!.setEncoding('utf8').on('data', (text: string) => {
+        stdout += text;
+        for (let newline = stdout.indexOf('\n'); newline >= 0; newline = stdout.indexOf('\n')) {
+          const line = stdout.slice(0, newline);
+          stdout = stdout.slice(newline + 1);
+          if (this.failure !== undefined) return;
+          if (line === 'pivoted' && this.initPidValue === undefined) pivotedNow();
+          else if (line === 'ready') {
+            if (this.initPidValue === undefined) pivotedNow();
+            if (this.initPidValue !== undefined) readyNow(this.initPidValue);
+          }
+        }
       });
       void this.ended.then(() => {
-        if (this.initPidValue !== undefined) {
+        if (this.isReady) {
           this.failure ??= new EnvironmentGone(
             `the sandbox's environment has ended${unshareEnd === undefined ? '' : ` (unshare ${unshareEnd})`}`,
           );
@@ -182,6 +210,7 @@ export class Environment {
       });
     });
     // A failure is reported to each command that tries to enter, not as an unhandled rejection.
+    this.enterable.catch(() => undefined);
     this.ready.catch(() => undefined);
     live.add(this);
     if (!exitHookInstalled) {
@@ -208,7 +237,7 @@ export class Environment {
     }
   }
 
-  /** The init's pid on the host, once ready. */
+  /** The init's pid on the host, once it has pivoted. */
   get initPid(): number | undefined {
     return this.failure === undefined && this.destroying === undefined ? this.initPidValue : undefined;
   }

@@ -8,7 +8,8 @@
 /**
  * The sandbox's init: pid 1 of its PID namespace, run by `unshare`. It
  * applies the sandbox's mount table (layout.ts) with one `mount --all`,
- * adds the caller's mounts, pivots into the new root, reports `ready` on standard output and
+ * adds the caller's mounts, pivots into the new root (and reports `pivoted` on standard output:
+ * commands may start to enter), unmounts the old one, reports `ready` and
  * then only reaps the orphans its namespace hands it, until its descriptor
  * 3 (a pipe from the host) reaches end-of-file. When it ends, the kernel
  * kills everything else in the namespace. Loopback comes up meanwhile, in
@@ -28,7 +29,7 @@
  * That the host's root came out read-only (a mount the host made between
  * the table and `unshare` came along writable) is checked by the host
  * process once `ready` is read, from the init's own mount table, before any
- * command enters (root-check.ts): one program fewer here.
+ * command runs (root-check.ts): one program fewer here.
  */
 export const INIT_SCRIPT = String.raw`set -eu
 root=$1 loopback=$2 table=$3
@@ -86,8 +87,14 @@ while [ $# -gt 0 ]; do
   if [ "$mode" = ro ]; then readonly_under "$root$target"; fi
 done
 cd "$root"
-pivot_root . .
-umount -l .
+# The old root goes onto the sandbox's /tmp, not onto its /: a command's entry (nsenter) takes
+# the topmost mount of / for its root, so from here on an entry gets the new root. Entries start
+# now and wait for their go until ready, when the old root is gone: no command runs, nor
+# resolves a path of its own, while the host's root is still under /tmp.
+pivot_root . tmp
+echo pivoted
+# --no-mtab: nothing written into the sandbox's /run (libmount's utab).
+umount --no-mtab --no-canonicalize -l /tmp
 cd /
 # Loopback came up meanwhile (ip had the old root's files at its start; it needs none since).
 [ -z "$lo" ] || wait "$lo"
@@ -102,13 +109,15 @@ wait "$holder" || :
 
 /**
  * Runs in the command's place after `nsenter` entered the namespaces and
- * `setsid` made it the leader of a new process group: checks the working
- * directory and the program as `execvp` will see them inside the sandbox,
- * and reports on fd 3: first `pid <pid>` (its pid in the sandbox, so that
- * the driver finds it on the host while the checks run), then `ok` or the
- * failure. It then waits for `go` on fd 4 (sent once the driver knows the
- * command's host pid and group), closes both and execs the command (through `prlimit` and
- * `setpriv` when asked). It leaves the environment as it found it: `cd`
+ * `setsid` made it the leader of a new process group. It reports on fd 3
+ * `pid <pid>` (its pid in the sandbox, so that the driver finds it on the
+ * host) and waits for `go` on fd 4, which the driver sends once it knows
+ * the command's host pid and group and the sandbox is ready (a command may
+ * enter as soon as the init has pivoted, while the old root is being
+ * unmounted). Then it checks the working directory and the program as
+ * `execvp` will see them inside the sandbox, reports `ok` or the failure,
+ * closes both and execs the command (through `prlimit` and `setpriv` when
+ * asked). It leaves the environment as it found it: `cd`
  * makes the shell set PWD, which is restored or removed; and as the shell
  * passes on only variables whose names are shell identifiers, and its own
  * variables (`cwd`, `program`...) would replace the caller's of the same
@@ -123,8 +132,12 @@ wait "$holder" || :
  */
 export const ENTRY_SCRIPT = String.raw`cwd=$1 pwdstate=$2 pwdvalue=$3 program=$4 mode=${"${5%%:*}"} count=${"${5#*:}"}
 shift 5
-# First the pid: the driver finds this process on the host while the checks run.
+# First the pid: the driver finds this process on the host, and says go once the sandbox is
+# ready. Nothing before the go resolves a path of the sandbox's (its /tmp may still hold the
+# host's old root).
 echo "pid $$" >&3
+read -r go <&4 || exit 125
+[ "$go" = go ] || exit 125
 if ! cd -- "$cwd" 2>/dev/null; then
   if [ -d "$cwd" ]; then echo "cwd is not accessible" >&3; elif [ -e "$cwd" ]; then echo "cwd is not a directory" >&3; else echo "cwd does not exist" >&3; fi
   exit 127
@@ -153,8 +166,6 @@ if [ "$pwdstate" = set ]; then PWD=$pwdvalue; export PWD; else unset PWD; fi
 # has one, is one of the variables set again below.
 unset LC_ALL
 echo ok >&3
-read -r go <&4 || exit 125
-[ "$go" = go ] || exit 125
 exec 3>&- 4<&-
 [ "$count" = 0 ] && exec "$@"
 [ "$mode" = env ] && exec "$envtool" -- "$@"
