@@ -54,6 +54,8 @@ def _retrieve(future: asyncio.Future[object]) -> None:
 
 
 class ProcessCore:
+    """One command from its start to its settlement; ``run()`` and ``Process`` are views of it."""
+
     def __init__(self, id: str, plan: CommandPlan, mode: Mode, settings: CoreSettings,
                  start: Callable[[], Spawned]) -> None:
         self.loop = asyncio.get_running_loop()
@@ -104,7 +106,8 @@ class ProcessCore:
             return
         self._watch(spawned)
         if plan.timeout is not None:
-            self._timer = self.loop.call_later(plan.timeout, self._end_because, Ending("timed-out"))
+            # Counted from the call, as the spec measures it, not from the end of the start.
+            self._timer = self.loop.call_at(self.started_at + plan.timeout, self._end_because, Ending("timed-out"))
         if plan.signal is not None:
             reason_of = plan.signal
             self._unsubscribe = plan.signal.add_listener(
@@ -194,7 +197,10 @@ class ProcessCore:
         if self.settled:
             return  # settled as lost earlier; now at least it is reaped
         if self._group_killed:
-            self._signal_group(signal.SIGKILL)  # a member forked while SIGKILL was on its way
+            try:
+                self._signal_group(signal.SIGKILL)  # a member forked while SIGKILL was on its way
+            except OSError:
+                pass  # best effort: the poll keeps watching the group, the kill wait bounds it
         self._check_finished()
         if not self.settled:
             # Its timeout and the caller's signal no longer count against it; what it
