@@ -74,7 +74,7 @@ export class Environment {
     const { support, network, workDir, mounts } = settings;
     // Worked out here, so the init runs as few programs as it can (layout.ts).
     const skeleton = skeletonFor(support, workDir);
-    const table = mountTable(skeleton, support, workDir);
+    const table = mountTable(skeleton, support, workDir, network);
     const unshareArgs = [
       ...(support.via === 'user-namespace' ? ['--user', '--map-root-user'] : []),
       '--pid',
@@ -98,7 +98,7 @@ export class Environment {
         INIT_SCRIPT,
         'sandstream-init',
         skeleton.path,
-        network ? '0' : '1',
+        network ? '0' : support.sysfsLoopback ? 'sysfs' : '1',
         table,
         ...mountArgs,
       ],

@@ -170,11 +170,14 @@ function flagsAt(mounts: readonly HostMount[], path: string): string {
  * probe found that allowed), each host file and device bound, then every
  * one of these remounted read-only, mount by mount, with the flags the host
  * gives it; then a private devpts, a new procfs with /proc/sys read-only and
- * /proc/sysrq-trigger masked, and private tmpfs mounts on /run, /tmp,
- * /dev/shm and the work directory.
+ * /proc/sysrq-trigger masked, private tmpfs mounts on /run, /tmp,
+ * /dev/shm and the work directory; and where the probe found it works, a
+ * sysfs of the sandbox's network namespace (unless it shares the host's:
+ * `network`) over the old root's /sys, for the init to bring loopback up
+ * through.
  */
-export function mountTable(skeleton: Skeleton, support: IsolationSupport, workDir: string): string {
-  return tableFile(skeleton, mountLines(skeleton, support, workDir));
+export function mountTable(skeleton: Skeleton, support: IsolationSupport, workDir: string, network = false): string {
+  return tableFile(skeleton, mountLines(skeleton, support, workDir, network));
 }
 
 /**
@@ -193,7 +196,7 @@ function tableFile(skeleton: Skeleton, table: string): string {
   return path;
 }
 
-function mountLines(skeleton: Skeleton, support: IsolationSupport, workDir: string): string {
+function mountLines(skeleton: Skeleton, support: IsolationSupport, workDir: string, network: boolean): string {
   const root = skeleton.path;
   const mounts = hostMounts();
   const lines: string[] = [];
@@ -230,5 +233,9 @@ function mountLines(skeleton: Skeleton, support: IsolationSupport, workDir: stri
   line('sandstream-tmp', `${root}/tmp`, 'tmpfs', 'mode=1777,nosuid,nodev');
   line('sandstream-shm', `${root}/dev/shm`, 'tmpfs', 'mode=1777,nosuid,nodev');
   line('sandstream-work', `${root}${workDir}`, 'tmpfs', 'mode=0777');
+  // Over the old root's /sys, which goes with it: a sysfs of the sandbox's network namespace,
+  // whose loopback the init brings up by writing its flags (no `ip` to start). Not with the
+  // host's network, whose sysfs is mounted there already.
+  if (!network && support.sysfsLoopback && existsSync('/sys')) line('sandstream-sys', '/sys', 'sysfs', 'nosuid,nodev,noexec');
   return `${lines.join('\n')}\n`;
 }

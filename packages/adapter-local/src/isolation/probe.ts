@@ -33,6 +33,12 @@ export interface IsolationSupport {
   readonly bindSys: boolean;
   /** Whether a private devpts instance can be mounted (the sandbox then has /dev/pts and /dev/ptmx). */
   readonly devpts: boolean;
+  /**
+   * Whether loopback can be brought up by writing its flags in a sysfs of the sandbox's network
+   * namespace, by the init's shell itself; otherwise the init starts `ip` (refused in a user
+   * namespace, where the flags file is not writable).
+   */
+  readonly sysfsLoopback: boolean;
 }
 
 const NAMESPACES = ['--pid', '--fork', '--mount', '--net', '--ipc', '--uts'];
@@ -48,9 +54,10 @@ let lastAttemptExhausted = false;
  * the sandbox's init will do it; a refusal only leaves the feature out.
  */
 const FEATURES = String.raw`mount -t tmpfs probe /tmp && mount -t proc proc /proc || exit
-mkdir /tmp/sys /tmp/pts
+mkdir /tmp/sys /tmp/pts /tmp/netsys
 if mount --bind /sys /tmp/sys 2>/dev/null; then echo bind-sys; fi
 if mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts /tmp/pts 2>/dev/null; then echo devpts; fi
+if mount -t sysfs sandstream-sys /tmp/netsys 2>/dev/null && { echo 0x9 >/tmp/netsys/class/net/lo/flags; } 2>/dev/null; then echo sysfs-loopback; fi
 :`;
 
 /** The features found, or why the namespaces cannot be made. */
@@ -70,10 +77,16 @@ function attempt(unshare: string, extra: readonly string[]): { features: string[
 
 function supported(
   via: IsolationSupport['via'],
-  tools: Omit<IsolationSupport, 'via' | 'bindSys' | 'devpts'>,
+  tools: Omit<IsolationSupport, 'via' | 'bindSys' | 'devpts' | 'sysfsLoopback'>,
   features: readonly string[],
 ): IsolationSupport {
-  return { via, ...tools, bindSys: features.includes('bind-sys'), devpts: features.includes('devpts') };
+  return {
+    via,
+    ...tools,
+    bindSys: features.includes('bind-sys'),
+    devpts: features.includes('devpts'),
+    sysfsLoopback: features.includes('sysfs-loopback'),
+  };
 }
 
 /**

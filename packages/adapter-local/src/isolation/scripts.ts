@@ -12,11 +12,12 @@
  * commands may start to enter), unmounts the old one, reports `ready` and
  * then only reaps the orphans its namespace hands it, until its descriptor
  * 3 (a pipe from the host) reaches end-of-file. When it ends, the kernel
- * kills everything else in the namespace. Loopback comes up meanwhile, in
- * the background.
+ * kills everything else in the namespace. Loopback comes up meanwhile (by
+ * `ip` in the background, or at once through sysfs).
  *
  * Parameters: `$1` the root skeleton's host path (it is bound onto itself:
- * nothing is written into it), `$2` whether to bring up loopback (1/0), `$3`
+ * nothing is written into it), `$2` whether to bring up loopback (`0`: no, `1`: by `ip`,
+ * `sysfs`: through the sysfs the table mounts over the old root's /sys), `$3`
  * the mount table's file, then triples `source target mode` (mode `ro` or
  * `rw`) of extra mounts. Nothing is created on a host filesystem: the extra
  * mounts' missing mount points are made only in /tmp or the work directory,
@@ -49,6 +50,9 @@ if [ "$loopback" = 1 ]; then
   lo=$!
 fi
 wait "$table_mounted"
+# Where the table mounted a sysfs of this network namespace over the old root's /sys, loopback
+# comes up by its flags (IFF_UP|IFF_LOOPBACK), written by this shell: no program to start.
+if [ "$loopback" = sysfs ]; then echo 0x9 >/sys/class/net/lo/flags; fi
 # Read-only, mount by mount (a bind's flags are per mount), keeping each
 # mount's other flags, which a user namespace may not clear. Mount points
 # in /proc/self/mountinfo escape space, tab, newline and backslash as \ooo.
