@@ -22,15 +22,15 @@ from .values import UNDEFINED
 __all__ = ["run_keywords", "stream_keywords", "kill_arguments"]
 
 
-def _without_undefined(options: object) -> object:
-    """The bag with its ``undefined`` members (and those of ``limits``) left out, as JavaScript reads them."""
-    if not isinstance(options, dict):
+def _limits_absent(options: object) -> object:
+    """The bag with each ``undefined`` limit as ``None``, which the adapter reads as absent.
+
+    The name of such a limit is still checked, as JavaScript's adapters check it.
+    """
+    if not isinstance(options, dict) or not isinstance(options.get("limits"), dict):
         return options
-    out = {key: value for key, value in options.items() if value is not UNDEFINED}
-    limits = out.get("limits")
-    if isinstance(limits, dict):
-        out["limits"] = {key: value for key, value in limits.items() if value is not UNDEFINED}
-    return out
+    limits = {key: None if value is UNDEFINED else value for key, value in options["limits"].items()}
+    return {**options, "limits": limits}
 
 
 def _keywords(argv: object, options: object, mapping: Callable[[object], dict[str, Any]]) -> dict[str, Any]:
@@ -39,12 +39,15 @@ def _keywords(argv: object, options: object, mapping: Callable[[object], dict[st
             return {}
         if options is None:
             raise InvalidArgument("options", "must be an object, got null")
-        return mapping(_without_undefined(options))
+        keywords = mapping(_limits_absent(options))
     except InvalidArgument:
         # The adapter looks at argv before its options: a bad argv is named first,
         # by the adapter's own check, as a call with both wrong would name it.
         check_argv(argv)
         raise
+    # An option set to undefined is absent, once its key was found to be one the call takes:
+    # an unknown key is refused whatever its value, as in JavaScript.
+    return {name: value for name, value in keywords.items() if value is not UNDEFINED}
 
 
 def run_keywords(argv: object, options: object) -> dict[str, Any]:

@@ -75,8 +75,16 @@ class Makers:
         self.signal = signal
 
 
+#: The largest integer a JavaScript number holds exactly (``Number.MAX_SAFE_INTEGER``).
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
 def decode_value(wire: Json, makers: Makers | None = None) -> object:
     """Reads a value in the value form; ``$function`` and ``$signal`` need ``makers``."""
+    if isinstance(wire, int) and not isinstance(wire, bool) and abs(wire) > MAX_SAFE_INTEGER:
+        # A JavaScript number is a double: beyond the safe integers it is no exact integer
+        # (2**53 + 1 reads as 2**53), so it is the float it was, which an integer option refuses.
+        return float(wire)
     if isinstance(wire, list):
         return [decode_value(item, makers) for item in wire]
     if not isinstance(wire, dict):

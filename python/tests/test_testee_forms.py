@@ -35,6 +35,12 @@ class ValueFormTest(unittest.TestCase):
         self.assertEqual(decoded["n"], -math.inf)
         self.assertEqual(encode_value(decoded), wire)
 
+    def test_an_integer_beyond_the_safe_range_is_a_float(self) -> None:
+        self.assertEqual(decode_value(2**53 - 1), 2**53 - 1)
+        self.assertIsInstance(decode_value(2**53 - 1), int)
+        self.assertIsInstance(decode_value({"maxOutputBytes": 2**53})["maxOutputBytes"], float)
+        self.assertIsInstance(decode_value(-(2**53)), float)
+
     def test_nan_travels_as_a_number_form(self) -> None:
         self.assertTrue(math.isnan(decode_value({"$number": "NaN"})))
         self.assertEqual(encode_value(math.nan), {"$number": "NaN"})
@@ -120,7 +126,13 @@ class OptionMappingTest(unittest.TestCase):
     def test_undefined_is_absent(self) -> None:
         self.assertEqual(run_keywords(["true"], UNDEFINED), {})
         self.assertEqual(run_keywords(["true"], {"timeout": UNDEFINED, "limits": {"openFiles": UNDEFINED}}),
-                         {"limits": {}})
+                         {"limits": {"open_files": None}})
+
+    def test_an_unknown_key_is_refused_even_when_undefined(self) -> None:
+        for mapping, key in ((run_keywords, "stdin"), (stream_keywords, "constructor"), (run_keywords, "[/x")):
+            with self.subTest(key=key), self.assertRaises(InvalidArgument) as caught:
+                mapping(["true"], {"timeout": 5, key: UNDEFINED})
+            self.assertEqual(caught.exception.key, f"options.{key}")
 
     def test_unknown_and_misplaced_options_are_named(self) -> None:
         cases = [(run_keywords, {"nonsense": 1}, "options.nonsense"), (run_keywords, {"stdin": "pipe"}, "options.stdin"),
