@@ -8,17 +8,19 @@
  *
  * Every testee runs with a marker variable its commands inherit, so what a
  * broken one leaves running is found by /proc and killed by pid, and the real
- * one is shown to leave nothing.
+ * one is shown to leave nothing. Last, the fuzzing of argv, env, cwd and
+ * options every adapter runs goes through the testee too.
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { describe, test } from 'vitest';
+import { afterAll, describe, test } from 'vitest';
+import { describeOptionFuzz } from '@sandstream/test-support/option-fuzz';
 import { killEach, markedProcesses } from '@sandstream/test-support/processes';
 import { unless } from '@sandstream/test-support/skips';
 import type { ConformanceReport } from '@sandstream/types';
 import { runConformance } from '../src/index.js';
-import { CANNOT_CROSS } from '../src/testee/connect.js';
+import { CANNOT_CROSS, connectTestee, type ConnectedTestee } from '../src/testee/connect.js';
 import type { TesteeCommand } from '../src/testee/link.js';
 
 const PYTHON_DIR = fileURLToPath(new URL('../../../python/', import.meta.url));
@@ -140,3 +142,39 @@ unless(describe, NO_PYTHON)('a broken Python testee is caught', () => {
     expect(report.summary.error).toBe(0);
   });
 });
+
+/**
+ * The testee of the fuzz: the real one, whose sandboxes give their commands a
+ * marker the testee itself does not carry (the suite counts every marked
+ * process as one the call left behind).
+ */
+const FUZZ_MARKER = 'SANDSTREAM_PYTHON_FUZZ';
+const FUZZ_RUN = randomUUID();
+const FUZZ_TESTEE = [
+  'import os, sys',
+  'from sandstream import create_local_sandbox',
+  'from sandstream_testee import serve_stdio',
+  `env = {**os.environ, "${FUZZ_MARKER}": os.environ.pop("${FUZZ_MARKER}_COMMANDS")}`,
+  'sys.exit(serve_stdio(lambda: create_local_sandbox(env=env)))',
+].join('\n');
+let fuzzed: Promise<ConnectedTestee> | undefined;
+afterAll(async () => {
+  await (await fuzzed?.catch(() => undefined))?.link.close();
+  killEach(markedProcesses(FUZZ_MARKER, FUZZ_RUN), 'SIGKILL');
+});
+
+if (NO_PYTHON === undefined) {
+  describeOptionFuzz(
+    'the Python adapter through its testee',
+    async () => {
+      fuzzed ??= connectTestee({
+        command: 'python3',
+        args: ['-c', FUZZ_TESTEE],
+        cwd: PYTHON_DIR,
+        env: { ...(process.env as Record<string, string>), [`${FUZZ_MARKER}_COMMANDS`]: FUZZ_RUN },
+      });
+      return (await fuzzed).factory();
+    },
+    { runs: 25, marker: { name: FUZZ_MARKER, value: FUZZ_RUN } },
+  );
+}
