@@ -19,3 +19,5 @@ export { formatJunit } from './reporters/junit.js';
 export { formatTap } from './reporters/tap.js';
 export { formatSummary } from './reporters/pretty.js';
 export { KIT_VERSION, KIT_SPEC_VERSION } from './version.js';
+export type { TesteeCommand } from './testee/link.js';
+export { serveTestee, type TesteeModule } from './testee/serve.js';

@@ -10,7 +10,19 @@ import { startLinkWorker, type FromWorker, type ToWorker } from './link-worker.j
 import { SYNC_OPS, TESTEE_PROTOCOL, type HelloAnswer, type Op, type Requests } from './protocol.js';
 import { decodeValue, type WireValue } from './values.js';
 
-/** How to start a testee. */
+/**
+ * How to start a testee: a program that serves an adapter, in any language,
+ * over the testee protocol on its standard input and output (spec 1.3
+ * section 18, ADR-0038).
+ *
+ * @example
+ * ```ts
+ * import { runConformance, type TesteeCommand } from '@sandstream/conformance';
+ * const testee: TesteeCommand = { command: 'python3', args: ['python/testee.py'] };
+ * const report = await runConformance({ testee });
+ * console.log(report.ok ? 'conforms' : 'does not conform');
+ * ```
+ */
 export interface TesteeCommand {
   /** A command line run by the shell when `args` is absent; else the program, run with `args` and no shell. */
   readonly command: string;

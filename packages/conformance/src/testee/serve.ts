@@ -28,6 +28,16 @@ class ProtocolMisuse extends Error {}
 /**
  * Serves the protocol on `input` and `output` until `bye` or the end of
  * input; then closes every sandbox it opened and runs the teardown hook.
+ * What the adapter raises where no caller can catch it is sent to the kit
+ * as a fault, and the testee goes on. The `sandstream-testee` command is
+ * this function over a module's default export and `conformanceHooks`.
+ *
+ * @example
+ * ```ts
+ * import { serveTestee } from '@sandstream/conformance';
+ * import { createLocalSandbox } from '@sandstream/adapter-local';
+ * await serveTestee({ factory: () => createLocalSandbox() });
+ * ```
  */
 export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WritableStream = process.stdout): Promise<void> {
   const sandboxes = new Map<string, Sandbox>();
