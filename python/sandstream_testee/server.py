@@ -206,7 +206,7 @@ class Testee:
         key = self._id("p")
         self._processes[key] = proc
         return {"process": key, "id": encode_value(proc.id), "argv": encode_value(list(proc.argv)),
-                "stdin": proc.stdin is not None, "background": callable(getattr(proc, "detach", None)),
+                "background": callable(getattr(proc, "detach", None)),
                 "lacks": [name for name, member in _PROCESS_METHODS.items() if not callable(getattr(proc, member, None))],
                 "thenable": False}  # a Python Process is never awaitable: the kit's `then` stays absent
 
@@ -290,7 +290,6 @@ class Testee:
             "pid": encode_value(UNDEFINED if pid is None else pid),
             "commandId": encode_value(UNDEFINED if command_id is None else command_id),
             "exited": encode_value(proc.exited),
-            "stdinClosed": encode_value(UNDEFINED if proc.stdin is None else proc.stdin.closed),
             "skipped": encode_value(getattr(proc, "skipped", UNDEFINED)),
         }
 

@@ -124,11 +124,11 @@ class SessionTest(unittest.IsolatedAsyncioTestCase):
     async def test_a_stream_is_read_chunk_by_chunk_on_request(self) -> None:
         info = await self.session.value("stream", sandbox=self.sandbox, argv=["sh", "-c", "echo a; read x"],
                                         options={"stdin": "pipe"})
-        self.assertIs(info["stdin"], True)
-        self.assertIs(info["background"], False)
+        self.assertEqual((info["background"], info["lacks"], info["thenable"]), (False, [], False))
         props = await self.session.value("props", process=info["process"])
         self.assertIsInstance(props["pid"], int)
-        self.assertEqual((props["exited"], props["stdinClosed"]), (False, False))
+        self.assertIs(props["exited"], False)
+        self.assertEqual(await self.session.value("stdin", process=info["process"]), {"writer": True, "closed": False})
         iterator = (await self.session.value("iterate", process=info["process"]))["iterator"]
         self.assertEqual(await self.session.value("next", iterator=iterator),
                          {"done": False, "value": {"stream": "stdout", "data": {"$bytes": "YQo="}}})
