@@ -8,20 +8,24 @@
  *
  * Every testee runs with a marker variable its commands inherit, so what a
  * broken one leaves running is found by /proc and killed by pid, and the real
- * one is shown to leave nothing. Last, the fuzzing of argv, env, cwd and
- * options every adapter runs goes through the testee too.
+ * one is shown to leave nothing. The lines the Python testee writes are held
+ * to the protocol's JSON Schemas (spec/1.3/testee.json), and the fuzzing of
+ * argv, env, cwd and options every adapter runs goes through the testee too.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, test } from 'vitest';
 import { describeOptionFuzz } from '@sandstream/test-support/option-fuzz';
 import { killEach, markedProcesses } from '@sandstream/test-support/processes';
 import { unless } from '@sandstream/test-support/skips';
-import type { ConformanceReport } from '@sandstream/types';
+import { testeeValidatorFor, type ConformanceReport } from '@sandstream/types';
 import { runConformance } from '../src/index.js';
 import { CANNOT_CROSS, connectTestee, type ConnectedTestee } from '../src/testee/connect.js';
 import type { TesteeCommand } from '../src/testee/link.js';
+import { encodeValue, type WireValue } from '../src/testee/values.js';
 
 const PYTHON_DIR = fileURLToPath(new URL('../../../python/', import.meta.url));
 const MARKER = 'SANDSTREAM_PYTHON_TESTEE';
@@ -178,3 +182,99 @@ if (NO_PYTHON === undefined) {
     { runs: 25, marker: { name: FUZZ_MARKER, value: FUZZ_RUN } },
   );
 }
+
+/** The Python testee on a pair of pipes: requests written as the bridge writes them, every line it writes kept. */
+class PythonSession {
+  readonly child = spawn('python3', ['testee.py'], { cwd: PYTHON_DIR, stdio: ['pipe', 'pipe', 'inherit'] });
+  readonly texts: string[] = [];
+  readonly lines: Array<Record<string, unknown>> = [];
+  readonly #waiters = new Map<string, (line: Record<string, unknown>) => void>();
+  #next = 0;
+
+  constructor() {
+    createInterface({ input: this.child.stdout, crlfDelay: Infinity }).on('line', (text) => {
+      this.texts.push(text);
+      const line = JSON.parse(text) as Record<string, unknown>;
+      this.lines.push(line);
+      if (typeof line['id'] === 'string') this.#waiters.get(line['id'])?.(line);
+    });
+  }
+
+  id(): string {
+    return `r${++this.#next}`;
+  }
+
+  answer(id: string): Promise<Record<string, unknown>> {
+    const earlier = this.lines.find((line) => line['id'] === id);
+    return earlier !== undefined ? Promise.resolve(earlier) : new Promise((resolve) => this.#waiters.set(id, resolve));
+  }
+
+  send(op: string, params: Record<string, unknown> = {}, id = this.id()): Promise<Record<string, unknown>> {
+    const answered = this.answer(id);
+    this.child.stdin.write(`${JSON.stringify({ id, op, ...params })}\n`);
+    return answered;
+  }
+
+  async value(op: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    const answer = await this.send(op, params);
+    if (answer['ok'] !== true) throw new Error(`${op} failed: ${JSON.stringify(answer)}`);
+    return answer['value'];
+  }
+}
+
+/** The bridge's value encoder, with callbacks and signals given ids as the bridge gives them. */
+function wire(value: unknown): WireValue {
+  let n = 0;
+  return encodeValue(value, { fn: () => ({ id: `c${++n}`, throws: false }), signal: () => `c${++n}` });
+}
+
+unless(describe, NO_PYTHON)('the Python testee\'s own lines', () => {
+  test('are those the protocol\'s schemas accept, each request answered once, callbacks before the answer they precede', { timeout: 30_000 }, async ({ expect }) => {
+    const session = new PythonSession();
+    const isLine = testeeValidatorFor('TesteeLine');
+    const isHello = testeeValidatorFor('TesteeHello');
+    const hello = await session.value('hello', { protocol: 1, spec: '1.3' });
+    expect(isHello(hello), JSON.stringify(isHello.issues)).toBe(true);
+    const { sandbox } = (await session.value('open')) as { sandbox: string };
+    expect(await session.value('manifest', { sandbox })).toMatchObject({ streaming: true, attach: false });
+
+    const settle = session.id();
+    const options = wire({ onOutput: () => undefined, input: new Uint8Array([104, 105]) });
+    expect(await session.send('run', { sandbox, argv: wire(['sh', '-c', 'cat; printf err >&2']), options, settle })).toMatchObject({ ok: true, value: { returned: true } });
+    const settled = await session.answer(settle);
+    expect(settled).toMatchObject({ ok: true, value: { exitCode: 0, stdout: { $bytes: 'aGk=' }, stderr: { $bytes: 'ZXJy' } } });
+    const calls = session.lines.filter((line) => line['call'] === 'c1');
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    expect(session.lines.indexOf(calls.at(-1)!)).toBeLessThan(session.lines.indexOf(settled));
+
+    const refused = session.id();
+    await session.send('run', { sandbox, argv: wire(['true']), options: wire({ timeout: Number.NaN }), settle: refused });
+    expect(await session.answer(refused)).toMatchObject({ ok: false, error: { name: 'InvalidArgument', code: 'INVALID_ARGUMENT', key: 'options.timeout' } });
+    expect(await session.send('stream', { sandbox, argv: wire([Symbol('no argument')]), options: wire(undefined) })).toMatchObject({ ok: false, error: { key: 'argv[0]' } });
+
+    const { process: cat } = (await session.value('stream', { sandbox, argv: wire(['cat']), options: wire({ stdin: 'pipe' }) })) as { process: string };
+    expect(await session.value('stdin', { process: cat })).toEqual({ writer: true, closed: false });
+    await session.value('write', { process: cat, data: wire(new TextEncoder().encode('hi\n')) });
+    await session.value('end', { process: cat });
+    const { iterator } = (await session.value('iterate', { process: cat })) as { iterator: string };
+    expect(await session.value('next', { iterator })).toEqual({ done: false, value: { stream: 'stdout', data: { $bytes: 'aGkK' } } });
+    expect(await session.value('next', { iterator })).toEqual({ done: true, value: { $undefined: true } });
+    expect(await session.value('wait', { process: cat })).toMatchObject({ exitCode: 0, streamed: true });
+
+    const { process: sleeper } = (await session.value('stream', { sandbox, argv: wire(['sleep', '30']), options: wire({ signal: new AbortController().signal }) })) as { process: string };
+    await session.value('abort', { signal: 'c1', reason: wire('stop') });
+    expect(await session.send('wait', { process: sleeper })).toMatchObject({ ok: false, error: { code: 'ABORTED', result: { signal: 'SIGTERM' }, cause: { thrown: 'stop' } } });
+    const listed = session.id();
+    await session.send('commands', { sandbox, settle: listed });
+    expect(await session.answer(listed)).toMatchObject({ ok: false, error: { code: 'CAPABILITY_NOT_SUPPORTED', capability: 'attach' } });
+
+    await session.value('close', { sandbox });
+    await session.value('bye');
+    const [code] = (await once(session.child, 'exit')) as [number | null];
+    expect(code).toBe(0);
+    for (const text of session.texts) expect(text).toMatch(/^\{.*\}$/);
+    for (const line of session.lines) expect(isLine(line), `${JSON.stringify(line)}: ${JSON.stringify(isLine.issues)}`).toBe(true);
+    const answered = session.lines.flatMap((line) => (typeof line['id'] === 'string' ? [line['id']] : []));
+    expect(answered.length).toBe(new Set(answered).size);
+  });
+});
