@@ -70,6 +70,9 @@ class Session:
 
 class SessionTest(unittest.IsolatedAsyncioTestCase):
     async def asyncSetUp(self) -> None:
+        # As in support.SandboxTest: unittest's debug loop logs any step over 0.1 s, which a fork
+        # on a loaded machine can take without anything being wrong.
+        asyncio.get_running_loop().slow_callback_duration = 1.0
         self.session = Session()
         self.addAsyncCleanup(self.session.end)
         self.sandbox = (await self.session.value("open"))["sandbox"]
