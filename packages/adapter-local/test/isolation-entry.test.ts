@@ -28,6 +28,21 @@ describe("isolation: 'namespaces', the entry of commands", () => {
       expect(inside).toEqual(await envOf(plain, env));
       expect(inside).toContain('OLDPWD=/old');
     }
+    // Exactly the command's own: with a small base, nothing of the entry's (its PATH, LC_ALL, the
+    // OLDPWD of its cd) comes along, and a program is found in the command's own PATH; a
+    // sandbox's first command and the next ones.
+    const small = { env: { PATH: '/usr/bin:/bin', A: 'a' } };
+    const [smallInside, smallPlain] = [isolated(small), testSandbox(small)];
+    const own = async (box: ReturnType<typeof isolated>, env: Record<string, string> = {}): Promise<string[]> =>
+      (await box.run(['env', '-0'], { env })).stdoutText.split('\0').filter((entry) => entry !== '' && !/^(HOME|TMPDIR|PWD)=/.test(entry)).sort();
+    const first = own(smallInside);
+    const plainOwn = await own(smallPlain);
+    expect(plainOwn).toEqual(expect.arrayContaining(['A=a', 'PATH=/usr/bin:/bin']));
+    expect(plainOwn.filter((entry) => /^(OLDPWD|LC_ALL)=/.test(entry))).toEqual([]);
+    expect(await first).toEqual(plainOwn);
+    expect(await own(smallInside)).toEqual(plainOwn);
+    expect(await own(smallInside, { PATH: '/nowhere' }).catch((error: Error) => error.message)).toMatch(/no such executable "env"/);
+    expect(await own(smallInside, { B: 'b' })).toEqual(await own(smallPlain, { B: 'b' }));
   });
 
   it("a sandbox's first commands enter while its old root is unmounted, and see nothing of it", async () => {
@@ -45,6 +60,21 @@ describe("isolation: 'namespaces', the entry of commands", () => {
       expect(((await inside) as Error).message).toMatch(/"\/tmp\/usr" does not exist in the sandbox/);
       await sb.close();
     }
+  });
+
+  it("a sandbox's first command and the commands after it hold no descriptor of the sandbox's", async () => {
+    const fds = async (sb: ReturnType<typeof isolated>, script = ''): Promise<string[]> =>
+      (await sb.run(['sh', '-c', `${script}ls /proc/$$/fd`])).stdoutText.split('\n').filter(Boolean).sort();
+    const sb = isolated();
+    // Created in the same synchronous run as the sandbox: it waits for the sandbox's start.
+    const first = fds(sb);
+    // A plain command's: standard input, output and error, and what this process itself inherited.
+    const plain = await fds(testSandbox());
+    expect(plain).toEqual(expect.arrayContaining(['0', '1', '2']));
+    expect(await first).toEqual(plain);
+    expect(await fds(sb)).toEqual(plain);
+    // The control: a descriptor the command opens itself is listed.
+    expect(await fds(sb, 'exec 7</dev/null; ')).toContain('7');
   });
 
   it("a command waiting for its sandbox's start gets SpawnFailed when the start fails, and leaves nothing behind", async () => {

@@ -29,6 +29,16 @@ function spawnError(error: NodeJS.ErrnoException): string {
   return describeExhaustion(error) ?? `${error.code ?? ''} ${error.message}`.trim();
 }
 
+/**
+ * The variables of a command's entry (`nsenter`, `setsid`, the entry's
+ * shell): a fixed PATH and no locale to load (`nsenter` took 0.5 ms of its
+ * 1.6 to load one).
+ */
+const ENTRY_ENV: Readonly<Record<string, string>> = {
+  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  LC_ALL: 'C',
+};
+
 const POLL_FIRST_MS = 1;
 const POLL_MAX_MS = 50;
 
@@ -128,7 +138,7 @@ export class IsolatedDriver implements ProcessDriver {
       pwd === undefined ? 'unset' : 'set',
       pwd ?? '',
       command.argv[0]!,
-      // Set again as the command is exec'd where the entry's shell would drop or rewrite some (scripts.ts).
+      // All of the command's variables, set as it is exec'd (scripts.ts).
       ...entryAssignments(env),
       ...wrapper,
       ...command.argv,
@@ -138,9 +148,8 @@ export class IsolatedDriver implements ProcessDriver {
     try {
       child = spawn(support.nsenter, args, {
         cwd: '/',
-        // nsenter, setsid and the entry's shell load no locale; the entry unsets LC_ALL again
-        // (the command's own, if any, is among the variables it sets as it execs).
-        env: { ...env, LC_ALL: 'C' },
+        // Not the command's: it gets its variables from the entry's shell as it execs (scripts.ts).
+        env: ENTRY_ENV,
         stdio: [command.stdin, 'pipe', 'pipe', 'pipe', 'pipe'],
         detached: true,
       });

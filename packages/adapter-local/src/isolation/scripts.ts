@@ -121,13 +121,13 @@ wait "$holder" || :
  * unmounted). Then it checks the working directory and the program as
  * `execvp` will see them inside the sandbox, reports `ok` or the failure,
  * closes both and execs the command (through `prlimit` and `setpriv` when
- * asked). It leaves the environment as it found it: `cd`
- * makes the shell set PWD, which is restored or removed; and as the shell
- * passes on only variables whose names are shell identifiers, and its own
- * variables (`cwd`, `program`...) would replace the caller's of the same
- * name, the command's variables are set again as the command is exec'd:
- * by the shell's own `export` where it can ({@link entryAssignments}), else
- * by `env` (by its own path: the command's PATH is the caller's). The word
+ * asked). The entry's programs run with a fixed PATH and `LC_ALL=C`
+ * (`ENTRY_ENV`, driver.ts) and no variable of the command's; the command
+ * gets exactly its own: the entry's PATH, LC_ALL and the OLDPWD of its `cd`
+ * are unset, PWD is set or removed as the command's, and the command's
+ * variables are set as it is exec'd: by the shell's own `export` where it
+ * can ({@link entryAssignments}), else by `env` (by its own path). The
+ * program is looked up in the command's PATH, found among them. The word
  * after them is always `setpriv`'s path, which holds no `=`.
  *
  * Parameters: `$1` working directory, `$2` `set`/`unset` and `$3` the
@@ -142,6 +142,14 @@ shift 5
 echo "pid $$" >&3
 read -r go <&4 || exit 125
 [ "$go" = go ] || exit 125
+# This shell runs with the entry's own PATH and LC_ALL (ENTRY_ENV): the look-up takes the
+# command's PATH, from its variables.
+path= haspath= i=0
+for word do
+  [ "$i" -lt "$count" ] || break
+  case $word in PATH=*) path=${"${word#PATH=}"} haspath=1 ;; esac
+  i=$((i + 1))
+done
 if ! cd -- "$cwd" 2>/dev/null; then
   if [ -d "$cwd" ]; then echo "cwd is not accessible" >&3; elif [ -e "$cwd" ]; then echo "cwd is not a directory" >&3; else echo "cwd does not exist" >&3; fi
   exit 127
@@ -150,7 +158,7 @@ found=
 case $program in
   */*) [ -f "$program" ] && [ -x "$program" ] && found=1 ;;
   *)
-    rest=${"${PATH-/bin:/usr/bin}"}:
+    if [ -n "$haspath" ]; then rest=$path:; else rest=/bin:/usr/bin:; fi
     while [ -n "$rest" ]; do
       dir=${"${rest%%:*}"} rest=${"${rest#*:}"}
       [ -n "$dir" ] || dir=.
@@ -166,9 +174,9 @@ if [ "$count" -gt 0 ] && [ "$mode" = env ]; then
   if [ -z "$envtool" ]; then echo "no env(1) in /usr/bin or /bin" >&3; exit 127; fi
 fi
 if [ "$pwdstate" = set ]; then PWD=$pwdvalue; export PWD; else unset PWD; fi
-# The entry ran in the C locale (LC_ALL=C, set by the driver); the command's own LC_ALL, if it
-# has one, is one of the variables set again below.
-unset LC_ALL
+# The entry's own variables go, and the OLDPWD of its cd; the command's own, if it has them, are
+# among its variables, set below.
+unset PATH LC_ALL OLDPWD
 echo ok >&3
 exec 3>&- 4<&-
 [ "$count" = 0 ] && exec "$@"
