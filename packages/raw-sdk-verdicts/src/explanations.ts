@@ -51,8 +51,6 @@ export const EXPLANATIONS: Explanations = {
     'SS-WAIT': 'same cause as SS-START: the failed start is an `APIError`, not `SpawnFailed`',
     'SS-KILL':
       "the SDK knows seven signal names (SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGTERM, SIGCONT, SIGSTOP) and throws on SIGUSR1; and a signal reaches the command's leader only, so SIGSTOP leaves its children running",
-    'SS-ARGV':
-      "the argument arrives whole, but its echo comes through the SDK's log reader (jsonlines 0.1.1), which decodes each network read on its own: a character split between two reads arrives as U+FFFD (where the reads split is chance, so the case can pass)",
     'SS-ENV':
       "the variable arrives whole, but its echo comes through the SDK's log reader (jsonlines 0.1.1), which decodes each network read on its own: a character split between two reads arrives as U+FFFD (where the reads split is chance, so the case can pass)",
     'SS-TEAR':
