@@ -137,9 +137,9 @@ interface HostMount {
   readonly flags: string;
 }
 
-function hostMounts(): HostMount[] {
+function hostMounts(mountinfo: string): HostMount[] {
   const mounts: HostMount[] = [];
-  for (const line of readFileSync('/proc/self/mountinfo', 'latin1').split('\n')) {
+  for (const line of mountinfo.split('\n')) {
     const fields = line.split(' ');
     if (fields.length < 6) continue;
     mounts.push({ point: unescapePath(fields[4]!), flags: fields[5]! });
@@ -177,8 +177,21 @@ function flagsAt(mounts: readonly HostMount[], path: string): string {
  * through.
  */
 export function mountTable(skeleton: Skeleton, support: IsolationSupport, workDir: string, network = false): string {
-  return tableFile(skeleton, mountLines(skeleton, support, workDir, network));
+  // Worked out again only when something it is made from has changed (the host's mount table, say).
+  const mountinfo = readFileSync('/proc/self/mountinfo', 'latin1');
+  // A skeleton's path stands for its entries (another set of entries gets another skeleton).
+  const flags = [support.bindSys, support.devpts, support.sysfsLoopback, network, existsSync('/proc/sysrq-trigger'), existsSync('/sys')];
+  const key = [skeleton.path, workDir, flags.map(Number).join(''), mountinfo].join('\0');
+  const known = tables.get(key);
+  if (known !== undefined && existsSync(known)) return known;
+  const path = tableFile(skeleton, mountLines(skeleton, support, workDir, network, mountinfo));
+  tables.clear();
+  tables.set(key, path);
+  return path;
 }
+
+/** The last mount table's file, by what it was made from. */
+const tables = new Map<string, string>();
 
 /**
  * The host file holding a mount table (`mount --fstab` reads only regular
@@ -196,9 +209,9 @@ function tableFile(skeleton: Skeleton, table: string): string {
   return path;
 }
 
-function mountLines(skeleton: Skeleton, support: IsolationSupport, workDir: string, network: boolean): string {
+function mountLines(skeleton: Skeleton, support: IsolationSupport, workDir: string, network: boolean, mountinfo: string): string {
   const root = skeleton.path;
-  const mounts = hostMounts();
+  const mounts = hostMounts(mountinfo);
   const lines: string[] = [];
   const remounts: string[] = [];
   const line = (source: string, target: string, type: string, options: string): void => {
