@@ -302,8 +302,7 @@ export class Environment {
   /**
    * Ends the environment: the init is killed, so the kernel kills every
    * process of the PID namespace; resolves once `unshare` has seen the init
-   * die, which the kernel allows only after the namespace is empty, and has
-   * ended.
+   * die, which the kernel allows only after the namespace is empty.
    */
   destroy(): Promise<void> {
     this.destroying ??= (async () => {
@@ -313,21 +312,19 @@ export class Environment {
       // Not waiting for a start that may never finish: an init still building
       // the filesystem is killed as well.
       const init = this.initPidValue ?? (this.holder.pid === undefined ? undefined : firstChild(this.holder.pid));
-      const group = this.holder.pid === undefined ? undefined : -this.holder.pid;
-      // The init alone, once known: unshare, which waits for it, then ends by itself once the
-      // kernel has emptied the namespace, and its end is the end of the init's standard output.
-      // Should unshare not end (stopped, say), its group is killed after a while.
-      const killGroup = (): void => signalQuietly(group, 'SIGKILL');
-      signalQuietly(init ?? group, 'SIGKILL');
-      const stray = init === undefined ? undefined : setTimeout(killGroup, UNSHARE_END_MS);
+      for (const pid of [init, this.holder.pid === undefined ? undefined : -this.holder.pid]) {
+        try {
+          if (pid !== undefined) process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
       // And should the init have been between fork and exec: its lifeline ends too.
       this.holder.stdio?.[3]?.destroy();
       await this.ended;
-      clearTimeout(stray);
       // Normally unshare, which outlives the namespace, closed the pipe last. Were it killed
-      // earlier (a stray signal, or the group killed above), the init's own close comes first,
-      // while the kernel still ends the rest: wait for the init to be a zombie, which it becomes
-      // once its namespace is empty.
+      // earlier, the init's own close comes first, while the kernel still ends the rest: wait
+      // for the init to be a zombie, which it becomes once its namespace is empty.
       for (let delay = 1; init !== undefined && !hostGone(init); delay = Math.min(delay * 2, 50)) {
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
@@ -335,17 +332,6 @@ export class Environment {
       live.delete(this);
     })();
     return this.destroying;
-  }
-}
-
-/** How long destroy() waits for unshare to end by itself once the init is killed. */
-const UNSHARE_END_MS = 1_000;
-
-function signalQuietly(pid: number | undefined, signal: NodeJS.Signals): void {
-  try {
-    if (pid !== undefined) process.kill(pid, signal);
-  } catch {
-    // already gone
   }
 }
 
