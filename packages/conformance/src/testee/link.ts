@@ -26,7 +26,9 @@ import { decodeValue, type WireValue } from './values.js';
 export interface TesteeCommand {
   /** A command line run by the shell when `args` is absent; else the program, run with `args` and no shell. */
   readonly command: string;
+  /** The program's arguments; with them, `command` is a program run without a shell. */
   readonly args?: readonly string[];
+  /** The testee's working directory (default: the kit's). */
   readonly cwd?: string;
   /** The testee's whole environment (default: the kit's). */
   readonly env?: Readonly<Record<string, string>>;

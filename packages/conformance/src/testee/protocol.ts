@@ -1,6 +1,6 @@
 /**
  * The testee protocol's messages (spec 1.3, section 18; the JSON Schemas are
- * `TesteeRequest` and `TesteeMessage` of `spec/1.3/testee.json`). One JSON
+ * `TesteeRequest` and `TesteeLine` of `spec/1.3/testee.json`). One JSON
  * object a line on the testee's standard input (requests) and standard output
  * (answers and callback calls). The kit chooses every id.
  */

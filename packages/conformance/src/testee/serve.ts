@@ -15,7 +15,9 @@ import { decodeValue, encodeValue, type WireValue } from './values.js';
 
 /** What the testee serves: the adapter module's factory and hooks. */
 export interface TesteeModule {
+  /** Returns a fresh, isolated sandbox on every call (the module's default export). */
   readonly factory: SandboxFactory;
+  /** The module's `conformanceHooks`: `setup` at the hello, `teardown` at the end, `attach` and `sever` on the kit's request. */
   readonly hooks?: ConformanceHooks;
 }
 
