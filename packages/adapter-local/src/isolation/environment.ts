@@ -157,6 +157,22 @@ export class Environment {
         reject(this.failure);
       };
       void spawnError.then((error) => fail(describeExhaustion(error) ?? error.message));
+      // Before any command runs: the host's root read-only, checked in the init's own mount table.
+      // Checked once the init has pivoted, while it unmounts the old root (which is below /tmp, a
+      // place the check leaves alone): the sandbox's other mounts are what they will be.
+      const writable = mounts.filter((mount) => !mount.readonly).map((mount) => mount.target);
+      let rootChecked: Promise<void> | undefined;
+      const checkRoot = (pid: number): Promise<void> => {
+        let strays;
+        try {
+          strays = strayMountsOf(pid, workDir, writable);
+        } catch (error) {
+          return Promise.reject(
+            new Error(`its mount table could not be read (${describeExhaustion(error as NodeJS.ErrnoException) ?? (error as Error).message})`),
+          );
+        }
+        return strays.length === 0 ? Promise.resolve() : secureRoot(pid, support, workDir, writable);
+      };
       const pivotedNow = (): void => {
         const found = holder.pid === undefined ? {} : readFirstChild(holder.pid);
         const pid = found.pid;
@@ -165,24 +181,18 @@ export class Environment {
           return fail(`its init process could not be found${exhausted === undefined ? '' : ` (${exhausted})`}`);
         }
         this.initPidValue = pid;
+        rootChecked = checkRoot(pid);
+        rootChecked.catch(() => undefined);
         pivoted();
       };
       const readyNow = (pid: number): void => {
-        // Before any command runs: the host's root read-only, checked in the init's own mount table.
-        const writable = mounts.filter((mount) => !mount.readonly).map((mount) => mount.target);
         const done = (): void => {
+          if (this.failure !== undefined) return;
           this.isReady = true;
           unref();
           resolve();
         };
-        let strays;
-        try {
-          strays = strayMountsOf(pid, workDir, writable);
-        } catch (error) {
-          return fail(`its mount table could not be read (${describeExhaustion(error as NodeJS.ErrnoException) ?? (error as Error).message})`);
-        }
-        if (strays.length === 0) return done();
-        secureRoot(pid, support, workDir, writable).then(done, (error: Error) => fail(error.message));
+        (rootChecked ?? checkRoot(pid)).then(done, (error: Error) => fail(error.message));
       };
       // unshare keeps the pipe open: the lines, not end-of-file, say pivoted and ready.
       holder.stdout!.setEncoding('utf8').on('data', (text: string) => {
