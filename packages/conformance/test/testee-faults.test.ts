@@ -5,6 +5,7 @@
  * adapter and, after a few requests, breaks the protocol one way each.
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { HarnessError, runConformance } from '../src/index.js';
@@ -15,7 +16,8 @@ const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
 /** A run of a few cases through the misbehaving testee, marked so its processes can be found after. */
 function testee(fault: string, after = 3) {
-  const marker = `testee-fault-${fault}-${process.pid}-${Date.now()}`;
+  // Unique per run: two runs of one fault start in the same millisecond when the tests run concurrently.
+  const marker = `testee-fault-${fault}-${randomUUID()}`;
   return {
     marker,
     command: { command: process.execPath, args: [MISBEHAVING], env: { ...(process.env as Record<string, string>), SANDSTREAM_TESTEE_FAULT: fault, SANDSTREAM_TESTEE_AFTER: String(after), SANDSTREAM_TESTEE_MARK: marker }, forwardStderr: false },
