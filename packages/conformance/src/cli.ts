@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ConformanceReport } from '@sandstream/types';
 import type { RunWarning } from './warnings.js';
-import { CASES, isAdvisory, runConformance } from './engine.js';
+import { CASES, isBlocking, runConformance } from './engine.js';
 import { currentCase, describeFault, FAULT_ADVICE, type Fault } from './faults.js';
 import { loadAdapter, UsageError } from './adapter-module.js';
 import { describeOpenHandles, openHandles } from './open-handles.js';
@@ -276,8 +276,10 @@ function amendedReport(report: ConformanceReport, id: string, message: string): 
     if (c.status === 'fail' || c.status === 'error') return amended;
     summary[c.status] -= 1;
     summary.fail += 1;
-    ok = ok && isAdvisory(c);
-    return { ...amended, status: 'fail' as const };
+    const failed = { ...amended, status: 'fail' as const, expectedFailure: false };
+    const blocking = isBlocking(failed, c);
+    ok = ok && !blocking;
+    return { ...failed, blocking };
   });
   return { ...report, summary, cases, ok };
 }

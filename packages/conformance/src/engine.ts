@@ -34,6 +34,15 @@ export function isAdvisory(testCase: Pick<ConformanceCase, 'requirements'>): boo
 }
 
 /**
+ * Whether a case's outcome alone makes the run fail: an error, or a failure
+ * neither listed as expected nor advisory. The one place this is decided;
+ * the report carries it as `CaseResult.blocking`, and the reporters read it.
+ */
+export function isBlocking(outcome: { readonly status: CaseStatus; readonly expectedFailure?: boolean }, testCase: Pick<ConformanceCase, 'requirements'>): boolean {
+  return outcome.status === 'error' || (outcome.status === 'fail' && outcome.expectedFailure !== true && !isAdvisory(testCase));
+}
+
+/**
  * The manifest as the report can state it: each spec capability `true` only
  * when the adapter says exactly `true`, plus well-formed `x-` extensions.
  * Whether the adapter's own manifest is valid is the `capabilities.manifest`
@@ -202,6 +211,7 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
         ...outcome,
         expectedFailure: outcome.status === 'fail' && expected.has(testCase.id),
       };
+      result.blocking = isBlocking(result, testCase);
       if (outcome.status === 'fail' && isAdvisory(testCase)) result.message = `advisory (SHOULD): ${outcome.message ?? ''}`;
       results[index] = result;
       options.onCaseEnd?.(result);
@@ -212,9 +222,11 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
       if (result === undefined) return false;
       const late = `after the case ended, the adapter raised an ${describeFault(fault)}, where no caller could catch it; ${FAULT_ADVICE}`;
       // A harness error stays one; anything else is now the adapter's failure.
-      const status = result.status === 'error' ? 'error' : 'fail';
-      results[index] = { ...result, status, expectedFailure: status === 'fail' && expected.has(id), message: result.message === undefined ? late : `${result.message}; then, ${late}` };
-      options.onCaseEnd?.(results[index]);
+      const status: CaseStatus = result.status === 'error' ? 'error' : 'fail';
+      const amended: CaseResult = { ...result, status, expectedFailure: status === 'fail' && expected.has(id), message: result.message === undefined ? late : `${result.message}; then, ${late}` };
+      const updated: CaseResult = { ...amended, blocking: isBlocking(amended, result) };
+      results[index] = updated;
+      options.onCaseEnd?.(updated);
       return true;
     });
     faults.setPhase('the run, between cases');
@@ -251,7 +263,7 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
     const entry = cases.find((c) => c.id === id);
     return entry === undefined || entry.status === 'pass';
   });
-  const blocking = cases.filter((c) => (c.status === 'fail' && !c.expectedFailure && !isAdvisory(c)) || c.status === 'error');
+  const blocking = cases.filter((c) => c.blocking === true);
   const report: ConformanceReport = {
     specVersion: KIT_SPEC_VERSION,
     kitVersion: KIT_VERSION,

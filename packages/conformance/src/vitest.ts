@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, test, type TestContext } from 'vitest';
 import type { CapabilityManifest, Sandbox } from '@sandstream/types';
-import { CASES, isAdvisory, manifestForReport, runCase, validateOptions, type ConformanceOptions } from './engine.js';
+import { CASES, isBlocking, manifestForReport, runCase, validateOptions, type ConformanceOptions } from './engine.js';
 import { missingTools } from './probes.js';
 import { runsAlone } from './schedule.js';
 import { deselected } from './select.js';
@@ -99,7 +99,7 @@ export function describeConformance(options: DescribeConformanceOptions): void {
           if (!failed) throw new Error(`${testCase.id} is listed as an expected failure but passes: remove it from the list`);
           throw new Error(`${outcome.status}: ${outcome.message ?? ''}`);
         }
-        if (failed && !(outcome.status === 'fail' && isAdvisory(testCase))) {
+        if (isBlocking(outcome, testCase)) {
           throw new Error(`${outcome.status}: ${outcome.message ?? ''}`);
         }
       });

@@ -147,13 +147,52 @@ describe('verdicts and tolerated failures', () => {
     expect(xml).not.toContain('<failure');
     expect(formatTap(withAdvisory)).toMatch(/^not ok 3 teardown\.garbage-collected - gc # TODO advisory \(SHOULD\)$/m);
   });
-});
 
-describe('describeConformance', () => {
-  test('applies the engine\'s rules when the suite is collected', () => {
-    const factory = () => createLocalSandbox();
-    expect(() => describeConformance({ factory, bogus: true } as never)).toThrow(/options\.bogus: unknown option/);
-    expect(() => describeConformance({ factory, include: ['no-such.*'] })).toThrow(/matches no case/);
+  test('the reporters read whether a failure blocks the run from the result (blocking, spec 1.3), and decide it only for a report that does not say', () => {
+    // A MUST case, so only the result's own flag can make its failure tolerated.
+    const must = (blocking: boolean | undefined): CaseResult => ({
+      id: 'stream.synchronous',
+      title: 'sync',
+      requirements: ['SS-STREAM-1'],
+      status: 'fail',
+      expectedFailure: false,
+      durationMs: 1,
+      message: 'thenable',
+      ...(blocking === undefined ? {} : { blocking }),
+    });
+    const withCase = (c: CaseResult): ConformanceReport => ({ ...conforming, summary: { ...conforming.summary, fail: 1 }, cases: [...conforming.cases, c] });
+    expect(formatJunit(withCase(must(false)))).toContain('failures="0"');
+    expect(formatTap(withCase(must(false)))).toMatch(/# TODO advisory \(SHOULD\)$/m);
+    expect(formatJunit(withCase(must(true)))).toContain('failures="1"');
+    expect(formatJunit(withCase(must(undefined)))).toContain('failures="1"');
+    expect(formatTap(withCase(must(undefined)))).toMatch(/^not ok 3 stream\.synchronous - sync$/m);
   });
 });
 
+describe('the report says which results block the run', () => {
+  test('every CaseResult states blocking: true exactly for an error or a failure neither expected nor advisory', { timeout: 120_000 }, async () => {
+    const { runConformance } = await import('../src/index.js');
+    const { Lab, BROKEN_ADAPTERS } = await import('./broken/index.js');
+    const lab = new Lab('blocking-flag');
+    const broken = (name: string) => BROKEN_ADAPTERS.find((a) => a.name === name)!;
+    try {
+      // An advisory (SHOULD) failure and a pass: neither blocks.
+      const advisory = await runConformance({ factory: () => broken('no-gc-safety-net').create(lab), include: ['teardown.garbage-collected', 'stream.tagged-chunks'], concurrency: 1 });
+      const byId = new Map(advisory.cases.map((c) => [c.id, c]));
+      expect(byId.get('teardown.garbage-collected')).toMatchObject({ status: 'fail', blocking: false });
+      expect(byId.get('stream.tagged-chunks')).toMatchObject({ status: 'pass', blocking: false });
+      expect(advisory.cases.filter((c) => c.status === 'disabled').every((c) => c.blocking === false)).toBe(true);
+      expect(advisory.ok).toBe(true);
+      // A MUST failure blocks, unless it is listed as expected.
+      const thenable = () => broken('thenable-process').create(lab);
+      const must = await runConformance({ factory: thenable, include: ['stream.synchronous'], concurrency: 1 });
+      expect(must.cases.find((c) => c.id === 'stream.synchronous')).toMatchObject({ status: 'fail', blocking: true });
+      expect(must.ok).toBe(false);
+      const listed = await runConformance({ factory: thenable, include: ['stream.synchronous'], expectedFailures: ['stream.synchronous'], concurrency: 1 });
+      expect(listed.cases.find((c) => c.id === 'stream.synchronous')).toMatchObject({ status: 'fail', expectedFailure: true, blocking: false });
+      expect(listed.ok).toBe(true);
+    } finally {
+      await lab.cleanup();
+    }
+  });
+});

@@ -1,13 +1,6 @@
 import type { CaseResult, ConformanceReport } from '@sandstream/types';
-import { isAdvisory } from '../engine.js';
+import { tolerated } from './blocking.js';
 import { caseGroup } from '../sections.js';
-
-/** A failure that does not fail the run: listed as expected, or of a SHOULD requirement only. */
-function tolerated(c: CaseResult): string | undefined {
-  if (c.status !== 'fail') return undefined;
-  if (c.expectedFailure) return 'expected failure';
-  return isAdvisory(c) ? 'advisory (SHOULD)' : undefined;
-}
 
 function xml(text: string): string {
   return text

@@ -1,5 +1,5 @@
 import type { ConformanceReport } from '@sandstream/types';
-import { isAdvisory } from '../engine.js';
+import { tolerated } from './blocking.js';
 import { counted } from './words.js';
 
 /** TAP version 14: skipped and disabled cases are SKIP; expected and advisory failures are TODO. */
@@ -18,9 +18,8 @@ export function formatTap(report: ConformanceReport): string {
         out.push(`ok ${n} ${name} # SKIP ${c.status}: ${why}`);
         break;
       default:
-        if (c.status === 'fail' && c.expectedFailure) out.push(`not ok ${n} ${name} # TODO expected failure`);
-        else if (c.status === 'fail' && isAdvisory(c)) out.push(`not ok ${n} ${name} # TODO advisory (SHOULD)`);
-        else out.push(`not ok ${n} ${name}`);
+        const todo = tolerated(c);
+        out.push(todo === undefined ? `not ok ${n} ${name}` : `not ok ${n} ${name} # TODO ${todo}`);
         out.push('  ---', `  status: ${c.status}`, `  message: ${JSON.stringify(why)}`, `  requirements: [${c.requirements.join(', ')}]`, '  ...');
     }
   });

@@ -45,6 +45,12 @@ export const CaseResult = definition(
       }),
       durationMs: Type.Number({ minimum: 0, description: 'Wall-clock milliseconds the case took.' }),
       message: Type.Optional(Type.String({ description: 'Why it failed, was skipped, or errored.' })),
+      blocking: Type.Optional(
+        Type.Boolean({
+          description:
+            'Spec 1.3: true when this result alone makes the run fail (an error, or a failure neither listed as expected nor advisory); a kit of 1.3 or later always states it.',
+        }),
+      ),
     },
     { additionalProperties: false },
   ),
