@@ -1,7 +1,8 @@
 /** Loading an adapter module the way the CLIs do: a file, or a package (or its subpath) installed here. */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { resolve as resolveImport } from 'import-meta-resolve';
 import type { SandboxFactory } from '@sandstream/types';
 import { codeOf } from './assert.js';
 import { checkHooks, type ConformanceHooks } from './hooks.js';
@@ -13,43 +14,22 @@ export class UsageError extends Error {}
 /** The adapter module exists but cannot be loaded as it is (a harness error, exit 2). */
 export class AdapterModuleError extends Error {}
 
-/** The `import` (or `default`) target of a package's `exports` for its root. */
-function exportTarget(exports: unknown): string | undefined {
-  if (typeof exports === 'string') return exports;
-  if (typeof exports !== 'object' || exports === null) return undefined;
-  const map = exports as Record<string, unknown>;
-  if ('.' in map) return exportTarget(map['.']);
-  for (const condition of ['import', 'node', 'default']) {
-    const target = exportTarget(map[condition]);
-    if (target !== undefined) return target;
-  }
-  return undefined;
-}
-
-/** The target of a subpath (`./conformance`) in a package's `exports`, its conditions read as for the root. */
-function subpathTarget(exports: unknown, subpath: string): string | undefined {
-  if (typeof exports !== 'object' || exports === null || !(subpath in exports)) return undefined;
-  return exportTarget((exports as Record<string, unknown>)[subpath]);
-}
-
 /**
- * Resolves a package name as an ES module import from the current directory
- * would: up through the node_modules folders, then the package's `exports`
- * (import conditions included) or `main`; a subpath (`pkg/conformance`)
- * through its `exports` entry, else as a file of the package.
+ * Resolves a package name (or a subpath of one) as an `import` from a module
+ * in `from` would: Node's own ES module resolution, its `exports` conditions
+ * included, through import-meta-resolve (Node 20 cannot resolve from another
+ * parent without a flag). Undefined when nothing of that name is installed.
  */
 function resolvePackage(name: string, from: string): string | undefined {
-  const [scopeOrName, rest] = name.startsWith('@') ? [name.split('/').slice(0, 2).join('/'), name.split('/').slice(2).join('/')] : [name.split('/')[0]!, name.split('/').slice(1).join('/')];
-  for (let dir = from; ; dir = dirname(dir)) {
-    const root = join(dir, 'node_modules', scopeOrName);
-    const manifest = join(root, 'package.json');
-    if (existsSync(manifest)) {
-      const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: unknown; main?: string };
-      if (rest !== '') return join(root, subpathTarget(pkg.exports, `./${rest}`) ?? rest);
-      const target = exportTarget(pkg.exports) ?? pkg.main ?? 'index.js';
-      return join(root, target);
-    }
-    if (dirname(dir) === dir) return undefined;
+  try {
+    const url = resolveImport(name, pathToFileURL(join(from, 'noop.js')).href);
+    return url.startsWith('file:') ? fileURLToPath(url) : undefined;
+  } catch (error) {
+    const code = codeOf(error);
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'ERR_UNSUPPORTED_DIR_IMPORT') return undefined;
+    // The parent named in the message is a stand-in for the current directory.
+    const why = (error instanceof Error ? error.message : String(error)).replace(/ imported from .*$/s, '');
+    throw new UsageError(`cannot load ${JSON.stringify(name)} from ${from}: ${why}`);
   }
 }
 

@@ -161,6 +161,10 @@ describe('sandstream-conformance CLI', () => {
     const missing = await cli(['no-such-adapter-package'], {}, project);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/cannot find "no-such-adapter-package"/);
+    // A subpath the package does not export is refused as an import of it would be (Node's own resolution).
+    const hidden = await cli(['import-only-adapter/adapter.js'], {}, project);
+    expect(hidden.code).toBe(2);
+    expect(hidden.stderr).toMatch(/cannot load "import-only-adapter\/adapter\.js" from .*: Package subpath '\.\/adapter\.js' is not defined by "exports" in \S+package\.json\n/);
   });
 
   test('an empty --include is a usage error, not the whole kit; the old --only fails naming its new name', async () => {
