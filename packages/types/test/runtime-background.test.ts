@@ -221,40 +221,41 @@ describe('close() [SS-BG-3]', () => {
   });
 });
 
+/** A backend whose records are a map, and whose every start and follow is a scripted driver. */
+function keepingBackend() {
+  const records = new Map<string, readonly string[]>();
+  const followers: ScriptedDriver[] = [];
+  const forgotten: string[] = [];
+  let next = 0;
+  const background = {
+    start(command: { argv: readonly string[] }) {
+      const commandId = `cmd-${++next}`;
+      records.set(commandId, command.argv);
+      const driver = new ScriptedDriver();
+      diesOnTerm(driver);
+      return { driver, commandId };
+    },
+    async follow(commandId: string, replay: boolean) {
+      const argv = records.get(commandId);
+      if (argv === undefined) throw new CommandNotFound(commandId);
+      const driver = new ScriptedDriver();
+      diesOnTerm(driver);
+      followers.push(driver);
+      return { driver, argv, skipped: replay ? { stdout: 0, stderr: 0 } : undefined };
+    },
+    async list() {
+      return [...records].map(([commandId, argv]) => ({ commandId, argv, state: 'running' as const }));
+    },
+    async forget(commandId: string) {
+      forgotten.push(commandId);
+      records.delete(commandId);
+    },
+  };
+  const handle = () => scriptedSandbox(diesOnTerm, { capabilities: { ...ATTACH, 'attach-reconnect': true, 'replay-tail': false, 'replay-full': true }, background } as never);
+  return { handle, records, followers, forgotten };
+}
+
 describe('with a backend that keeps the records (the remote kit\'s part) [SS-RECON-1]', () => {
-  /** A backend whose records are a map, and whose every start and follow is a scripted driver. */
-  function keepingBackend() {
-    const records = new Map<string, readonly string[]>();
-    const followers: ScriptedDriver[] = [];
-    const forgotten: string[] = [];
-    let next = 0;
-    const background = {
-      start(command: { argv: readonly string[] }) {
-        const commandId = `cmd-${++next}`;
-        records.set(commandId, command.argv);
-        const driver = new ScriptedDriver();
-        diesOnTerm(driver);
-        return { driver, commandId };
-      },
-      async follow(commandId: string, replay: boolean) {
-        const argv = records.get(commandId);
-        if (argv === undefined) throw new CommandNotFound(commandId);
-        const driver = new ScriptedDriver();
-        diesOnTerm(driver);
-        followers.push(driver);
-        return { driver, argv, skipped: replay ? { stdout: 0, stderr: 0 } : undefined };
-      },
-      async list() {
-        return [...records].map(([commandId, argv]) => ({ commandId, argv, state: 'running' as const }));
-      },
-      async forget(commandId: string) {
-        forgotten.push(commandId);
-        records.delete(commandId);
-      },
-    };
-    const handle = () => scriptedSandbox(diesOnTerm, { capabilities: { ...ATTACH, 'attach-reconnect': true, 'replay-tail': false, 'replay-full': true }, background } as never);
-    return { handle, records, followers, forgotten };
-  }
 
   it("another handle lists and attaches what the first started; its close() ends only what it still reads, and a kill by id forgets the record", async () => {
     const { handle, followers, forgotten, records } = keepingBackend();
@@ -286,6 +287,33 @@ describe('with a backend that keeps the records (the remote kit\'s part) [SS-REC
     await expect(third.sb.attach!('cmd-1')).rejects.toBeInstanceOf(CommandNotFound);
     await first.sb.close();
     await third.sb.close();
+  });
+});
+
+describe('close() of a handle that follows what another started [SS-RECON-1, SS-ATTACH-6]', () => {
+  it('ends a command it attached to through its undetached Process, and leaves no rejection unhandled', async () => {
+    const { handle, followers } = keepingBackend();
+    const first = handle();
+    const server = first.sb.stream(['server'], { background: true });
+    await server.started();
+    await server.detach();
+    const second = handle();
+    const watched = await second.sb.attach!('cmd-1', { replay: false });
+    await watched.started();
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      await second.sb.close();
+      // Unhandled rejections are reported after the microtasks of a turn: wait a few turns.
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+    expect(unhandled).toEqual([]);
+    // Its Process was not detached: the close ended the command through it (ADR-0036).
+    expect(followers[0]!.signals).toEqual(['SIGTERM']);
+    await first.sb.close();
   });
 });
 

@@ -180,11 +180,11 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
         // kill wait each. A release still under way past it goes on, bounded by its own wait.
         const started = performance.now();
         const cores = [...live];
-        const disposals = cores.map((core) => core.dispose());
-        const releases = [...releasing].map((core) => core.whenReleased());
+        // Settled at once: a disposal that rejects while the terminations are awaited is not unhandled.
+        const disposals = Promise.allSettled([...cores.map((core) => core.dispose()), ...[...releasing].map((core) => core.whenReleased())]);
         await Promise.allSettled(cores.map((core) => core.terminate()));
         const left = Math.max(0, settings.graceMs + settings.killWaitMs - (performance.now() - started));
-        await within(Promise.allSettled([...disposals, ...releases]), left);
+        await within(disposals, left);
         background.clear();
         await backend.close?.();
       })();
