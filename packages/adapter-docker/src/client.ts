@@ -110,7 +110,7 @@ export function typedError(docker: Docker, container: string, error: unknown): E
 }
 
 /** A short description of a client error for messages: the typed error's, else the Engine's message. */
-export function describe(error: unknown): string {
+export function describeEngineError(error: unknown): string {
   if (error instanceof Error && error.cause !== undefined && error.name !== 'Error') return error.message;
   const status = statusOf(error);
   return status === undefined ? engineMessage(error) : `${engineMessage(error)} (HTTP ${status})`;

@@ -9,7 +9,7 @@ import type Docker from 'dockerode';
 import { type CapabilityManifest, type Sandbox } from '@sandstream/types';
 import { capabilitiesOption, defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, nonNegativeOption } from '@sandstream/types/runtime';
 import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands } from '@sandstream/remote';
-import { addressOf, clientOf, describe, typedError } from './client.js';
+import { addressOf, clientOf, describeEngineError, typedError } from './client.js';
 import { createOwnedContainer, removeOwnedContainer } from './container.js';
 import { ContainerGone, DockerUnreachable } from './errors.js';
 import { checkDockerOptions, type DockerExistingContainerOptions, type DockerNewContainerOptions, type DockerSandboxOptions } from './options.js';
@@ -88,7 +88,7 @@ export async function createDockerSandbox(options: DockerSandboxOptions): Promis
   try {
     await docker.ping();
   } catch (error) {
-    throw typedError(docker, '', error) ?? new DockerUnreachable(addressOf(docker), describe(error), { cause: error });
+    throw typedError(docker, '', error) ?? new DockerUnreachable(addressOf(docker), describeEngineError(error), { cause: error });
   }
   const { container, owned } = await obtain(docker, options);
 
@@ -105,7 +105,7 @@ export async function createDockerSandbox(options: DockerSandboxOptions): Promis
     },
     requestTimeoutMs,
     retry: { ...DEFAULT_RETRY, deadlineMs: requestTimeoutMs },
-    describe,
+    describe: describeEngineError,
     // Every signal on Docker is a helper (exec has no signal call), and every exec is three Engine
     // requests and a `runc exec`: one exec per account takes the helpers' words on its stdin.
     helperChannel: true,

@@ -10,7 +10,7 @@ import type { Socket } from 'node:net';
 import type Docker from 'dockerode';
 import { StdinClosed, TransportError } from '@sandstream/types';
 import { type HelperOptions, type HelperResult, type RemoteTransport, type StartRequest, type TransportEnd, type TransportProcess, type TransportSink } from '@sandstream/remote';
-import { addressOf, describe, neverSent, noSuchExec, typedError, unanswered, untilAnswered } from './client.js';
+import { addressOf, describeEngineError, neverSent, noSuchExec, typedError, unanswered, untilAnswered } from './client.js';
 import { ContainerGone, DockerRestarted, DockerUnreachable } from './errors.js';
 import { FrameSplitter } from './demux.js';
 import { execStatus, START_FAILED } from './exit-status.js';
@@ -336,7 +336,7 @@ class ExecProcess implements TransportProcess {
         if (error === undefined || error === null) resolve();
         else if (this.#ended || this.#closed) reject(new StdinClosed('standard input is closed: the command ended', { cause: error }));
         // Part of it may have reached the Engine: never sent again.
-        else reject(new TransportError(`the delivery of ${data.byteLength} bytes of standard input is uncertain: ${describe(error)}`, { cause: error }));
+        else reject(new TransportError(`the delivery of ${data.byteLength} bytes of standard input is uncertain: ${describeEngineError(error)}`, { cause: error }));
       });
     });
     written.catch(() => undefined);

@@ -97,7 +97,7 @@ const EXHAUSTION: Readonly<Record<string, string>> = {
 };
 
 /** A short description of an error for messages. */
-export function describe(error: unknown): string {
+export function describeEnvdError(error: unknown): string {
   const hint = EXHAUSTION[systemErrorIn(error)?.code ?? ''];
   if (hint !== undefined) return `${describeOnly(error)} (${hint})`;
   return describeOnly(error);

@@ -2,7 +2,7 @@ import { Sandbox as E2BSdkSandbox, type SandboxOpts } from 'e2b';
 import { InvalidArgument, type CapabilityManifest, type Sandbox } from '@sandstream/types';
 import { capabilitiesOption, checkOptionKeys, defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, nonNegativeOption } from '@sandstream/types/runtime';
 import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands } from '@sandstream/remote';
-import { createProcessClient, describe, type EnvdEndpoint } from './connection.js';
+import { createProcessClient, describeEnvdError, type EnvdEndpoint } from './connection.js';
 import { EnvdTransport } from './transport.js';
 
 /** envd's port inside every E2B sandbox. */
@@ -170,7 +170,7 @@ export async function createE2BSandbox(options: E2BSandboxOptions = {}): Promise
     // The kills and sweeps that follow a broken link: the link that just failed may fail once
     // more, and nothing else will end the command.
     retry: { ...DEFAULT_RETRY, attempts: 50, deadlineMs: requestTimeoutMs },
-    describe,
+    describe: describeEnvdError,
   });
 
   return defineSandbox<E2BSdkSandbox>({

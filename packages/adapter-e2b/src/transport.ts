@@ -7,7 +7,7 @@
 import { Code } from '@connectrpc/connect';
 import { StdinClosed, TransportError } from '@sandstream/types';
 import type { HelperOptions, HelperResult, RemoteTransport, StartRequest, TransportEnd, TransportProcess, TransportSink } from '@sandstream/remote';
-import { basicAuth, describe, isDaemonAnswer, neverSent, type ProcessClient } from './connection.js';
+import { basicAuth, describeEnvdError, isDaemonAnswer, neverSent, type ProcessClient } from './connection.js';
 import { Signal as EnvdSignal, type ProcessEvent, type StartResponse } from './gen/envd-process_pb.js';
 import { exitStatusOf } from './status.js';
 
@@ -181,7 +181,7 @@ class EnvdProcess implements TransportProcess {
         if (isDaemonAnswer(error) && (error.code === Code.NotFound || error.code === Code.Internal)) {
           throw new StdinClosed(`standard input is closed: ${error.rawMessage}`, { cause: error });
         }
-        throw new TransportError(`the delivery of ${data.byteLength} bytes of standard input is uncertain: ${describe(error)}`, { cause: error });
+        throw new TransportError(`the delivery of ${data.byteLength} bytes of standard input is uncertain: ${describeEnvdError(error)}`, { cause: error });
       }
       if (data.byteLength === 0) break;
     }
@@ -193,7 +193,7 @@ class EnvdProcess implements TransportProcess {
     } catch (error) {
       // Gone or already closed: closed either way.
       if (isDaemonAnswer(error)) return;
-      throw new TransportError(`could not close standard input of process ${this.#pid}: ${describe(error)}`, { cause: error });
+      throw new TransportError(`could not close standard input of process ${this.#pid}: ${describeEnvdError(error)}`, { cause: error });
     }
   }
 

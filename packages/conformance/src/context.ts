@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { ExecResult, Sandbox, SandboxFactory } from '@sandstream/types';
 import { ConformanceFailure, describeError, HarnessError } from './assert.js';
 import type { ConformanceHooks } from './hooks.js';
-import { probeAlive, type Exec } from './probes.js';
-import type { Termination } from './termination.js';
+import { probeAlive, type Exec } from './sandbox-scripts.js';
+import type { Termination } from './termination-settings.js';
 
 /** What a case gets: a fresh sandbox and helpers that work through it. */
 export interface CaseContext {

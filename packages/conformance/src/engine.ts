@@ -13,7 +13,7 @@ import { describeError, HarnessError } from './assert.js';
 import type { ConformanceCase } from './case.js';
 import { CASES } from './cases/index.js';
 import { validateOptions, type ConformanceOptions } from './options.js';
-import { missingTools } from './probes.js';
+import { missingTools } from './sandbox-scripts.js';
 import { REQUIREMENTS } from './requirements.js';
 import { createSandbox, runCaseWatched, withTimeout, type CaseOutcome } from './run-case.js';
 import { describeFault, FAULT_ADVICE, inPhaseScope, watchRun, type Fault, type RunWatch } from './faults.js';

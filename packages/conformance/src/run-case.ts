@@ -12,9 +12,9 @@ import { deliveryBound } from './cases/support/observe.js';
 import { createContext, type ContextHandle } from './context.js';
 import type { ConformanceHooks } from './hooks.js';
 import { describePending, trackCalls, type CallTracker } from './pending.js';
-import { sweep } from './probes.js';
+import { sweep } from './sandbox-scripts.js';
 import { FAULT_ADVICE, inCaseScope, raceFaults, type LiveScope, type RunWatch } from './faults.js';
-import { describeTermination, terminationOf, type Termination } from './termination.js';
+import { describeTermination, terminationOf, type Termination } from './termination-settings.js';
 
 function isSandbox(value: unknown): value is Sandbox {
   const sb = value as Partial<Sandbox> | null;

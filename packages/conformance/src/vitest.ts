@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, test, type TestContext } from 'vitest';
 import type { CapabilityManifest, Sandbox } from '@sandstream/types';
 import { CASES, isBlocking, manifestForReport, runCase, validateOptions, type ConformanceOptions } from './engine.js';
-import { missingTools } from './probes.js';
+import { missingTools } from './sandbox-scripts.js';
 import { runsAlone } from './schedule.js';
 import { deselected } from './select.js';
 import { watchWarnings } from './warnings.js';

@@ -13,7 +13,7 @@ import { createLocalSandbox } from '@sandstream/adapter-local';
 import type { Sandbox } from '@sandstream/types';
 import { CASES, ConformanceFailure, HarnessError, runCase, runConformance, type ConformanceCase } from '../src/index.js';
 import { describeError } from '../src/assert.js';
-import { terminationOf } from '../src/termination.js';
+import { terminationOf } from '../src/termination-settings.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { createLocalSandbox } from '@sandstream/adapter-local';
 import type { Sandbox } from '@sandstream/types';
 import { helperExec } from '../src/context.js';
-import { probeAlive, splitToken, sweep } from '../src/probes.js';
+import { probeAlive, splitToken, sweep } from '../src/sandbox-scripts.js';
 
 const sandbox = createLocalSandbox({ graceMs: 300 });
 afterAll(() => sandbox.close());

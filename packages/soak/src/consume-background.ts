@@ -9,7 +9,7 @@
  * record may stay.
  */
 import { CommandNotFound, hasCapability, InvalidState, SandboxClosed, type BackgroundProcess, type OutputChunk, type Sandbox, type StreamName } from '@sandstream/types';
-import { bounded, checkEnd, conclude, describe, verifySettled, WAIT_TIMEOUT, type ConsumeContext, type ProcessOutcome } from './consume-support.js';
+import { bounded, checkEnd, conclude, describeThrown, verifySettled, WAIT_TIMEOUT, type ConsumeContext, type ProcessOutcome } from './consume-support.js';
 import type { BackgroundEndingName, EndingPlan } from './endings.js';
 import { OutputCheck } from './output-check.js';
 import type { ProcessPlan } from './plan.js';
@@ -143,12 +143,12 @@ async function detachChecked(proc: BackgroundProcess, iterator: AsyncIterator<Ou
   if (proc.exited) return;
   const waited = await bounded(proc.wait().then(() => 'resolved' as const, (error: unknown) => error), context.waitBoundMs);
   if (!(waited instanceof InvalidState)) {
-    const how = waited === 'resolved' ? 'resolved' : waited === WAIT_TIMEOUT ? 'did not settle' : `rejected with ${describe(waited)}`;
+    const how = waited === 'resolved' ? 'resolved' : waited === WAIT_TIMEOUT ? 'did not settle' : `rejected with ${describeThrown(waited)}`;
     problems.push(`wait() after detach() ${how}, not rejected with InvalidState`);
   }
   const next = await bounded(iterator.next().catch((error: unknown) => error), context.waitBoundMs);
   if (!(typeof next === 'object' && next !== null && 'done' in next && next.done === true)) {
-    problems.push(`iteration did not end after detach(): ${next === WAIT_TIMEOUT ? 'next() did not settle' : next instanceof Error ? describe(next) : 'a chunk'}`);
+    problems.push(`iteration did not end after detach(): ${next === WAIT_TIMEOUT ? 'next() did not settle' : next instanceof Error ? describeThrown(next) : 'a chunk'}`);
   }
 }
 
@@ -170,7 +170,7 @@ async function startAndDetach(
   try {
     await asStarter(proc, progress, problems);
     const read = await readSome(proc, due, accept, progress);
-    if (read.failure !== undefined) problems.push(`reading before detach() failed: ${describe(read.failure)}`);
+    if (read.failure !== undefined) problems.push(`reading before detach() failed: ${describeThrown(read.failure)}`);
     await detachChecked(proc, read.iterator, context, progress, problems);
     detached = true;
     if (proc.commandId === undefined) throw new Error('a started background Process has no commandId');
@@ -192,7 +192,7 @@ async function checkForgotten(sandbox: Sandbox, id: string, progress: Progress, 
     },
     (error: unknown) => error,
   );
-  if (!(again instanceof CommandNotFound)) problems.push(`attach() of the forgotten ${id} ${again === 'attached' ? 'gave a Process' : `rejected with ${describe(again)}`}, not CommandNotFound`);
+  if (!(again instanceof CommandNotFound)) problems.push(`attach() of the forgotten ${id} ${again === 'attached' ? 'gave a Process' : `rejected with ${describeThrown(again)}`}, not CommandNotFound`);
   else if (again.commandId !== id) problems.push(`CommandNotFound names ${JSON.stringify(again.commandId)}, not ${id}`);
 }
 
@@ -204,7 +204,7 @@ async function checkClosedRefuses(sandbox: Sandbox, id: string, problems: string
   ];
   for (const [name, call] of calls) {
     const outcome = await call().then(() => 'resolved' as const, (error: unknown) => error);
-    if (!(outcome instanceof SandboxClosed)) problems.push(`${name} of the closed sandbox ${outcome === 'resolved' ? 'resolved' : `rejected with ${describe(outcome)}`}, not SandboxClosed`);
+    if (!(outcome instanceof SandboxClosed)) problems.push(`${name} of the closed sandbox ${outcome === 'resolved' ? 'resolved' : `rejected with ${describeThrown(outcome)}`}, not SandboxClosed`);
   }
 }
 
@@ -289,7 +289,7 @@ export async function consumeBackground(plan: ProcessPlan, ending: BackgroundEnd
         await asStarter(proc, progress, problems);
         for (const companion of companions) if (companion.detach) await companion.proc.detach();
         const read = await readSome(proc, due(ending.atChunk), accept, progress);
-        if (read.failure !== undefined) problems.push(`reading before the close failed: ${describe(read.failure)}`);
+        if (read.failure !== undefined) problems.push(`reading before the close failed: ${describeThrown(read.failure)}`);
         if (ending.detach && !read.done) await detachChecked(proc, read.iterator, context, progress, problems);
         const id = proc.commandId ?? 'unknown';
         const acted = performance.now();
@@ -307,7 +307,7 @@ export async function consumeBackground(plan: ProcessPlan, ending: BackgroundEnd
           })(),
           context.waitBoundMs,
         );
-        const closeResult = await bounded(closing.then(() => undefined, (error: unknown) => describe(error)), context.waitBoundMs);
+        const closeResult = await bounded(closing.then(() => undefined, (error: unknown) => describeThrown(error)), context.waitBoundMs);
         teardownMs = performance.now() - acted;
         if (closeResult === WAIT_TIMEOUT) problems.push(`close() did not resolve within ${context.waitBoundMs} ms`);
         else if (closeResult !== undefined) problems.push(`close() rejected: ${closeResult}`);

@@ -58,10 +58,10 @@ export async function bounded<T>(promise: Promise<T>, ms: number): Promise<T | t
 }
 
 /** One line naming an error, its code, and for a failed disposal both errors. */
-export function describe(error: unknown): string {
+export function describeThrown(error: unknown): string {
   // `await using` compiled for Node 20 throws an Error named SuppressedError carrying both errors.
   if (error instanceof Error && error.name === 'SuppressedError' && 'error' in error && 'suppressed' in error) {
-    return `disposal failed with ${describe(error.error)} (while leaving with ${describe(error.suppressed)})`;
+    return `disposal failed with ${describeThrown(error.error)} (while leaving with ${describeThrown(error.suppressed)})`;
   }
   if (error instanceof Error) return `${error.constructor.name}${error instanceof SandstreamError ? ` ${error.code}` : ''}: ${error.message}`;
   return String(error);

@@ -5,14 +5,14 @@
  */
 import { AbortError, SandstreamError, type ExecResult, type Process } from '@sandstream/types';
 import { consumeBackground } from './consume-background.js';
-import { bounded, checkEnd, conclude, describe, verifySettled as settledWithin, WAIT_TIMEOUT, type ConsumeContext, type ProcessOutcome } from './consume-support.js';
+import { bounded, checkEnd, conclude, describeThrown, verifySettled as settledWithin, WAIT_TIMEOUT, type ConsumeContext, type ProcessOutcome } from './consume-support.js';
 import { isBackground } from './endings.js';
 import { feed } from './feed.js';
 import { OutputCheck } from './output-check.js';
 import type { ProcessPlan } from './plan.js';
 import { Progress } from './progress.js';
 
-export { describe, type ConsumeContext, type ProcessOutcome };
+export { describeThrown, type ConsumeContext, type ProcessOutcome };
 
 /** The error a `throw` ending throws, to tell it from any error of the runtime. */
 class ConsumerThrow extends Error {}
@@ -26,7 +26,7 @@ function startFeeding(proc: Process, plan: ProcessPlan, progress: Progress): Pro
   if (data === undefined || proc.stdin === null) return Promise.resolve(undefined);
   return feed(proc.stdin, data, plan.stdinPiece, progress).then(
     () => undefined,
-    (error: unknown) => ({ typed: error instanceof SandstreamError, description: describe(error) }),
+    (error: unknown) => ({ typed: error instanceof SandstreamError, description: describeThrown(error) }),
   );
 }
 
@@ -132,7 +132,7 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext, progre
         }
         progress.stage = 'disposing';
       } catch (error) {
-        if (!(error instanceof ConsumerThrow)) problems.push(`leaving the scope failed: ${describe(error)}`);
+        if (!(error instanceof ConsumerThrow)) problems.push(`leaving the scope failed: ${describeThrown(error)}`);
       }
       if (acted !== undefined) teardownMs = performance.now() - acted;
       const fed = await writing;
@@ -169,7 +169,7 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext, progre
         progress.stage = 'disposing';
       } catch (error) {
         if (error instanceof AbortError) endedBy = 'abort';
-        else problems.push(`the loop failed with ${describe(error)}, not AbortError`);
+        else problems.push(`the loop failed with ${describeThrown(error)}, not AbortError`);
       }
       if (acted !== undefined) teardownMs = performance.now() - acted;
       const fed = await writing;
@@ -229,7 +229,7 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext, progre
             done = true;
           }
         }
-        if (failure !== undefined) problems.push(`reading before the close failed: ${describe(failure)}`);
+        if (failure !== undefined) problems.push(`reading before the close failed: ${describeThrown(failure)}`);
         const acted = performance.now();
         closed = true;
         progress.stage = 'closing the sandbox';
@@ -245,7 +245,7 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext, progre
           })(),
           context.waitBoundMs,
         );
-        const closeResult = await bounded(closing.then(() => undefined, (error: unknown) => describe(error)), context.waitBoundMs);
+        const closeResult = await bounded(closing.then(() => undefined, (error: unknown) => describeThrown(error)), context.waitBoundMs);
         teardownMs = performance.now() - acted;
         if (closeResult === WAIT_TIMEOUT) problems.push(`close() did not resolve within ${context.waitBoundMs} ms`);
         else if (closeResult !== undefined) problems.push(`close() rejected: ${closeResult}`);

@@ -14,7 +14,7 @@
  */
 import { startEnvdEmulator, type EnvdEmulator } from '@sandstream/adapter-e2b/emulator';
 import { VercelEmulator } from '@sandstream/adapter-vercel/emulator';
-import { LoopDelayMonitor } from './probes.js';
+import { LoopDelayMonitor } from './self-measures.js';
 
 type Request =
   | { id: number; op: 'start'; kind: 'e2b' | 'vercel' }

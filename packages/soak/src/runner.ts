@@ -10,11 +10,11 @@ import { markedProcesses } from '@sandstream/test-support/processes';
 import type { Sandbox } from '@sandstream/types';
 import { TIMED_OUT, within } from '@sandstream/types/runtime';
 import { BEHAVIOURS, type BehaviourName } from './behaviours.js';
-import { consume, describe, type ProcessOutcome } from './consume.js';
+import { consume, describeThrown, type ProcessOutcome } from './consume.js';
 import { ENDINGS, type EndingName } from './endings.js';
 import { HostLimitRun, type HostLimitOptions, type HostLimitReport } from './host-limits.js';
 import { planCapabilities, planDigest, planProcess, type PlanCapabilities } from './plan.js';
-import { canCollect, LoopDelayMonitor, settledHeap } from './probes.js';
+import { canCollect, LoopDelayMonitor, settledHeap } from './self-measures.js';
 import { excess, extraFds, resourceDelta, snapshot, type ResourceSnapshot } from './snapshots.js';
 import { Progress } from './progress.js';
 import { percentiles, type Percentiles } from './stats.js';
@@ -257,7 +257,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       const outcome = await Promise.race([
         consume(plan, context, progress).catch(
           (error: unknown): ProcessOutcome => ({
-            problems: [`failed: ${describe(error)}`],
+            problems: [`failed: ${describeThrown(error)}`],
             verified: false,
             bytes: 0,
             teardownMs: undefined,

@@ -2,7 +2,7 @@
  * Descriptors and active resources at one moment, and how two moments
  * differ: what the soak compares to say a run left nothing open.
  */
-import { activeResources, fdCount, fdTargets } from './probes.js';
+import { activeResources, fdCount, fdTargets } from './self-measures.js';
 
 /** Descriptors and active resources at one moment. */
 export interface ResourceSnapshot {

@@ -2,7 +2,7 @@ import type { BackgroundProcess, StreamName } from '@sandstream/types';
 import { check, checkErrorCode, ConformanceFailure, describeError, HarnessError, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
-import { splitToken } from '../probes.js';
+import { splitToken } from '../sandbox-scripts.js';
 import { endById, expectRunning, startBackgroundTree } from './background.js';
 import {
   attachCalls,

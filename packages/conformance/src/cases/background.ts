@@ -4,7 +4,7 @@ import { check, checkEqual, checkErrorCode, ConformanceFailure, describeError, H
 import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
 import { helperExec } from '../context.js';
-import { probeAlive } from '../probes.js';
+import { probeAlive } from '../sandbox-scripts.js';
 import { attachCalls, expectUnlisted, listed, listedIds, startBackground, withWitness, type AttachCalls } from './support/background.js';
 import { bound, deliveryBound, expectNeverRan, explainingSurvivors, readPid, scratch, settledWithin, type Watched } from './support/observe.js';
 import { expectTreeGone, heartbeatBeats, startTree, watchTree, type Tree } from './support/tree.js';

@@ -2,7 +2,7 @@ import type { Sandbox } from '@sandstream/types';
 import { check, checkErrorCode, ConformanceFailure, describeError, HarnessError, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
 import { helperExec, type CaseContext } from '../context.js';
-import { probeAlive, splitToken } from '../probes.js';
+import { probeAlive, splitToken } from '../sandbox-scripts.js';
 import { arrivalOf } from './support/arrival.js';
 import { scratch } from './support/observe.js';
 

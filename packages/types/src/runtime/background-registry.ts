@@ -3,7 +3,7 @@ import { CommandNotFound, InvalidArgument, SpawnFailed, TransportError } from '.
 import type { BackgroundBackend } from './background-backend.js';
 import { BackgroundCommand } from './background-command.js';
 import { BackgroundView, type CommandRegistry } from './background-process.js';
-import { describe } from './describe.js';
+import { describeValue } from './describe-value.js';
 import type { ProcessDriver } from './driver.js';
 import { planStream, type ExecutionPlan } from './execution-plan.js';
 import { isPlainObject } from './plain-object.js';
@@ -12,10 +12,10 @@ import type { ProcessCore } from './process-core.js';
 /** The options of `attach()`, checked before anything is looked up. */
 function attachReplay(options: unknown): boolean {
   if (options === undefined) return true;
-  if (!isPlainObject(options)) throw new InvalidArgument('options', `must be an object, got ${describe(options)}`);
+  if (!isPlainObject(options)) throw new InvalidArgument('options', `must be an object, got ${describeValue(options)}`);
   for (const key of Object.keys(options)) if (key !== 'replay') throw new InvalidArgument(`options.${key}`, 'unknown option');
   const replay = options['replay'];
-  if (replay !== undefined && typeof replay !== 'boolean') throw new InvalidArgument('options.replay', `must be a boolean, got ${describe(replay)}`);
+  if (replay !== undefined && typeof replay !== 'boolean') throw new InvalidArgument('options.replay', `must be a boolean, got ${describeValue(replay)}`);
   return replay ?? true;
 }
 
@@ -64,7 +64,7 @@ export class BackgroundRegistry implements CommandRegistry {
   /** `attach()`: every check, then the lookup, before any side effect. */
   async attach(commandId: unknown, options: unknown): Promise<BackgroundProcess> {
     if (typeof commandId !== 'string' || commandId === '') {
-      throw new InvalidArgument('commandId', `must be a non-empty string, got ${describe(commandId)}`);
+      throw new InvalidArgument('commandId', `must be a non-empty string, got ${describeValue(commandId)}`);
     }
     const replay = attachReplay(options);
     if (this.backend === undefined) {

@@ -1,5 +1,5 @@
 import { InvalidArgument } from '../errors.js';
-import { describe } from './describe.js';
+import { describeValue } from './describe-value.js';
 import { isPlainObject } from './plain-object.js';
 
 /** Sets a variable as an own property, so that even `__proto__` is one. */
@@ -28,7 +28,7 @@ export function inheritedEnv(): Record<string, string> {
  */
 export function validateEnv(value: unknown, key = 'options.env'): Readonly<Record<string, string>> {
   if (!isPlainObject(value)) {
-    throw new InvalidArgument(key, `must be an object of strings, got ${describe(value)}`);
+    throw new InvalidArgument(key, `must be an object of strings, got ${describeValue(value)}`);
   }
   const env: Record<string, string> = {};
   for (const [name, entry] of Object.entries(value)) {
@@ -36,7 +36,7 @@ export function validateEnv(value: unknown, key = 'options.env'): Readonly<Recor
     if (name === '' || name.includes('=') || name.includes('\0')) {
       throw new InvalidArgument(entryKey, 'a variable name must be non-empty and contain neither "=" nor NUL');
     }
-    if (typeof entry !== 'string') throw new InvalidArgument(entryKey, `must be a string, got ${describe(entry)}`);
+    if (typeof entry !== 'string') throw new InvalidArgument(entryKey, `must be a string, got ${describeValue(entry)}`);
     if (entry.includes('\0')) throw new InvalidArgument(entryKey, 'must not contain a NUL character');
     defineVariable(env, name, entry);
   }

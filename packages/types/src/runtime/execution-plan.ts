@@ -7,7 +7,7 @@ import {
   type StreamOptions,
 } from '../options.js';
 import type { OutputChunk } from '../schema/output-chunk.js';
-import { describe } from './describe.js';
+import { describeValue } from './describe-value.js';
 import { validateEnv } from './environment.js';
 import { isPlainObject } from './plain-object.js';
 
@@ -70,7 +70,7 @@ function noNul(key: string, value: string): string {
  */
 export function validateArgv(argv: unknown): readonly string[] {
   if (!Array.isArray(argv)) {
-    throw new InvalidArgument('argv', `must be an array of strings, got ${describe(argv)}`);
+    throw new InvalidArgument('argv', `must be an array of strings, got ${describeValue(argv)}`);
   }
   if (argv.length === 0) throw new InvalidArgument('argv', 'must not be empty');
   // An index loop, not map(): map() skips the holes of a sparse array.
@@ -78,7 +78,7 @@ export function validateArgv(argv: unknown): readonly string[] {
   for (let index = 0; index < argv.length; index++) {
     const item: unknown = argv[index];
     if (typeof item !== 'string') {
-      throw new InvalidArgument(`argv[${index}]`, `must be a string, got ${index in argv ? describe(item) : 'a hole'}`);
+      throw new InvalidArgument(`argv[${index}]`, `must be a string, got ${index in argv ? describeValue(item) : 'a hole'}`);
     }
     copy.push(noNul(`argv[${index}]`, item));
   }
@@ -88,28 +88,28 @@ export function validateArgv(argv: unknown): readonly string[] {
 
 function positiveNumber(key: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new InvalidArgument(key, `must be a finite number greater than 0, got ${describe(value)}`);
+    throw new InvalidArgument(key, `must be a finite number greater than 0, got ${describeValue(value)}`);
   }
   return value;
 }
 
 function positiveInteger(key: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new InvalidArgument(key, `must be a positive integer, got ${describe(value)}`);
+    throw new InvalidArgument(key, `must be a positive integer, got ${describeValue(value)}`);
   }
   return value;
 }
 
 function nonEmptyString(key: string, value: unknown): string {
   if (typeof value !== 'string' || value === '') {
-    throw new InvalidArgument(key, `must be a non-empty string, got ${describe(value)}`);
+    throw new InvalidArgument(key, `must be a non-empty string, got ${describeValue(value)}`);
   }
   return noNul(key, value);
 }
 
 function validateLimits(value: unknown): ResourceLimits {
   if (!isPlainObject(value)) {
-    throw new InvalidArgument('options.limits', `must be an object, got ${describe(value)}`);
+    throw new InvalidArgument('options.limits', `must be an object, got ${describeValue(value)}`);
   }
   const limits: Record<string, number> = {};
   for (const [name, entry] of Object.entries(value)) {
@@ -123,7 +123,7 @@ function validateLimits(value: unknown): ResourceLimits {
 function validateInput(value: unknown): Uint8Array {
   if (typeof value === 'string') return new TextEncoder().encode(value);
   if (value instanceof Uint8Array) return value;
-  throw new InvalidArgument('options.input', `must be a Uint8Array or a string, got ${describe(value)}`);
+  throw new InvalidArgument('options.input', `must be a Uint8Array or a string, got ${describeValue(value)}`);
 }
 
 function isAbortSignal(value: unknown): value is AbortSignal {
@@ -137,7 +137,7 @@ function planCommand(
 ): { plan: Omit<ExecutionPlan, 'maxOutputBytes' | 'onOutput' | 'interactive' | 'command' | 'background'>; raw: Record<string, unknown>; argv: readonly string[] } {
   const checkedArgv = validateArgv(argv);
   if (options !== undefined && !isPlainObject(options)) {
-    throw new InvalidArgument('options', `must be an object, got ${describe(options)}`);
+    throw new InvalidArgument('options', `must be an object, got ${describeValue(options)}`);
   }
   const raw = options ?? {};
   const allowed = call === 'run' ? RUN_KEYS : STREAM_KEYS;
@@ -152,7 +152,7 @@ function planCommand(
   };
   if (o.signal !== undefined) {
     if (!isAbortSignal(o.signal)) {
-      throw new InvalidArgument('options.signal', `must be an AbortSignal, got ${describe(o.signal)}`);
+      throw new InvalidArgument('options.signal', `must be an AbortSignal, got ${describeValue(o.signal)}`);
     }
     plan.signal = o.signal;
   }
@@ -178,11 +178,11 @@ export function planRun(argv: unknown, options?: RunOptions): ExecutionPlan {
   const { plan, raw, argv: checked } = planCommand(argv, options, 'run');
   const max = raw['maxOutputBytes'];
   if (max !== undefined && (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 0)) {
-    throw new InvalidArgument('options.maxOutputBytes', `must be a non-negative integer, got ${describe(max)}`);
+    throw new InvalidArgument('options.maxOutputBytes', `must be a non-negative integer, got ${describeValue(max)}`);
   }
   const onOutput = raw['onOutput'];
   if (onOutput !== undefined && typeof onOutput !== 'function') {
-    throw new InvalidArgument('options.onOutput', `must be a function, got ${describe(onOutput)}`);
+    throw new InvalidArgument('options.onOutput', `must be a function, got ${describeValue(onOutput)}`);
   }
   return {
     ...plan,
@@ -200,7 +200,7 @@ const NOT_IN_BACKGROUND = ['timeout', 'signal', 'input'] as const;
 function validateBackground(raw: Record<string, unknown>): boolean {
   const background = raw['background'];
   if (background === undefined || background === false) return false;
-  if (background !== true) throw new InvalidArgument('options.background', `must be a boolean, got ${describe(background)}`);
+  if (background !== true) throw new InvalidArgument('options.background', `must be a boolean, got ${describeValue(background)}`);
   for (const key of NOT_IN_BACKGROUND) {
     if (raw[key] !== undefined) {
       throw new InvalidArgument('options.background', `cannot be combined with \`${key}\`: a background command outlives any scope, so it has no deadline, abort or standard input`);
@@ -217,7 +217,7 @@ export function planStream(argv: unknown, options?: StreamOptions): ExecutionPla
   const { plan, raw, argv: checked } = planCommand(argv, options, 'stream');
   const stdin = raw['stdin'];
   if (stdin !== undefined && stdin !== 'pipe' && stdin !== 'ignore') {
-    throw new InvalidArgument('options.stdin', `must be "pipe" or "ignore", got ${describe(stdin)}`);
+    throw new InvalidArgument('options.stdin', `must be "pipe" or "ignore", got ${describeValue(stdin)}`);
   }
   if (stdin === 'pipe' && plan.input !== undefined) {
     throw new InvalidArgument('options.input', 'cannot be combined with stdin: "pipe"; write to the stdin writer instead');

@@ -11,7 +11,7 @@ import type { DriverEvents, ExitStatus, ProcessDriver } from './driver.js';
 import { endingError, type Ending } from './ending.js';
 import type { ExecutionPlan } from './execution-plan.js';
 import { StdinChannel } from './stdin-channel.js';
-import { runTermination, sendSignal, type TerminationTarget } from './termination.js';
+import { runTermination, sendSignal, type TerminationTarget } from './termination-sequence.js';
 import { longTimeout, TIMED_OUT, within, type Timer } from './timers.js';
 import { asTransport } from './transport.js';
 
