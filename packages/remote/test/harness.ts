@@ -116,11 +116,18 @@ export class Supervised {
     return Buffer.concat(this.#stderr);
   }
 
-  /** Resolves with the first report of the type once it arrived (never on a timer). */
+  /**
+   * Resolves with the first report of the type once it arrived (never on a timer). The `gone`
+   * report is the supervisor's last: once it came, this also waits for the child's pipes to close,
+   * so `stdout()` then holds all the command wrote (its pipe is read apart from the reports').
+   */
   async report<T extends SupervisorReport['type']>(type: T): Promise<Extract<SupervisorReport, { type: T }>> {
     for (;;) {
       const found = this.reports.find((r) => r.type === type);
-      if (found !== undefined) return found as Extract<SupervisorReport, { type: T }>;
+      if (found !== undefined) {
+        if (type === 'gone') await this.closed;
+        return found as Extract<SupervisorReport, { type: T }>;
+      }
       if (this.child.exitCode !== null || this.child.signalCode !== null) {
         await this.closed;
         const late = this.reports.find((r) => r.type === type);
