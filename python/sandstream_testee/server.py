@@ -6,9 +6,11 @@ is what the call returned or raised. Nothing is done that the kit did not
 ask for: a chunk is pulled on ``next`` only, ``wait()`` is called on
 ``wait`` only (SS-TESTEE-4), so the verdicts are the adapter's own.
 
-``run``, ``attach`` and ``commands`` carrying a ``settle`` id are answered
-twice: at once (the call returned: a coroutine function never raises at its
-call), then under ``settle`` with how it settled. What the adapter raises
+``run``, ``attach``, ``commands`` and a Process's calls but iteration carry a
+``settle`` id and are answered twice: at once (the call returned: a coroutine
+function never raises at its call), then under ``settle`` with how it settled.
+An answer about a Process carries its properties as they were when the call
+settled (``props``), so the kit reads them as a direct caller would. What the adapter raises
 where no caller catches it (an exception in a loop callback) goes out as a
 ``fault`` line naming the request whose work raised it.
 """
@@ -36,12 +38,13 @@ __all__ = ["CURRENT_REQUEST", "PROTOCOL", "SYNC_OPS", "TWO_STEP_OPS", "Testee"]
 PROTOCOL = 1
 
 #: Requests the kit blocks on: answered without waiting on any command (SS-TESTEE-3).
-SYNC_OPS = frozenset({"stream", "props", "iterate", "stdin", "manifest", "run", "attach", "commands"})
+SYNC_OPS = frozenset({"stream", "props", "iterate", "stdin", "manifest", "run", "attach", "commands",
+                      "started", "wait", "kill", "dispose", "detach", "write", "end"})
 
 #: Requests answered in two steps when they carry a ``settle`` id: at once, whether the call
 #: raised or returned (a Python coroutine function only returns), then, under ``settle``,
 #: how what it returned settled. Without ``settle`` they are answered once, when settled.
-TWO_STEP_OPS = frozenset({"run", "attach", "commands"})
+TWO_STEP_OPS = frozenset({"run", "attach", "commands", "started", "wait", "kill", "dispose", "detach", "write", "end"})
 
 #: The optional methods of a sandbox the kit may call, when the sandbox has them.
 _OPTIONAL_METHODS = ("attach", "commands")
@@ -65,6 +68,7 @@ class Testee:
         self._sandboxes: dict[str, Any] = {}
         self._processes: dict[str, Process] = {}
         self._iterators: dict[str, Any] = {}
+        self._iterator_process: dict[str, str] = {}
         self._signals: dict[str, AbortController] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._next = 0
@@ -95,6 +99,9 @@ class Testee:
             if request.get("op") == "bye":
                 break
         await self.shutdown()
+        # A bye is answered from its own task once everything is closed: the process must not end first.
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=5)
 
     def dispatch(self, request: dict[str, Any]) -> None:
         """Answers a synchronous request now; starts a task for any other."""
@@ -106,40 +113,59 @@ class Testee:
             return
         # The request's work, and every callback it leaves on the loop, know which request it is.
         CURRENT_REQUEST.set(request_id if isinstance(request_id, str) else None)
+        about = self._concerns(request)
         try:
             outcome = handler(request)
         except Exception as error:  # the call raised synchronously: so does the kit's
-            self._fail(request_id, error)
+            self._fail(request_id, error, about)
             return
         if not inspect.isawaitable(outcome):
-            self._answer(request_id, outcome)
+            self._answer(request_id, outcome, about)
             return
         settle = request.get("settle") if op in TWO_STEP_OPS else None
         if settle is not None:
             self._answer(request_id, {"returned": True})
             request_id = settle
-        task = asyncio.get_running_loop().create_task(self._settle(request_id, outcome))
+        task = asyncio.get_running_loop().create_task(self._settle(request_id, outcome, about))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _settle(self, request_id: object, work: Awaitable[object]) -> None:
+    async def _settle(self, request_id: object, work: Awaitable[object], about: Process | None = None) -> None:
         try:
             value = await work
         except asyncio.CancelledError:
             return  # the testee is going away; nobody waits for this answer
         except Exception as error:
-            self._fail(request_id, error)
+            self._fail(request_id, error, about)
             return
-        self._answer(request_id, value)
+        self._answer(request_id, value, about)
 
-    def _answer(self, request_id: object, value: object) -> None:
+    def _answer(self, request_id: object, value: object, about: Process | None = None) -> None:
         try:
-            self._send({"id": request_id, "ok": True, "value": value})
+            self._send({"id": request_id, "ok": True, "value": value, **self._snapshot(about)})
         except (TypeError, ValueError) as error:  # a value the encoder missed: a bug of this testee, said so
             self._fail(request_id, error)
 
-    def _fail(self, request_id: object, error: BaseException) -> None:
-        self._send({"id": request_id, "ok": False, "error": encode_error(error)})
+    def _fail(self, request_id: object, error: BaseException, about: Process | None = None) -> None:
+        self._send({"id": request_id, "ok": False, "error": encode_error(error), **self._snapshot(about)})
+
+    def _concerns(self, request: dict[str, Any]) -> Process | None:
+        """The Process a request names (by its id, or its iterator's), if any: its answer carries its properties."""
+        if request.get("op") == "props":
+            return None
+        key = request.get("process")
+        if not isinstance(key, str):
+            iterator = request.get("iterator")
+            key = self._iterator_process.get(iterator) if isinstance(iterator, str) else None
+        return self._processes.get(key) if isinstance(key, str) else None
+
+    def _snapshot(self, about: Process | None) -> dict[str, Any]:
+        if about is None:
+            return {}
+        try:
+            return {"props": self._props_of(about)}
+        except Exception:  # a property that raises is judged when the kit reads it
+            return {}
 
     def report_fault(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         """The loop's exception handler: what the adapter raised where no caller could catch it.
@@ -159,9 +185,11 @@ class Testee:
     async def shutdown(self) -> None:
         """Closes every sandbox this connection opened; their Processes end with them."""
         await asyncio.gather(*(sandbox.close() for sandbox in self._sandboxes.values()), return_exceptions=True)
-        # Requests still running (a next, a wait) end with their commands: let them answer.
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=1)
+        # Requests still running (a next, a wait) end with their commands: let them answer
+        # (not the bye whose task this may be).
+        others = [task for task in self._tasks if task is not asyncio.current_task()]
+        if others:
+            await asyncio.wait(others, timeout=1)
 
     # ---- what the kit holds by id -----------------------------------------
 
@@ -283,7 +311,10 @@ class Testee:
     # ---- the requests: Processes ------------------------------------------
 
     def _op_props(self, request: dict[str, Any]) -> dict[str, Any]:
-        proc = self._process(request)
+        return self._props_of(self._process(request))
+
+    @staticmethod
+    def _props_of(proc: Process) -> dict[str, Any]:
         pid, command_id = proc.pid, proc.command_id
         return {
             # The contract's "not known" is undefined, which Python spells None.
@@ -301,6 +332,7 @@ class Testee:
         iterator = self._process(request).__aiter__()
         key = self._id("i")
         self._iterators[key] = iterator
+        self._iterator_process[key] = request["process"]
         return {"iterator": key}
 
     async def _op_next(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -357,4 +389,6 @@ class Testee:
         return None
 
     async def _op_bye(self, request: dict[str, Any]) -> None:
+        # Answered once every sandbox is closed (SS-TESTEE-5): the kit then ends the process.
+        await self.shutdown()
         return None

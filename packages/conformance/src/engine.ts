@@ -112,8 +112,9 @@ async function probeAdapter(
  * ```
  */
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
-  validateOptions(options);
-  const testee = options.testee === undefined ? undefined : await connectTestee(options.testee);
+  const { caseTimeoutMs } = validateOptions(options);
+  // The hello is the setup hook and a first sandbox: bounded like the probe of a direct run, with room.
+  const testee = options.testee === undefined ? undefined : await connectTestee(options.testee, 3 * caseTimeoutMs);
   const faults = watchFaults(options);
   try {
     if (testee === undefined) return await runWatched(options, faults);

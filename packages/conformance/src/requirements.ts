@@ -499,7 +499,7 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "id": "SS-TESTEE-3",
     "level": "MUST",
     "section": "The testee protocol",
-    "statement": "Requests are handled concurrently: a request whose work waits (a `wait`, a `next`) MUST NOT hold back the answers of later requests. The requests `stream`, `props`, `stdin`, `manifest`, `iterate`, and the first step of `run`, `attach` and `commands` MUST be answered without waiting on any command's progress: the kit blocks on them, because `Sandbox.stream()`, the properties of a Sandbox and a Process and `[Symbol.asyncIterator]()` are synchronous, and because the cases tell a call that throws at once from one that rejects.",
+    "statement": "Requests are handled concurrently: a request whose work waits (a `wait`, a `next`) MUST NOT hold back the answers of later requests. The requests `stream`, `props`, `stdin`, `manifest`, `iterate`, and the first step of every two-step request MUST be answered without waiting on any command's progress: the kit blocks on them, because `Sandbox.stream()`, the properties of a Sandbox and a Process and `[Symbol.asyncIterator]()` are synchronous, and because the cases tell a call that throws at once from one that rejects.",
     "introduced": "1.3",
     "provedBy": "harness"
   },

@@ -49,7 +49,7 @@ export function describeConformance(options: DescribeConformanceOptions): void {
     beforeAll(async () => {
       // A warning a case provokes on purpose is not printed; any other is, as usual (warnings.ts).
       releaseWarnings = watchWarnings({}, () => false);
-      if (options.testee !== undefined) testee = await connectTestee(options.testee);
+      if (options.testee !== undefined) testee = await connectTestee(options.testee, 3 * timeoutMs);
       await hooks.setup?.();
       const probe: Sandbox = await factory();
       try {

@@ -58,6 +58,13 @@ describe('a testee that breaks the protocol is a harness error naming what it di
   test.concurrent('silence on a synchronous request (stream)', { timeout: 90_000 }, async () => {
     expect((await harnessError('hang-sync')).message).toMatch(/the testee did not answer stream within [0-9]+ ms/);
   });
+  test.concurrent('a hello never answered while pings are (a factory or setup hook that hangs)', { timeout: 60_000 }, async () => {
+    const { command, marker } = testee('hang-hello');
+    const error = await runConformance({ testee: command, include: ['stream.*'], caseTimeoutMs: 1_000 }).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(HarnessError);
+    expect((error as Error).message).toMatch(/the testee did not answer its hello within 3000 ms \(its setup hook or its factory hung\)/);
+    expect(markedProcesses('SANDSTREAM_TESTEE_MARK', marker)).toEqual([]);
+  });
   test.concurrent('silence with a request that waits pending, pings included', { timeout: 90_000 }, async () => {
     expect((await harnessError('hang')).message).toMatch(/the testee stopped answering: no line for [0-9]+ ms, 1 request\(s\) pending \((next|wait)\), and no answer to a ping/);
   });

@@ -33,7 +33,7 @@ import {
   type WireValue,
 } from '@sandstream/types';
 import type { WireError as KitWireError } from '../src/testee/errors.js';
-import type { HelloAnswer, Op, Requests, TesteeLine as KitTesteeLine } from '../src/testee/protocol.js';
+import type { HelloAnswer, Op, Requests, TesteeLine as KitTesteeLine, TwoStepOp } from '../src/testee/protocol.js';
 import { serveTestee } from '../src/testee/serve.js';
 import { encodeValue, type WireValue as KitWireValue } from '../src/testee/values.js';
 
@@ -113,6 +113,16 @@ class Session {
     return (answer as { value?: WireValue }).value;
   }
 
+  /** A two-step request's settled value: its first answer says it returned, its settle id's answer is the value. */
+  async settled<K extends TwoStepOp>(op: K, params: Omit<Requests[K], 'settle'>): Promise<WireValue | undefined> {
+    const settle = this.id();
+    const first = await this.send(op, { ...params, settle } as Requests[K]);
+    expect(first, JSON.stringify(first)).toMatchObject({ ok: true, value: { returned: true } });
+    const answer = await this.answer(settle);
+    expect(answer, JSON.stringify(answer)).toMatchObject({ ok: true });
+    return (answer as { value?: WireValue }).value;
+  }
+
   /** Every line so far is a valid TesteeLine. */
   checkLines(): void {
     for (const line of this.lines) expect(isLine(line), `${JSON.stringify(line)}: ${JSON.stringify(isLine.issues)}`).toBe(true);
@@ -173,27 +183,29 @@ describe('a session with the TypeScript testee over the local adapter', () => {
       expect(info).toMatchObject({ background: false, lacks: [], thenable: false });
       expect(await session.value('props', { process: process1 })).toMatchObject({ exited: false });
       expect(await session.value('stdin', { process: process1 })).toEqual({ writer: true, closed: false });
-      expect(await session.value('write', { process: process1, data: wire(new TextEncoder().encode('hi\n')) })).toBeNull();
-      expect(await session.value('end', { process: process1 })).toBeNull();
+      expect(await session.settled('write', { process: process1, data: wire(new TextEncoder().encode('hi\n')) })).toBeNull();
+      expect(await session.settled('end', { process: process1 })).toBeNull();
       const { iterator } = (await session.value('iterate', { process: process1 })) as { iterator: string };
       expect(await session.value('next', { iterator })).toEqual({ done: false, value: { stream: 'stdout', data: { $bytes: 'aGkK' } } });
       expect(await session.value('next', { iterator })).toEqual({ done: true, value: { $undefined: true } });
-      expect(await session.value('wait', { process: process1 })).toMatchObject({ exitCode: 0, streamed: true });
-      expect(await session.value('dispose', { process: process1 })).toBeNull();
+      expect(await session.settled('wait', { process: process1 })).toMatchObject({ exitCode: 0, streamed: true });
+      expect(await session.settled('dispose', { process: process1 })).toBeNull();
 
       // A signal, aborted by its own request, and a kill with no signal named.
       const aborted = (await session.value('stream', { sandbox, argv: wire(['sleep', '30']), options: wire({ signal: new AbortController().signal }) })) as { process: string };
       expect(await session.value('abort', { signal: 'c1', reason: wire(undefined) })).toBeNull();
-      const ended = await session.send('wait', { process: aborted.process });
+      const waitSettle = session.id();
+      expect(await session.send('wait', { process: aborted.process, settle: waitSettle })).toMatchObject({ ok: true, value: { returned: true } });
+      const ended = await session.answer(waitSettle);
       expect(ended.ok === true ? ended.value : (ended as { error: WireError }).error).toBeDefined();
       const killed = (await session.value('stream', { sandbox, argv: wire(['sleep', '30']), options: wire(undefined) })) as { process: string };
-      expect(await session.value('kill', { process: killed.process, signal: wire(undefined) })).toBeNull();
-      expect(await session.value('wait', { process: killed.process })).toMatchObject({ exitCode: null, signal: 'SIGTERM' });
+      expect(await session.settled('kill', { process: killed.process, signal: wire(undefined) })).toBeNull();
+      expect(await session.settled('wait', { process: killed.process })).toMatchObject({ exitCode: null, signal: 'SIGTERM' });
 
       // A background command, listed and attached in two steps.
       const background = (await session.value('stream', { sandbox, argv: wire(['sleep', '30']), options: wire({ background: true }) })) as { process: string; id: WireValue };
       expect(background).toMatchObject({ background: true });
-      expect(await session.value('started', { process: background.process })).toBeNull();
+      expect(await session.settled('started', { process: background.process })).toBeNull();
       const { commandId } = (await session.value('props', { process: background.process })) as { commandId: string };
       const listed = session.id();
       expect(await session.send('commands', { sandbox, settle: listed })).toMatchObject({ ok: true, value: { returned: true } });
@@ -201,7 +213,7 @@ describe('a session with the TypeScript testee over the local adapter', () => {
       const attachedId = session.id();
       expect(await session.send('attach', { sandbox, commandId: wire(commandId), options: wire({ replay: false }), settle: attachedId })).toMatchObject({ ok: true, value: { returned: true } });
       expect(await session.answer(attachedId)).toMatchObject({ ok: true, value: { background: true } });
-      expect(await session.value('detach', { process: background.process })).toBeNull();
+      expect(await session.settled('detach', { process: background.process })).toBeNull();
       const missing = session.id();
       await session.send('attach', { sandbox, commandId: wire('no-such-command'), options: wire(undefined), settle: missing });
       expect(await session.answer(missing)).toMatchObject({ ok: false, error: { code: 'COMMAND_NOT_FOUND', commandId: 'no-such-command' } });
@@ -267,7 +279,9 @@ describe('a session with the TypeScript testee over the local adapter', () => {
     expect(asked).toEqual({ next: 0, wait: 0 });
 
     // A wait that waits holds back no later answer.
-    const waiting = session.send('wait', { process: slow });
+    const waitSettle = session.id();
+    await session.send('wait', { process: slow, settle: waitSettle });
+    const waiting = session.answer(waitSettle);
     const pinged = await session.send('ping', {});
     expect(pinged).toEqual({ id: expect.any(String) as string, ok: true, value: null });
     const wait = await waiting;
@@ -288,7 +302,7 @@ describe('a session with the TypeScript testee over the local adapter', () => {
     for (let i = 0; i < 2; i++) {
       const { sandbox } = (await session.value('open', {})) as { sandbox: string };
       const { process: proc } = (await session.value('stream', { sandbox, argv: wire(['sleep', '60']), options: wire(undefined) })) as { process: string };
-      await session.value('started', { process: proc });
+      await session.settled('started', { process: proc });
       const { pid } = (await session.value('props', { process: proc })) as { pid: number };
       expect(alive(pid)).toBe(true);
       pids.push(pid);

@@ -20,6 +20,7 @@ export {
   type TesteeFaultKind,
   type TesteeOp,
   type TesteeParameters,
+  type TesteeProps,
 } from './schema/testee.js';
 export * from './errors.js';
 export * from './options.js';

@@ -85,13 +85,13 @@ describe('testee.json: what the kit writes', () => {
     { id: ids(), op: 'iterate', process: 'p2' },
     { id: ids(), op: 'next', iterator: 'i3' },
     { id: ids(), op: 'return', iterator: 'i3' },
-    { id: ids(), op: 'started', process: 'p2' },
-    { id: ids(), op: 'wait', process: 'p2' },
-    { id: ids(), op: 'kill', process: 'p2', signal: v },
-    { id: ids(), op: 'dispose', process: 'p2' },
-    { id: ids(), op: 'detach', process: 'p2' },
-    { id: ids(), op: 'write', process: 'p2', data: { $bytes: 'aGkK' } },
-    { id: ids(), op: 'end', process: 'p2' },
+    { id: ids(), op: 'started', process: 'p2', settle: ids() },
+    { id: ids(), op: 'wait', process: 'p2', settle: ids() },
+    { id: ids(), op: 'kill', process: 'p2', signal: v, settle: ids() },
+    { id: ids(), op: 'dispose', process: 'p2', settle: ids() },
+    { id: ids(), op: 'detach', process: 'p2', settle: ids() },
+    { id: ids(), op: 'write', process: 'p2', data: { $bytes: 'aGkK' }, settle: ids() },
+    { id: ids(), op: 'end', process: 'p2', settle: ids() },
     { id: ids(), op: 'sever', process: 'p2' },
     { id: ids(), op: 'abort', signal: 'c4', reason: { $undefined: true } },
     { id: 'ping-1234', op: 'ping' },
@@ -107,12 +107,12 @@ describe('testee.json: what the kit writes', () => {
   });
 
   it('lets a request carry properties the section does not name (SS-TESTEE-1)', () => {
-    expect(issues('TesteeRequest', { id: 'r1', op: 'wait', process: 'p1', deadline: 5 })).toEqual([]);
+    expect(issues('TesteeRequest', { id: 'r1', op: 'wait', process: 'p1', settle: 'r2', deadline: 5 })).toEqual([]);
   });
 
   it.each(VALUES)('carries %s in the value form', (_what, value) => {
     expect(issues('WireValue', line(value))).toEqual([]);
-    expect(issues('TesteeRequest', line({ id: 'r1', op: 'write', process: 'p1', data: value }))).toEqual([]);
+    expect(issues('TesteeRequest', line({ id: 'r1', op: 'write', process: 'p1', data: value, settle: 'r2' }))).toEqual([]);
   });
 });
 
@@ -263,7 +263,7 @@ describe('testee.json: what it refuses', () => {
     const found = issues('WireValue', value);
     expect(found.at(-1)).toEqual({ instancePath: '', keyword: 'anyOf', message: 'must match a schema in anyOf' });
     // Inside a message, the failure names the value's place.
-    expect(issues('TesteeRequest', { id: 'r1', op: 'write', process: 'p1', data: value }).some((issue) => issue.instancePath === '/data' && issue.keyword === 'anyOf')).toBe(true);
+    expect(issues('TesteeRequest', { id: 'r1', op: 'write', process: 'p1', data: value, settle: 'r2' }).some((issue) => issue.instancePath === '/data' && issue.keyword === 'anyOf')).toBe(true);
   });
 
   it('names the place of a bad value deep in an answer', () => {

@@ -94,9 +94,8 @@ function bridgeProcess(link: TesteeLink, info: ProcessInfo): Process | Backgroun
     });
   };
   const props = (): ProcessProps => settled ?? (link.requestSync('props', { process: pid }) as ProcessProps);
-  const call = async (op: 'started' | 'dispose' | 'detach' | 'end'): Promise<void> => {
-    await link.request(op, { process: pid }, remember);
-  };
+  // Not async: a call the adapter throws from at once (its mistake) throws here too, as it would directly.
+  const call = (op: 'started' | 'dispose' | 'detach' | 'end'): Promise<void> => link.requestTwoStep(op, { process: pid }, remember).then(() => undefined);
   // The writer is read when first asked, as the caller would read it (an adapter's getter may act,
   // and start a lazy command); it is the Process's for its whole life (section 2.2), so once only.
   let writer: StdinWriter | null | undefined;
@@ -104,9 +103,7 @@ function bridgeProcess(link: TesteeLink, info: ProcessInfo): Process | Backgroun
     if (writer !== undefined) return writer;
     const now = link.requestSync('stdin', { process: pid }) as StdinProps;
     writer = !now.writer ? null : {
-      write: async (data) => {
-        await link.request('write', { process: pid, data: encodeValue(data) }, remember);
-      },
+      write: (data) => link.requestTwoStep('write', { process: pid, data: encodeValue(data) }, remember).then(() => undefined),
       end: () => call('end'),
       get closed() {
         return (link.requestSync('stdin', { process: pid }) as StdinProps).closed as boolean;
@@ -138,10 +135,8 @@ function bridgeProcess(link: TesteeLink, info: ProcessInfo): Process | Backgroun
       return { next: () => step('next'), return: () => step('return') };
     },
     started: () => call('started'),
-    wait: async (): Promise<ExecResult> => rebuildResult(await link.request('wait', { process: pid }, remember)),
-    kill: async (signal?: unknown): Promise<void> => {
-      await link.request('kill', { process: pid, signal: encodeValue(signal) }, remember);
-    },
+    wait: (): Promise<ExecResult> => link.requestTwoStep('wait', { process: pid }, remember).then(rebuildResult),
+    kill: (signal?: unknown): Promise<void> => link.requestTwoStep('kill', { process: pid, signal: encodeValue(signal) }, remember).then(() => undefined),
     [Symbol.asyncDispose]: () => call('dispose'),
   };
   if (info.background) {

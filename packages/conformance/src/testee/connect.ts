@@ -28,11 +28,20 @@ export interface ConnectedTestee {
 }
 
 /** Starts the testee, exchanges the hello, and gives the engine its factory and hooks. */
-export async function connectTestee(command: TesteeCommand): Promise<ConnectedTestee> {
-  const { link, hello, roundTripMs } = await TesteeLink.open(command);
+export async function connectTestee(command: TesteeCommand, helloTimeoutMs?: number): Promise<ConnectedTestee> {
+  const { link, hello, roundTripMs } = await TesteeLink.open(command, helloTimeoutMs);
   if (typeof hello.pid === 'number') link.onClose(addHostPid(hello.pid));
   const factory: SandboxFactory = async () => bridgeSandbox(link, (await link.request('open', {})) as SandboxInfo);
-  const hooks: ConformanceHooks = {};
+  // The testee runs its module's setup at the hello, and its teardown when it closes: the run's
+  // teardown is the end of the testee, which fails as a teardown hook would when its bye does.
+  const termination = hello.termination as { graceMs?: number; killWaitMs?: number } | undefined;
+  const closeGraceMs = Math.max(5_000, 2 * ((termination?.graceMs ?? 2_000) + (termination?.killWaitMs ?? 5_000)) + 2_000);
+  const hooks: ConformanceHooks = {
+    teardown: async () => {
+      const { error } = await link.close(closeGraceMs);
+      if (error !== undefined) throw error;
+    },
+  };
   if (hello.hooks?.includes('attach')) {
     hooks.attach = async (sandbox) => {
       const sid = (sandbox.native as { testeeSandbox?: string } | undefined)?.testeeSandbox;

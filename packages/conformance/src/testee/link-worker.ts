@@ -52,6 +52,7 @@ function linkWorker(): void {
   let ping: { id: string; at: number } | undefined;
   let silenceMs = 10_000;
   let shuttingDown = false;
+  let byeSent = false;
   let exited: string | undefined;
 
   const { readdirSync, readFileSync } = require('node:fs') as typeof import('node:fs');
@@ -126,7 +127,8 @@ function linkWorker(): void {
   });
   child.on('exit', (code, signal) => {
     const how = signal === null ? `exit status ${code}` : `signal ${signal}`;
-    if (!shuttingDown) fail(`the testee exited (${how})${pending.size > 0 ? ` with ${pending.size} request(s) unanswered (${describePending()})` : ''}`);
+    // After a bye the testee ends by itself, maybe before the main thread asks for the shutdown.
+    if (!shuttingDown && !byeSent) fail(`the testee exited (${how})${pending.size > 0 ? ` with ${pending.size} request(s) unanswered (${describePending()})` : ''}`);
     lines.close();
     exited = how;
   });
@@ -159,6 +161,7 @@ function linkWorker(): void {
         else port.postMessage({ kind: 'fatal', message: fatal } satisfies FromWorker);
         return;
       }
+      if (message.op === 'bye') byeSent = true;
       pending.set(message.id, { op: message.op, sync: message.sync, ...(message.settle === undefined ? {} : { settle: message.settle }) });
       if (message.settle !== undefined) pending.set(message.settle, { op: message.op, sync: false });
       child.stdin!.write(`${message.line}\n`);

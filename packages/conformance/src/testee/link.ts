@@ -7,7 +7,7 @@ import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } f
 import { HarnessError } from '../assert.js';
 import { decodeError, type ThrownByCallback, type WireError } from './errors.js';
 import { startLinkWorker, type FromWorker, type ToWorker } from './link-worker.js';
-import { SYNC_OPS, TESTEE_PROTOCOL, type HelloAnswer, type Op, type Requests } from './protocol.js';
+import { SYNC_OPS, TESTEE_PROTOCOL, type HelloAnswer, type Op, type Requests, type TwoStepOp } from './protocol.js';
 import { decodeValue, type WireValue } from './values.js';
 
 /**
@@ -64,6 +64,7 @@ export class TesteeLink {
   #boundMs = MIN_BOUND_MS;
   #fatal: string | undefined;
   #onFatal: ((message: string) => void) | undefined;
+  #closing: Promise<{ how: string; error?: unknown }> | undefined;
 
   private constructor(command: TesteeCommand) {
     const channel = new MessageChannel();
@@ -91,11 +92,18 @@ export class TesteeLink {
   }
 
   /** Starts the testee and exchanges the hello; rejects with a HarnessError naming what went wrong. */
-  static async open(command: TesteeCommand): Promise<{ link: TesteeLink; hello: HelloAnswer; roundTripMs: number }> {
+  static async open(command: TesteeCommand, helloTimeoutMs = 60_000): Promise<{ link: TesteeLink; hello: HelloAnswer; roundTripMs: number }> {
     const link = new TesteeLink(command);
     const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const hello = (await link.request('hello', { protocol: TESTEE_PROTOCOL, spec: '1.3' })) as HelloAnswer;
+      // The hello runs the module's setup hook and makes a first sandbox: a testee that answers
+      // pings but never its hello (a factory that hangs) is a harness error too, not a hang.
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new HarnessError(`the testee did not answer its hello within ${helloTimeoutMs} ms (its setup hook or its factory hung)`)), helloTimeoutMs);
+      });
+      const hello = (await Promise.race([link.request('hello', { protocol: TESTEE_PROTOCOL, spec: '1.3' }), late])) as HelloAnswer;
+      clearTimeout(timer);
       const roundTripMs = performance.now() - started;
       if (typeof hello !== 'object' || hello === null || hello.protocol !== TESTEE_PROTOCOL) {
         throw new HarnessError(`the testee speaks protocol ${JSON.stringify((hello as { protocol?: unknown } | null)?.protocol)}, and this kit speaks ${TESTEE_PROTOCOL}`);
@@ -108,7 +116,8 @@ export class TesteeLink {
       link.#post({ kind: 'silence', ms: link.#boundMs });
       return { link, hello, roundTripMs };
     } catch (error) {
-      await link.close();
+      clearTimeout(timer);
+      await link.close(0);
       throw error instanceof HarnessError ? error : new HarnessError(`the testee's hello failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
@@ -153,14 +162,17 @@ export class TesteeLink {
   }
 
   /**
-   * A two-step request (`run`, `attach`, `commands`): blocks until the testee
+   * A two-step request (`run`, `attach`, `commands`, and a Process's calls that
+   * return a promise, but iteration): blocks until the testee
    * says whether the call threw, throwing what it threw, and returns a promise
    * of how the call's own promise settles.
    */
-  requestTwoStep<K extends 'run' | 'attach' | 'commands'>(op: K, params: Omit<Requests[K], 'settle'>): Promise<unknown> {
+  requestTwoStep<K extends TwoStepOp>(op: K, params: Omit<Requests[K], 'settle'>, onProps?: (props: unknown) => void): Promise<unknown> {
     if (this.#fatal !== undefined) throw new HarnessError(this.#fatal);
     const settle = `r${++this.#next}`;
-    const settled = new Promise((resolve, reject) => this.#pending.set(settle, { op, resolve, reject, resource: new AsyncResource('SandstreamTesteeRequest') }));
+    const resource = new AsyncResource('SandstreamTesteeRequest');
+    this.#resources.set(settle, resource);
+    const settled = new Promise((resolve, reject) => this.#pending.set(settle, { op, resolve, reject, resource, onProps }));
     // A rejection nobody awaits yet (the first step may still throw) is not unhandled.
     settled.catch(() => undefined);
     try {
@@ -197,17 +209,31 @@ export class TesteeLink {
     void this.#ended.then(handler);
   }
 
-  /** Ends the testee: standard input closed (after a `bye`), then SIGTERM and SIGKILL to its group after `graceMs`. */
-  async close(graceMs = 5_000): Promise<string> {
-    if (this.#fatal === undefined) {
-      // The testee closes what the kit left open, and answers once it did.
-      await Promise.race([this.request('bye', {}).catch(() => undefined), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
-    }
-    this.#post({ kind: 'shutdown', graceMs });
-    const how = await this.#ended;
-    await this.#worker.terminate();
-    this.#syncPort.close();
-    return how;
+  /**
+   * Ends the testee: a `bye` (the testee closes its sandboxes, runs its
+   * teardown hook, and answers), then its standard input closed, then SIGTERM
+   * and SIGKILL to its group after `graceMs`, and every process left that
+   * carries its mark. Idempotent. Resolves with how the testee ended and the
+   * error its `bye` was answered with, if any (a teardown hook that failed).
+   */
+  close(graceMs = 5_000): Promise<{ how: string; error?: unknown }> {
+    this.#closing ??= (async () => {
+      let error: unknown;
+      if (this.#fatal === undefined) {
+        await Promise.race([
+          this.request('bye', {}).catch((thrown: unknown) => {
+            if (!(thrown instanceof HarnessError)) error = thrown;
+          }),
+          new Promise((resolve) => setTimeout(resolve, graceMs).unref()),
+        ]);
+      }
+      this.#post({ kind: 'shutdown', graceMs });
+      const how = await this.#ended;
+      await this.#worker.terminate();
+      this.#syncPort.close();
+      return error === undefined ? { how } : { how, error };
+    })();
+    return this.#closing;
   }
 
   #post(message: ToWorker): void {

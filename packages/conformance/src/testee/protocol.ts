@@ -15,12 +15,16 @@ export const TESTEE_PROTOCOL = 1;
  * the kit blocks on them. `run`, `attach` and `commands` are answered in two
  * steps: at once, whether the call threw or returned (the cases tell a
  * synchronous throw from a rejection), and later, under the request's
- * `settle` id, how its promise settled.
+ * `settle` id, how its promise settled. So are a Process's `started`, `wait`,
+ * `kill`, `dispose`, `detach`, and its writer's `write` and `end`.
  */
-export const SYNC_OPS = new Set(['stream', 'props', 'iterate', 'stdin', 'manifest', 'run', 'attach', 'commands']);
+export const SYNC_OPS = new Set(['stream', 'props', 'iterate', 'stdin', 'manifest', 'run', 'attach', 'commands', 'started', 'wait', 'kill', 'dispose', 'detach', 'write', 'end']);
 
-/** The requests answered in two steps (see {@link SYNC_OPS}). */
-export const TWO_STEP_OPS = new Set(['run', 'attach', 'commands']);
+/**
+ * The requests answered in two steps (see {@link SYNC_OPS}): every call of the
+ * contract that returns a promise, but an iterator's `next` and `return`.
+ */
+export const TWO_STEP_OPS = new Set(['run', 'attach', 'commands', 'started', 'wait', 'kill', 'dispose', 'detach', 'write', 'end']);
 
 /** Every request the kit sends, by its `op`. */
 export interface Requests {
@@ -38,19 +42,22 @@ export interface Requests {
   iterate: { process: string };
   next: { iterator: string };
   return: { iterator: string };
-  started: { process: string };
-  wait: { process: string };
-  kill: { process: string; signal: WireValue };
-  dispose: { process: string };
-  detach: { process: string };
-  write: { process: string; data: WireValue };
-  end: { process: string };
+  started: { process: string; settle: string };
+  wait: { process: string; settle: string };
+  kill: { process: string; signal: WireValue; settle: string };
+  dispose: { process: string; settle: string };
+  detach: { process: string; settle: string };
+  write: { process: string; data: WireValue; settle: string };
+  end: { process: string; settle: string };
   sever: { process: string };
   abort: { signal: string; reason: WireValue };
   ping: Record<string, never>;
   bye: Record<string, never>;
 }
 export type Op = keyof Requests;
+
+/** The ops of {@link TWO_STEP_OPS}. */
+export type TwoStepOp = 'run' | 'attach' | 'commands' | 'started' | 'wait' | 'kill' | 'dispose' | 'detach' | 'write' | 'end';
 
 /**
  * The answers' types below are as the kit reads them: the whole `value` of an
@@ -112,9 +119,17 @@ export interface StdinProps {
   readonly closed?: WireValue;
 }
 
+/** The properties of the Process an answer concerns, when its call settled (the `props` of an answer). */
+export interface AnswerProps {
+  readonly pid: WireValue;
+  readonly commandId: WireValue;
+  readonly exited: WireValue;
+  readonly skipped?: WireValue;
+}
+
 /** A line the testee writes. */
 export type TesteeLine =
-  | { readonly id: string; readonly ok: true; readonly value?: WireValue }
-  | { readonly id: string; readonly ok: false; readonly error: WireError }
+  | { readonly id: string; readonly ok: true; readonly value?: WireValue; readonly props?: AnswerProps }
+  | { readonly id: string; readonly ok: false; readonly error: WireError; readonly props?: AnswerProps }
   | { readonly call: string; readonly args: readonly WireValue[] }
   | { readonly fault: WireError; readonly kind: 'uncaught exception' | 'unhandled rejection'; readonly requests: readonly string[] };

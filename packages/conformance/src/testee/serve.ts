@@ -143,39 +143,33 @@ export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableSt
       const step = it.return === undefined ? { done: true, value: undefined } : await it.return();
       return { done: step.done === true, value: encodeValue(step.value) };
     },
-    started: async ({ process: id }) => {
-      await processOf(id).started();
-      return null;
-    },
-    wait: async ({ process: id }) => encodeValue(await processOf(id).wait()),
-    kill: async ({ process: id, signal }) => {
-      await processOf(id).kill(arg(signal) as never);
-      return null;
-    },
-    dispose: async ({ process: id }) => {
-      await processOf(id)[Symbol.asyncDispose]();
-      return null;
-    },
-    detach: async ({ process: id }) => {
-      await (processOf(id) as Process & { detach(): Promise<void> }).detach();
-      return null;
-    },
-    write: async ({ process: id, data }) => {
-      await processOf(id).stdin!.write(arg(data) as Uint8Array);
-      return null;
-    },
-    end: async ({ process: id }) => {
-      await processOf(id).stdin!.end();
-      return null;
-    },
+    started: ({ process: id }) => twoStep(() => processOf(id).started(), () => null),
+    wait: ({ process: id }) => twoStep(() => processOf(id).wait(), encodeValue),
+    kill: ({ process: id, signal }) => twoStep(() => processOf(id).kill(arg(signal) as never), () => null),
+    dispose: ({ process: id }) => twoStep(() => processOf(id)[Symbol.asyncDispose](), () => null),
+    detach: ({ process: id }) => twoStep(() => (processOf(id) as Process & { detach(): Promise<void> }).detach(), () => null),
+    write: ({ process: id, data }) => twoStep(() => processOf(id).stdin!.write(arg(data) as Uint8Array), () => null),
+    end: ({ process: id }) => twoStep(() => processOf(id).stdin!.end(), () => null),
     sever: async ({ process: id }) => encodeValue(await module.hooks!.sever!(processOf(id) as never)),
     abort: ({ signal, reason }) => {
       signals.get(signal)?.abort(arg(reason));
       return null;
     },
     ping: () => null,
-    bye: () => null,
+    // Answered once everything is closed and the teardown hook ran: a teardown that fails is the
+    // answer's error, as it is a harness error of a direct run.
+    bye: async () => {
+      await finish();
+      return null;
+    },
   };
+  // Whatever the kit left open ends here, bye or not: the testee's sandboxes never outlive it.
+  let finishing: Promise<void> | undefined;
+  const finish = (): Promise<void> =>
+    (finishing ??= (async () => {
+      await Promise.allSettled([...sandboxes.values()].map((sandbox) => sandbox.close()));
+      await module.hooks?.teardown?.();
+    })());
   /**
    * The first step of a two-step request: the call is made now, and a throw
    * answers the request itself. What it returned settles later, under the
@@ -203,23 +197,31 @@ export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableSt
    * call settled go with the answer (`props`), so the kit reads them as a
    * direct caller would right after its `await`, before anything else ran.
    */
-  const answer = (id: string, work: () => unknown, about?: Process): void => {
-    const props = (): { props?: ReturnType<typeof propsOf> } => (about === undefined ? {} : { props: propsOf(about) });
+  const answer = (id: string, work: () => unknown, about?: Process): Promise<void> => {
+    const props = (): { props?: ReturnType<typeof propsOf> } => {
+      if (about === undefined) return {};
+      try {
+        return { props: propsOf(about) };
+      } catch {
+        // A getter that throws is read, and judged, when the kit reads it: no snapshot then.
+        return {};
+      }
+    };
     let value: unknown;
     try {
       value = work();
     } catch (error) {
       send({ id, ok: false, error: encodeError(error), ...props() });
-      return;
+      return Promise.resolve();
     }
     if (value instanceof Promise) {
-      value.then(
+      return value.then(
         (resolved: unknown) => send({ id, ok: true, value: resolved as WireValue, ...props() }),
         (error: unknown) => send({ id, ok: false, error: encodeError(error), ...props() }),
       );
-    } else {
-      send({ id, ok: true, value: value as WireValue, ...props() });
     }
+    send({ id, ok: true, value: value as WireValue, ...props() });
+    return Promise.resolve();
   };
   /** The Process a request names, if it names one that exists. */
   const concerns = (request: Request): Process | undefined => {
@@ -241,22 +243,26 @@ export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableSt
 
   const lines = createInterface({ input, crlfDelay: Infinity });
   let bye = false;
+  // The bye's answer is written once everything is closed; the process must not end before it is.
+  let byeAnswered: Promise<void> = Promise.resolve();
   for await (const line of lines) {
     if (line.trim() === '') continue;
     const request = JSON.parse(line) as Request & { settle?: string };
     const handler = handlers[request.op] as ((request: Request) => unknown) | undefined;
     scope.run(request.id, () => {
       const settle = TWO_STEP_OPS.has(request.op) ? request.settle : undefined;
-      if (settle !== undefined) settling = (value) => answer(settle, () => value);
+      const about = concerns(request);
+      if (settle !== undefined) settling = (value) => void answer(settle, () => value, about);
       try {
-        answer(
+        const answered = answer(
           request.id,
           () => {
             if (handler === undefined) throw new ProtocolMisuse(`unknown op ${JSON.stringify(request.op)}`);
             return handler(request);
           },
-          concerns(request),
+          about,
         );
+        if (request.op === 'bye') byeAnswered = answered;
       } finally {
         settling = undefined;
       }
@@ -267,9 +273,11 @@ export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableSt
     }
   }
   lines.close();
-  // Whatever the kit left open ends here, bye or not: the testee's sandboxes never outlive it.
-  await Promise.allSettled([...sandboxes.values()].map((sandbox) => sandbox.close()));
-  await module.hooks?.teardown?.();
+  await finish().catch((error: unknown) => {
+    // After a bye its answer carried this; without one, standard error is all that is left.
+    if (!bye) process.stderr.write(`sandstream-testee: the teardown hook failed: ${String(error)}\n`);
+  });
+  await byeAnswered;
   process.off('uncaughtException', onUncaught);
   process.off('unhandledRejection', onRejection);
   void bye;

@@ -1,6 +1,8 @@
 /** Defects of the calls themselves: stream(), arguments, environment, capabilities, standard input. */
 import {
   CapabilityNotSupported,
+  InvalidArgument,
+  SIGNALS,
   planStream,
   validateArgv,
   type CapabilityManifest,
@@ -157,6 +159,21 @@ export const callAdapters: readonly BrokenAdapter[] = [
       }),
     caughtBy: { 'stream.synchronous': /the Process has a `then` member/ },
     stillPasses: ['stream.tagged-chunks', 'teardown.dispose'],
+  },
+  {
+    name: 'kill-throws-at-once',
+    defect: 'kill() with an unknown signal throws InvalidArgument synchronously instead of returning a rejected promise',
+    create: (lab) =>
+      wrapSandbox(lab.local(), {
+        process: {
+          kill(inner, signal) {
+            if (!(SIGNALS as readonly string[]).includes(signal)) throw new InvalidArgument('signal', `unknown signal ${String(signal)}`);
+            return inner.kill(signal);
+          },
+        },
+      }),
+    caughtBy: { 'process.kill': /unexpected InvalidArgument \[INVALID_ARGUMENT\]: signal: unknown signal SIGBOGUS/ },
+    stillPasses: ['stream.tagged-chunks'],
   },
   {
     name: 'second-iteration-allowed',

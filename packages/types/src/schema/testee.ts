@@ -157,7 +157,7 @@ export const WireError = definition(
   }),
 );
 
-/** The second id of a request answered in two steps (`run`, `attach`, `commands`). */
+/** The second id of a request answered in two steps (`run`, `attach`, `commands`, and a Process's calls that return a promise). */
 const settle = () =>
   Type.String({ description: 'The id under which the testee answers, later, how the promise the call returned settled; unanswered when the call threw.' });
 
@@ -177,13 +177,13 @@ export const TESTEE_PARAMETERS = {
   iterate: Type.Object({ process: Type.String() }),
   next: Type.Object({ iterator: Type.String() }),
   return: Type.Object({ iterator: Type.String() }),
-  started: Type.Object({ process: Type.String() }),
-  wait: Type.Object({ process: Type.String() }),
-  dispose: Type.Object({ process: Type.String() }),
-  detach: Type.Object({ process: Type.String() }),
-  kill: Type.Object({ process: Type.String(), signal: value() }),
-  write: Type.Object({ process: Type.String(), data: value() }),
-  end: Type.Object({ process: Type.String() }),
+  started: Type.Object({ process: Type.String(), settle: settle() }),
+  wait: Type.Object({ process: Type.String(), settle: settle() }),
+  dispose: Type.Object({ process: Type.String(), settle: settle() }),
+  detach: Type.Object({ process: Type.String(), settle: settle() }),
+  kill: Type.Object({ process: Type.String(), signal: value(), settle: settle() }),
+  write: Type.Object({ process: Type.String(), data: value(), settle: settle() }),
+  end: Type.Object({ process: Type.String(), settle: settle() }),
   attach: Type.Object({ sandbox: Type.String(), commandId: value(), options: value(), settle: settle() }),
   commands: Type.Object({ sandbox: Type.String(), settle: settle() }),
   abort: Type.Object({
@@ -267,9 +267,17 @@ export const TesteeHello = definition(
 export type TesteeFaultKind = 'uncaught exception' | 'unhandled rejection';
 
 /** A line the testee writes: an answer, a callback's call, or a fault (sections 18.1, 18.4 and 18.5). */
+/** The properties of the Process an answer concerns, as they were when the call settled (section 18.2). */
+export interface TesteeProps {
+  readonly pid: WireValue;
+  readonly commandId: WireValue;
+  readonly exited: WireValue;
+  readonly skipped?: WireValue;
+}
+
 export type TesteeLine =
-  | { readonly id: string; readonly ok: true; readonly value?: WireValue }
-  | { readonly id: string; readonly ok: false; readonly error: WireError }
+  | { readonly id: string; readonly ok: true; readonly value?: WireValue; readonly props?: TesteeProps }
+  | { readonly id: string; readonly ok: false; readonly error: WireError; readonly props?: TesteeProps }
   | { readonly call: string; readonly args: readonly WireValue[] }
   | { readonly fault: WireError; readonly kind: TesteeFaultKind; readonly requests: readonly string[] };
 
@@ -306,6 +314,17 @@ export const TesteeLine = definition(
         properties: {
           id: { type: 'string', description: 'The id of the request answered (or its settle id).' },
           ok: { type: 'boolean' },
+          props: {
+            type: 'object',
+            description: 'For a request about a Process: its pid, commandId, exited and skipped when the call settled, each in the value form.',
+            required: ['pid', 'commandId', 'exited'],
+            properties: {
+              pid: { $ref: '#/$defs/WireValue' },
+              commandId: { $ref: '#/$defs/WireValue' },
+              exited: { $ref: '#/$defs/WireValue' },
+              skipped: { $ref: '#/$defs/WireValue' },
+            },
+          },
         },
         allOf: [
           {
