@@ -190,11 +190,22 @@ export class TesteeLink {
     this.#resources.set(id, new AsyncResource('SandstreamTesteeRequest'));
     Atomics.store(this.#flag, 0, 0);
     this.#post({ kind: 'send', id, op, line: JSON.stringify({ id, op, ...params }), sync: true, ...(settle === undefined ? {} : { settle }) });
-    const waited = Atomics.wait(this.#flag, 0, 0, this.#boundMs);
-    const received = receiveMessageOnPort(this.#syncPort)?.message as FromWorker | undefined;
-    if (received === undefined) {
-      this.#fail(`the testee did not answer ${op} within ${this.#boundMs} ms (${waited}); it must answer ${[...SYNC_OPS].join(', ')} at once, without waiting on a command`);
-      throw new HarnessError(this.#fatal!);
+    // The port is the answer; the shared word only wakes this thread. A wake can be stale: the
+    // worker may be preempted between setting the word for the previous answer and notifying,
+    // and that late notify then ends this wait. So the port is read after every wake, and the
+    // wait resumes until the answer is there or the bound has passed.
+    const deadline = performance.now() + this.#boundMs;
+    let received: FromWorker | undefined;
+    for (;;) {
+      received = receiveMessageOnPort(this.#syncPort)?.message as FromWorker | undefined;
+      if (received !== undefined) break;
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        this.#fail(`the testee did not answer ${op} within ${this.#boundMs} ms; it must answer ${[...SYNC_OPS].join(', ')} at once, without waiting on a command`);
+        throw new HarnessError(this.#fatal!);
+      }
+      Atomics.wait(this.#flag, 0, 0, left);
+      Atomics.store(this.#flag, 0, 0);
     }
     if (received.kind === 'fatal') {
       this.#fail(received.message);
