@@ -9,21 +9,16 @@
  */
 import { afterAll, beforeAll, describe, test } from 'vitest';
 import { captureWarnings, type CapturedWarnings } from '@sandstream/test-support/warnings';
-import { hasCapability, type Capability, type CapabilityManifest, type ConformanceReport } from '@sandstream/types';
-import { createLocalSandbox } from '@sandstream/adapter-local';
+import { hasCapability, type Capability, type ConformanceReport } from '@sandstream/types';
 import { unless } from '@sandstream/test-support/skips';
 import { CASES, runConformance } from '../src/index.js';
 import { expectCaught } from './broken/expect-caught.js';
+import { localCapabilities } from './broken/local-capabilities.js';
 import { BROKEN_ADAPTERS, Lab, markedProcesses } from './broken/index.js';
 import { unboundedReplay } from './broken/background.js';
 
 /** What the local adapter can do on this machine. */
-const LOCAL_CAPABILITIES: Readonly<CapabilityManifest> = await (async () => {
-  const probe = createLocalSandbox();
-  const capabilities = { ...probe.capabilities };
-  await probe.close();
-  return capabilities;
-})();
+const LOCAL_CAPABILITIES = await localCapabilities();
 
 // Broken adapters leak Processes on purpose, and the garbage-collection case collects
 // the whole process: the runtime's leak warnings for what they leaked are expected here.

@@ -196,3 +196,13 @@ describe('the report says which results block the run', () => {
     }
   });
 });
+describe('describeConformance', () => {
+  test('applies the engine\'s rules when the suite is collected', () => {
+    const factory = () => createLocalSandbox();
+    expect(() => describeConformance({ factory, bogus: true } as never)).toThrow(/options\.bogus: unknown option/);
+    expect(() => describeConformance({ factory, include: ['no-such.*'] })).toThrow(/matches no case/);
+    expect(() => describeConformance({ factory, testee: { command: 'x' } })).toThrow(/options\.testee: takes the place of factory and hooks/);
+    expect(() => describeConformance({ testee: { command: ' ' } })).toThrow(/options\.testee\.command: must be a non-empty command line/);
+  });
+});
+

@@ -8,7 +8,6 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, test } from 'vitest';
-import { createLocalSandbox } from '@sandstream/adapter-local';
 import { hasCapability } from '@sandstream/types';
 import { captureWarnings, type CapturedWarnings } from '@sandstream/test-support/warnings';
 import { unless } from '@sandstream/test-support/skips';
@@ -16,6 +15,7 @@ import { CASES, runConformance } from '../src/index.js';
 import { CANNOT_CROSS } from '../src/testee/connect.js';
 import type { TesteeCommand } from '../src/testee/link.js';
 import { expectCaught, type Via } from './broken/expect-caught.js';
+import { localCapabilities } from './broken/local-capabilities.js';
 import { BROKEN_ADAPTERS, Lab, markedProcesses, type BrokenAdapter } from './broken/index.js';
 
 const PACKAGE = fileURLToPath(new URL('..', import.meta.url));
@@ -41,12 +41,7 @@ function testeeFor(name: string, lab: Lab): TesteeCommand {
 }
 const VIA: Via = { kind: 'testee', command: (adapter: BrokenAdapter, lab: Lab) => testeeFor(adapter.name, lab) };
 
-const LOCAL_CAPABILITIES = await (async () => {
-  const probe = createLocalSandbox();
-  const capabilities = { ...probe.capabilities };
-  await probe.close();
-  return capabilities;
-})();
+const LOCAL_CAPABILITIES = await localCapabilities();
 
 let leakWarnings: CapturedWarnings | undefined;
 beforeAll(() => {

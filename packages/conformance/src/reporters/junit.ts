@@ -1,4 +1,4 @@
-import type { CaseResult, ConformanceReport } from '@sandstream/types';
+import type { ConformanceReport } from '@sandstream/types';
 import { tolerated } from './blocking.js';
 import { caseGroup } from '../sections.js';
 

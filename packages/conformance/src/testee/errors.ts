@@ -17,33 +17,12 @@ import {
   TransportError,
   type Capability,
   type ExecResult,
+  type WireError,
 } from '@sandstream/types';
-import { decodeValue, encodeValue, type WireValue } from './values.js';
+import { decodeValue, encodeValue } from './values.js';
 
-/** An error as it travels. */
-export interface WireError {
-  readonly name: string;
-  readonly message: string;
-  readonly code?: string;
-  readonly key?: string;
-  readonly reason?: string;
-  readonly capability?: string;
-  readonly operation?: string;
-  readonly commandId?: string;
-  readonly argv?: WireValue;
-  /** The partial result of `AbortError` and `CallbackFailed`, in the value form. */
-  readonly result?: WireValue;
-  readonly cause?: WireError;
-  /** Set on what a testee's stand-in for a throwing callback threw: the callback's id. */
-  readonly callback?: string;
-  /** A `SuppressedError`'s two parts. */
-  readonly error?: WireError;
-  readonly suppressed?: WireError;
-  /** A thrown value that is not an Error. */
-  readonly thrown?: WireValue;
-  /** Where it was thrown, in the testee's own words (a stack trace): a fault's report names the frame. */
-  readonly stack?: string;
-}
+/** An error as it travels: the spec's `WireError` (`spec/1.3/testee.json`). */
+export type { WireError };
 
 /** The property a testee's stand-in callback sets on what it throws. */
 export const CALLBACK_ID = 'sandstreamCallback';

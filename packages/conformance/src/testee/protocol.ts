@@ -4,8 +4,7 @@
  * object a line on the testee's standard input (requests) and standard output
  * (answers and callback calls). The kit chooses every id.
  */
-import type { WireError } from './errors.js';
-import type { WireValue } from './values.js';
+import type { TesteeHello, TesteeLine, TesteeProps, WireValue } from '@sandstream/types';
 
 /** The protocol's own version; a testee states it in its hello, and the kit refuses one it does not speak. */
 export const TESTEE_PROTOCOL = 1;
@@ -67,20 +66,8 @@ export type TwoStepOp = 'run' | 'attach' | 'commands' | 'started' | 'wait' | 'ki
 /** A request line. */
 export type Request<K extends Op = Op> = { readonly id: string; readonly op: K } & Requests[K];
 
-/** The hello's answer: what the testee is. */
-export interface HelloAnswer {
-  readonly protocol: number;
-  readonly spec: string;
-  readonly name: string;
-  /** The capability manifest of a fresh sandbox (`Sandbox.capabilities`). */
-  readonly manifest: WireValue;
-  /** Its termination settings, where it states them. */
-  readonly termination?: WireValue;
-  /** The adapter module's hooks the testee can run: `attach` (`observe`) and `sever`. */
-  readonly hooks?: readonly string[];
-  /** The testee's own process id: a command id equal to it names the adapter's host, not a command. */
-  readonly pid?: number;
-}
+/** The hello's answer: what the testee is (the spec's `TesteeHello`). */
+export type HelloAnswer = TesteeHello;
 
 /** The answer to `open` and `observe`: a sandbox and what the kit reads of it without asking. */
 export interface SandboxInfo {
@@ -105,13 +92,8 @@ export interface ProcessInfo {
   readonly thenable?: boolean;
 }
 
-/** The answer to `props`: what a Process shows at that moment (not its writer: `stdin` reads that, only when asked). */
-export interface ProcessProps {
-  readonly pid: WireValue;
-  readonly commandId: WireValue;
-  readonly exited: WireValue;
-  readonly skipped?: WireValue;
-}
+/** The answer to `props`: what a Process shows at that moment (not its writer: `stdin` reads that, only when asked); also the `props` of an answer about a Process. */
+export type ProcessProps = TesteeProps;
 
 /** The answer to `stdin`: whether the Process has a writer now, and the writer's `closed`. */
 export interface StdinProps {
@@ -119,17 +101,5 @@ export interface StdinProps {
   readonly closed?: WireValue;
 }
 
-/** The properties of the Process an answer concerns, when its call settled (the `props` of an answer). */
-export interface AnswerProps {
-  readonly pid: WireValue;
-  readonly commandId: WireValue;
-  readonly exited: WireValue;
-  readonly skipped?: WireValue;
-}
-
-/** A line the testee writes. */
-export type TesteeLine =
-  | { readonly id: string; readonly ok: true; readonly value?: WireValue; readonly props?: AnswerProps }
-  | { readonly id: string; readonly ok: false; readonly error: WireError; readonly props?: AnswerProps }
-  | { readonly call: string; readonly args: readonly WireValue[] }
-  | { readonly fault: WireError; readonly kind: 'uncaught exception' | 'unhandled rejection'; readonly requests: readonly string[] };
+/** A line the testee writes (the spec's `TesteeLine`). */
+export type { TesteeLine };

@@ -10,10 +10,10 @@
  * begins with `$`. A plain object whose own keys begin with `$` is wrapped in
  * `$object`, so no value is ever mistaken for one of these forms.
  */
-import { base64ToBytes, bytesToBase64 } from '@sandstream/types';
+import { base64ToBytes, bytesToBase64, type WireValue } from '@sandstream/types';
 
-/** A value as it travels: JSON, with one-key `$` forms for the rest. */
-export type WireValue = null | boolean | number | string | WireValue[] | { readonly [key: string]: WireValue };
+/** A value as it travels: JSON, with one-key `$` forms for the rest (the spec's `WireValue`). */
+export type { WireValue };
 
 /** What the encoder does with the values only one side can hold: callbacks and abort signals. */
 export interface ValueHooks {
