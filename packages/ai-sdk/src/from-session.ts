@@ -1,24 +1,8 @@
 // Any AI SDK SandboxSession as a Sandstream Sandbox, so the conformance kit can check it.
-import type {
-  Experimental_SandboxProcess as SandboxProcess,
-  Experimental_SandboxSession as SandboxSession,
-  Experimental_SandboxSpawnOptions as SandboxSpawnOptions,
-  Experimental_WritableSandboxProcess as WritableSandboxProcess,
-} from '@ai-sdk/provider-utils';
 import type { CapabilityManifest, Sandbox } from '@sandstream/types';
 import { defineSandbox } from '@sandstream/types/runtime';
+import type { SessionCommands } from './session-commands.js';
 import { SessionDriver } from './session-driver.js';
-
-/**
- * What {@link fromSandboxSession} uses of a session: only `spawn` and `run`,
- * so the session of an older `@ai-sdk/provider-utils` (one without `stat`,
- * `listDirectory`, `deleteFile` or `spawn`'s `stdin`, as
- * `@ai-sdk/sandbox-just-bash` 1.0.122 builds on) fits too.
- */
-export interface SessionCommands {
-  readonly spawn: (options: SandboxSpawnOptions) => PromiseLike<SandboxProcess | WritableSandboxProcess>;
-  readonly run: SandboxSession['run'];
-}
 
 /** Options of {@link fromSandboxSession}. */
 export interface FromSandboxSessionOptions {

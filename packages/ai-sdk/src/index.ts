@@ -16,5 +16,6 @@ export {
   type ExecToolResult,
 } from './exec-tool.js';
 export { VERSION } from './version.js';
-export { fromSandboxSession, type FromSandboxSessionOptions, type SessionCommands } from './from-session.js';
+export { fromSandboxSession, type FromSandboxSessionOptions } from './from-session.js';
+export type { SessionCommands } from './session-commands.js';
 export { shellLine } from './session-driver.js';

@@ -6,7 +6,7 @@ import type {
   Experimental_WritableSandboxProcess as WritableSandboxProcess,
 } from '@ai-sdk/provider-utils';
 import { InvalidArgument, SpawnFailed, StdinClosed, TransportError, type Signal, type StreamName } from '@sandstream/types';
-import type { SessionCommands } from './from-session.js';
+import type { SessionCommands } from './session-commands.js';
 import type { CommandSpec, DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
 
 /**
