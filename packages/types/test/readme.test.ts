@@ -1,9 +1,23 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { typescriptBlocks } from '@sandstream/test-support/readme-blocks';
 import { createExecResult } from '../src/result.js';
 import { planRun, planStream } from '../src/runtime/execution-plan.js';
 import { createEchoSandbox, manifestProblems, roundTrip, runTests } from './readme-examples.js';
+
+/**
+ * The ```ts blocks of the README, import lines removed and trimmed. Read here,
+ * not through test-support's readme-blocks: test-support depends on this
+ * package, so this package's tests cannot depend on it.
+ */
+function typescriptBlocks(url: URL): string[] {
+  return [...readFileSync(url, 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((match) =>
+    match[1]!
+      .split('\n')
+      .filter((line) => !line.startsWith('import '))
+      .join('\n')
+      .trim(),
+  );
+}
 
 const examples = readFileSync(new URL('./readme-examples.ts', import.meta.url), 'utf8');
 

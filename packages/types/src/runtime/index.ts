@@ -20,7 +20,26 @@ export { inheritedEnv, validateEnv } from './environment.js';
 export { isPlainObject } from './plain-object.js';
 export { Capture } from './capture.js';
 export type { BackgroundBackend, FollowedCommand, StreamCounts } from './background-backend.js';
-export { isRunningState, parseProcStat, type ProcStat } from './proc-stat.js';
+export {
+  descendants,
+  groupMembers,
+  isLiveProcess,
+  isRunningState,
+  listPids,
+  liveProcesses,
+  markedProcesses,
+  parseProcStat,
+  readProcArgv,
+  readProcStat,
+  readProcStatFields,
+  readProcStatus,
+  signalEach,
+  type MarkedProcess,
+  type MarkedProcessesOptions,
+  type ProcessEntry,
+  type ProcStat,
+  type ProcStatus,
+} from './process-table.js';
 export { TIMED_OUT, within } from './timers.js';
 export { capabilitiesOption, checkOptionKeys, nonNegativeOption } from './options-check.js';
 export { prlimitArgs } from './limits.js';
