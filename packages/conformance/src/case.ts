@@ -2,10 +2,10 @@ import type { Capability } from '@sandstream/types';
 import type { CaseContext } from './context.js';
 
 /**
- * One conformance case. Ids are stable and dotted (`teardown.break`); the
- * first segment is the case's group, which names the spec section the case
- * belongs to (`CASE_GROUP_SECTIONS` in `sections.ts` gives its heading). The
- * requirements it proves may be stated in other sections too.
+ * One conformance case. Ids are stable and dotted (`teardown.break`). The
+ * case belongs to the spec section under whose heading the tag of its first
+ * requirement stands (`caseSection` in `sections.ts`); the other requirements
+ * it proves may be stated in other sections.
  */
 export interface ConformanceCase {
   readonly id: string;

@@ -13,7 +13,7 @@ export type { CaseContext } from './context.js';
 export type { Termination } from './termination-settings.js';
 export { autoConcurrency, LOCAL_ROUND_TRIP_MS, REMOTE_CONCURRENCY, runsAlone } from './schedule.js';
 export { ConformanceFailure, HarnessError } from './assert.js';
-export { REQUIREMENTS, REQUIREMENTS_SPEC_VERSION, type Requirement } from './requirements.js';
+export { REQUIREMENTS, REQUIREMENTS_SPEC_VERSION, type Requirement, type SpecHeading } from './requirements.js';
 export { formatJson } from './reporters/json.js';
 export { formatJunit } from './reporters/junit.js';
 export { formatTap } from './reporters/tap.js';

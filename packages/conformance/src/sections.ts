@@ -1,35 +1,41 @@
-/**
- * The spec section each group of cases belongs to: a case id's first segment
- * (`teardown` in `teardown.break`) names the group, and this table names the
- * group's section of spec.md by its heading, number and title as written
- * there. The JUnit reporter's `classname` is the group. `test/sections.test.ts`
- * checks that every case's group is listed here and every heading is one of
- * spec.md's.
- */
-export const CASE_GROUP_SECTIONS: Readonly<Record<string, string>> = Object.freeze({
-  stream: '6. stream() and the Process',
-  start: '6.1 Start',
-  process: '2.2 Process',
-  capabilities: '4. Capabilities',
-  arguments: '3. Arguments and options',
-  environment: '3.3 Environment and working directory',
-  teardown: '9. Teardown',
-  termination: '9.8 The termination sequence',
-  ordering: '7. Ordering',
-  bytes: '8. Bytes',
-  wait: '6.3 wait()',
-  flow: '6.2 Iteration',
-  result: '10. ExecResult and exit status',
-  'output-cap': '5. run()',
-  stdin: '6.4 Standard input',
-  concurrency: '11. Concurrency',
-  limits: '12.1 Resource limits',
-  user: '12.2 User',
-  background: '13.1 Background commands',
-  attach: '13.2 Attach',
-});
+import { REQUIREMENTS, type SpecHeading } from './requirements.js';
 
-/** The group of a case: the first segment of its id. */
+const HEADINGS = new Map(REQUIREMENTS.map((r) => [r.id, r.heading]));
+
+/**
+ * The spec section a case belongs to: the heading of spec.md under which the
+ * tag of its first requirement stands (derived into `requirements.ts` by
+ * `scripts/sync-requirements.mjs`). Undefined when that requirement is not one
+ * of this kit's spec revision, as in a report written by another kit.
+ */
+export function caseSection(c: { readonly requirements: readonly string[] }): SpecHeading | undefined {
+  const first = c.requirements[0];
+  return first === undefined ? undefined : HEADINGS.get(first);
+}
+
+/** A section as spec.md's heading reads, number then title: `9.8 The termination sequence`. */
+export function sectionName(heading: SpecHeading): string {
+  return `${heading.number} ${heading.title}`;
+}
+
+/**
+ * The name of the file under `src/cases/` that holds a section's cases: its
+ * number, a dash, and its title as a slug without a leading "The"
+ * (`9.8-termination-sequence.ts`, `5.2-on-output.ts`), so a reader goes from
+ * the spec's heading to its cases in one step.
+ */
+export function sectionFileName(heading: SpecHeading): string {
+  const slug = heading.title
+    .replace(/^The /, '')
+    .replace(/([a-z])([A-Z])/g, '$1-$2')
+    .toLowerCase()
+    .replace(/'/g, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
+  return `${heading.number}-${slug}.ts`;
+}
+
+/** The group of a case: the first segment of its id (`teardown` in `teardown.break`). */
 export function caseGroup(id: string): string {
   return id.split('.')[0] ?? id;
 }

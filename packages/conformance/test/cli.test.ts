@@ -118,7 +118,7 @@ describe('sandstream-conformance CLI', () => {
     expect(out.code).toBe(1);
     expect(out.stdout.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true);
     expect(out.stdout.match(/<testcase /g)?.length).toBeGreaterThan(40);
-    expect(out.stdout).toMatch(/<testcase classname="result" name="result\.streamed-flag[^"]*"[^>]*>\s*<failure message="a run\(\) result has streamed: true"/);
+    expect(out.stdout).toMatch(/<testcase classname="10 ExecResult and exit status" name="result\.streamed-flag[^"]*"[^>]*>\s*<failure message="a run\(\) result has streamed: true"/);
     expect(out.stdout).toMatch(/failures="1"/);
   });
 

@@ -106,6 +106,13 @@ describe('machine reporters', () => {
     expect(xml).toContain('<property name="capability.stdin" value="false"/>');
   });
 
+  test('a JUnit classname is the spec section of the case\'s first requirement, or its group for a requirement the kit does not know', () => {
+    const xml = formatJunit(report);
+    expect(xml).toContain('<testcase classname="9.3 Leaving a loop" name="teardown.break: ');
+    const unknown: CaseResult = { ...failed, id: 'vendor.extra', requirements: ['SS-VENDOR-1'] };
+    expect(formatJunit({ ...report, cases: [unknown] })).toContain('<testcase classname="vendor" name="vendor.extra: ');
+  });
+
   test('TAP numbers every case and ends with the count line', () => {
     const tap = formatTap(report);
     expect(tap.split('\n').slice(0, 4)).toEqual(['TAP version 14', '1..2', 'ok 1 stream.synchronous - break terminates', 'not ok 2 teardown.break - break terminates']);
