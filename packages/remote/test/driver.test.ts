@@ -3,10 +3,10 @@
  * runtime: what each guarantee costs in requests, and what it does when the
  * link breaks (ADR-0033).
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { SpawnFailed, TransportError } from '@sandstream/types';
-import { ended, isLive, markedProcesses, procStat } from '@sandstream/test-support/processes';
+import { isRunningState, listPids, readProcArgv, readProcStat } from '@sandstream/types/runtime';
+import { ended, markedProcesses } from '@sandstream/test-support/processes';
 import { within } from '@sandstream/test-support/timing';
 import { CHANNEL_NAME, TAG_VARIABLE } from '../src/index.js';
 import { remoteSandbox } from './remote-sandbox.js';
@@ -135,16 +135,10 @@ describe('the remote driver', () => {
   describe('with helpers through a channel', () => {
     /** The channel processes this process started (the local transport spawns them), by their argv. */
     const channels = (): number[] =>
-      readdirSync('/proc')
-        .filter((entry) => /^[0-9]+$/.test(entry))
-        .filter((pid) => {
-          try {
-            return readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0')[3] === CHANNEL_NAME && procStat(Number(pid))?.[1] === String(process.pid) && isLive(Number(pid));
-          } catch {
-            return false;
-          }
-        })
-        .map(Number);
+      listPids().filter((pid) => {
+        const stat = readProcStat(pid);
+        return stat?.ppid === process.pid && isRunningState(stat.state) && readProcArgv(pid)?.[3] === CHANNEL_NAME;
+      });
 
     it('sends the kill and the sweep as lines to one process, no helper start each; the channel ends at close', async () => {
       const before = new Set(channels());

@@ -5,91 +5,31 @@
  * `SANDSTREAM_COMMAND=<id>`, which every process of a command's tree
  * inherits, wherever it moved in the tree).
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { parseProcStat } from '@sandstream/types/runtime';
+import {
+  descendants,
+  groupMembers,
+  liveProcesses,
+  markedProcesses,
+  readProcStat,
+  signalEach,
+  type MarkedProcess,
+  type ProcessEntry,
+} from '@sandstream/types/runtime';
 import { TAG_VARIABLE } from '../supervisor.js';
 
-/** One process as `/proc/<pid>/stat` describes it. */
-export interface ProcessEntry {
-  readonly pid: number;
-  /** Kernel state letter (`R`, `S`, `T`, `Z`, ...). */
-  readonly state: string;
-  readonly ppid: number;
-  /** Process group id. */
-  readonly pgrp: number;
-  /** When it started, in clock ticks since boot (field 22 of the stat line): tells a process from a later one with its number. */
-  readonly startTicks: number;
-}
+// The reading of /proc is the runtime's (one reader for adapters, emulators and tests); what
+// is the emulators' own is the tag variable they look for and whose group a command still owns.
+export { descendants, groupMembers, liveProcesses, type ProcessEntry };
 
 /** A process whose environment carries a tag. */
-export interface TaggedProcess extends ProcessEntry {
+export interface TaggedProcess extends MarkedProcess {
   /** The tag's value. */
   readonly tag: string;
-  /** The command line, arguments joined by spaces. */
-  readonly cmdline: string;
-  /** Every `NAME=value` entry of its environment. */
-  readonly environ: readonly string[];
 }
 
 /** What `/proc` says of `pid` now; undefined once it is gone. */
 export function processState(pid: number): ProcessEntry | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return undefined;
-  }
-  // Fields from the third (state) on follow the last ')': the start time is the 22nd.
-  const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-  return { pid, ...parseProcStat(stat), startTicks };
-}
-
-function pids(): number[] {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  const found: number[] = [];
-  for (const entry of entries) {
-    const first = entry.charCodeAt(0);
-    if (first >= 48 && first <= 57) found.push(Number(entry));
-  }
-  return found;
-}
-
-const living = (state: string): boolean => state !== 'Z' && state !== 'X';
-
-/** Every live (neither zombie nor dead) process of the host. */
-export function liveProcesses(): ProcessEntry[] {
-  const found: ProcessEntry[] = [];
-  for (const pid of pids()) {
-    const entry = processState(pid);
-    if (entry !== undefined && living(entry.state)) found.push(entry);
-  }
-  return found;
-}
-
-/** Live members of process group `pgid`. */
-export function groupMembers(pgid: number, live: readonly ProcessEntry[] = liveProcesses()): number[] {
-  return live.filter((entry) => entry.pgrp === pgid).map((entry) => entry.pid);
-}
-
-/** Live descendants of `pid` still parented to it or its descendants (an orphan reparented elsewhere is not one). */
-export function descendants(pid: number, live: readonly ProcessEntry[] = liveProcesses()): number[] {
-  const found = new Set<number>([pid]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const entry of live) {
-      if (!found.has(entry.pid) && found.has(entry.ppid)) {
-        found.add(entry.pid);
-        grew = true;
-      }
-    }
-  }
-  found.delete(pid);
-  return [...found];
+  return readProcStat(pid);
 }
 
 /**
@@ -120,45 +60,12 @@ export function ownGroupMembers(
  * this user may read are seen; a zombie's environment is gone, so it never is.
  */
 export function taggedProcesses(value?: string, variable: string = TAG_VARIABLE): TaggedProcess[] {
-  const prefix = `${variable}=`;
-  const found: TaggedProcess[] = [];
-  for (const pid of pids()) {
-    if (pid === process.pid) continue;
-    let environ: string[];
-    try {
-      environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    } catch {
-      continue;
-    }
-    const entry = environ.find((e) => e.startsWith(prefix));
-    if (entry === undefined) continue;
-    const tag = entry.slice(prefix.length);
-    if (value !== undefined && tag !== value) continue;
-    const state = processState(pid);
-    if (state === undefined || !living(state.state)) continue;
-    let cmdline = '';
-    try {
-      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
-    } catch {
-      // Gone meanwhile.
-    }
-    found.push({ ...state, tag, cmdline, environ: environ.filter((e) => e !== '') });
-  }
-  return found;
+  return markedProcesses(variable, value).map((found) => ({ ...found, tag: found.value }));
 }
 
 /** Sends `signal` to each pid that is still there; returns how many were signalled. */
 export function signalAll(targets: Iterable<number>, signal: NodeJS.Signals = 'SIGKILL'): number {
-  let sent = 0;
-  for (const pid of targets) {
-    try {
-      process.kill(pid, signal);
-      sent++;
-    } catch {
-      // Gone.
-    }
-  }
-  return sent;
+  return signalEach(targets, signal);
 }
 
 /**

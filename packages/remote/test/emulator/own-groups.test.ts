@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { liveProcesses, ownGroupMembers, processState, type ProcessEntry } from '../../src/emulator/index.js';
 
 /** A process as /proc would list it, for a table made up by the test. */
-const entry = (pid: number, pgrp: number, startTicks: number): ProcessEntry => ({ pid, pgrp, startTicks, ppid: 1, state: 'S' });
+const entry = (pid: number, pgrp: number, startTicks: number): ProcessEntry => ({ pid, pgrp, session: pgrp, startTicks, ppid: 1, state: 'S' });
 
 const self = processState(process.pid)!;
 
