@@ -19,12 +19,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
 import type { Sandbox } from '@sandstream/types';
-import { CELL_VAR, FAULTS, PHASES, cellMark, createMatrixReport, describeMatrix, measureBaseline, runCell } from '@sandstream/test-support/fault-matrix';
-import type { CellPlan, Expected, FaultName, Observed, Phase } from '@sandstream/test-support/fault-matrix';
+import { CELL_VAR, cellMark, createMatrixReport, describeMatrix, measureBaseline, runCell } from '@sandstream/test-support/fault-matrix';
+import type { CellPlan, Observed } from '@sandstream/test-support/fault-matrix';
 import { markedProcesses } from '@sandstream/test-support/processes';
 import { startEnvdEmulator, type EnvdEmulator, type EnvdFault, type RecordedRequest } from '../src/emulator/index.js';
 import { isDaemonAnswer } from '../src/connection.js';
 import { createE2BSandbox } from '../src/index.js';
+import { cellsOf, type CellSpec, type FaultTable } from './fault-table.js';
 import { isHelperStart, isSupervisorStart, newRunId, waitFor, within } from './helpers.js';
 
 const RUN_ID = newRunId();
@@ -35,112 +36,89 @@ const REQUEST_TIMEOUT_MS = 2_000;
 const GRACE_MS = 300;
 const KILL_WAIT_MS = 3_000;
 
-interface Cell extends CellPlan {
-  /** The fault, or why the cell does not apply to envd. */
-  readonly inject: EnvdFault | { readonly notApplicable: string };
-}
-
 /** The Start of the command itself (its supervisor), by the cell marker in its environment. */
 const launcher = (cell: string) => (request: RecordedRequest): boolean => isSupervisorStart(request) && JSON.stringify(request.body ?? '').includes(cell);
+/** The command's own Start, or its own stream from the event `at` on. */
+const ownStart = (mark: string) => ({ route: 'Start', match: launcher(mark) }) as const;
+const ownStream = (mark: string, at: 3 | 'before-end') => ({ route: 'Start', match: launcher(mark), at }) as const;
+/** The request that delivers kill(). */
+const SIGNAL = { route: 'SendSignal' } as const;
+/** A stdin write. */
+const STDIN = { route: 'SendInput' } as const;
 
 const HEADERS_NOT_OUT = 'an HTTP status exists only before the response headers; this stream already sent them';
 const UNARY_NO_FRAMES = 'a unary answer is one message, not a stream of frames: a cut answer is the truncated-frame cell';
 const SLOW_NOT_OUT = 'the response headers of this stream are already out; a stall after them is the `stall` fault (test/faults.test.ts)';
 
-/** The cells of the matrix; `cell` is the marker value of the command run in it. */
-function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
-  const cells: Cell[] = [];
-  const add = (phase: Phase, fault: FaultName, inject: Cell['inject'], expected: Expected, extraMs = 0): void =>
-    void cells.push({ phase, fault, inject, expect: expected, extraMs });
-  for (const phase of PHASES) {
-    for (const fault of FAULTS) {
-      const mark = cell(phase, fault);
-      switch (phase) {
-        case 'before-start-event': {
-          // The command's own Start: it runs, and the client sees the fault before its pid.
-          const match = launcher(mark);
-          const m = { route: 'Start', match } as const;
-          if (fault === 'reset') add(phase, fault, { kind: 'reset', at: 0, ...m }, 'TransportError');
-          if (fault === '503+error-body') add(phase, fault, { kind: 'http-status', status: 503, served: true, ...m }, 'TransportError');
-          if (fault === '500-bare') add(phase, fault, { kind: 'http-status', status: 500, body: 'text', served: true, ...m }, 'TransportError');
-          // A rate limiter refuses before envd sees the request: nothing starts.
-          if (fault === '429+retry-after') add(phase, fault, { kind: 'http-status', status: 429, retryAfterSeconds: 1, ...m }, 'TransportError');
-          if (fault === 'slow-headers<bound') add(phase, fault, { kind: 'slow-headers', ms: STALL_MS / 3, ...m }, 'result', STALL_MS / 3);
-          if (fault === 'slow-headers>bound') add(phase, fault, { kind: 'slow-headers', ms: STALL_MS * 3, ...m }, 'TransportError', STALL_MS);
-          if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', at: 0, ...m }, 'TransportError');
-          // The body ends cleanly before the start event, without the end-of-stream message.
-          if (fault === 'cut-at-boundary') add(phase, fault, { kind: 'truncate', at: 0, boundary: true, ...m }, 'TransportError');
-          break;
-        }
-        case 'mid-stream': {
-          // The command's own stream (the supervisor's), after its start event and two data events.
-          const m = { route: 'Start', match: launcher(mark), at: 3 } as const;
-          if (fault === 'reset') add(phase, fault, { kind: 'reset', ...m }, 'TransportError');
-          if (fault === '503+error-body') add(phase, fault, { kind: 'error', code: 'unavailable', ...m }, 'TransportError');
-          if (fault === '500-bare' || fault === '429+retry-after') add(phase, fault, { notApplicable: HEADERS_NOT_OUT }, 'result');
-          if (fault === 'slow-headers<bound' || fault === 'slow-headers>bound') add(phase, fault, { notApplicable: SLOW_NOT_OUT }, 'result');
-          if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', ...m }, 'TransportError');
-          if (fault === 'cut-at-boundary') add(phase, fault, { kind: 'truncate', boundary: true, ...m }, 'TransportError');
-          break;
-        }
-        case 'before-end-event': {
-          // The command's own stream, where its end event would be (after the supervisor's `gone`).
-          const m = { route: 'Start', match: launcher(mark), at: 'before-end' } as const;
-          if (fault === 'reset') add(phase, fault, { kind: 'reset', ...m }, 'TransportError');
-          if (fault === '503+error-body') add(phase, fault, { kind: 'error', code: 'unavailable', ...m }, 'TransportError');
-          if (fault === '500-bare' || fault === '429+retry-after') add(phase, fault, { notApplicable: HEADERS_NOT_OUT }, 'result');
-          if (fault === 'slow-headers<bound' || fault === 'slow-headers>bound') add(phase, fault, { notApplicable: SLOW_NOT_OUT }, 'result');
-          if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', ...m }, 'TransportError');
-          if (fault === 'cut-at-boundary') add(phase, fault, { kind: 'truncate', boundary: true, ...m }, 'TransportError');
-          break;
-        }
-        case 'during-kill': {
-          // The request that delivers kill(): SIGTERM as one SendSignal to the supervisor, which
-          // forwards it to the tree.
-          const m = { route: 'SendSignal' } as const;
-          // The signal was delivered, its answer is lost.
-          if (fault === 'reset') add(phase, fault, { kind: 'reset', ...m }, 'TransportError');
-          // A proxy refuses: nothing was delivered; teardown must still end the command.
-          if (fault === '503+error-body') add(phase, fault, { kind: 'http-status', status: 503, ...m }, 'TransportError');
-          if (fault === '500-bare') add(phase, fault, { kind: 'http-status', status: 500, body: 'text', ...m }, 'TransportError');
-          if (fault === '429+retry-after') add(phase, fault, { kind: 'http-status', status: 429, retryAfterSeconds: 1, ...m }, 'TransportError');
-          if (fault === 'slow-headers<bound') add(phase, fault, { kind: 'slow-headers', ms: REQUEST_TIMEOUT_MS / 4, ...m }, 'result', REQUEST_TIMEOUT_MS / 4);
-          if (fault === 'slow-headers>bound') add(phase, fault, { kind: 'slow-headers', ms: REQUEST_TIMEOUT_MS * 3, ...m }, 'TransportError', REQUEST_TIMEOUT_MS);
-          if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', ...m }, 'TransportError');
-          if (fault === 'cut-at-boundary') add(phase, fault, { notApplicable: UNARY_NO_FRAMES }, 'result');
-          break;
-        }
-        case 'during-stdin-write': {
-          // The third of five SendInput writes.
-          const m = { route: 'SendInput' } as const;
-          // Written, the answer lost: delivered once, never resent.
-          if (fault === 'reset') add(phase, fault, { kind: 'reset', served: true, ...m }, 'TransportError');
-          if (fault === '503+error-body') add(phase, fault, { kind: 'http-status', status: 503, served: true, ...m }, 'TransportError');
-          if (fault === '500-bare') add(phase, fault, { kind: 'http-status', status: 500, body: 'text', served: true, ...m }, 'TransportError');
-          if (fault === '429+retry-after') add(phase, fault, { kind: 'http-status', status: 429, retryAfterSeconds: 1, ...m }, 'TransportError');
-          if (fault === 'slow-headers<bound') add(phase, fault, { kind: 'slow-headers', ms: STALL_MS, ...m }, 'result', STALL_MS);
-          if (fault === 'slow-headers>bound') {
-            add(
-              phase,
-              fault,
-              {
-                notApplicable:
-                  'no bound applies to a stdin write: envd answers SendInput once the bytes are in the pipe, which a slow reader delays legitimately, so a slow answer is only slow (see slow-headers<bound)',
-              },
-              'result',
-            );
-          }
-          if (fault === 'truncated-frame') add(phase, fault, { kind: 'truncate', ...m }, 'TransportError');
-          if (fault === 'cut-at-boundary') add(phase, fault, { notApplicable: UNARY_NO_FRAMES }, 'result');
-          break;
-        }
-      }
-    }
-  }
-  return cells;
-}
+/** The cells of the matrix; an `inject` that is a function builds the fault for the marker of the cell's command. */
+const MATRIX: FaultTable<CellSpec<EnvdFault>> = {
+  // The command's own Start: it runs, and the client sees the fault before its pid.
+  'before-start-event': {
+    reset: { inject: (mark) => ({ kind: 'reset', at: 0, ...ownStart(mark) }), expect: 'TransportError', extraMs: 0 },
+    '503+error-body': { inject: (mark) => ({ kind: 'http-status', status: 503, served: true, ...ownStart(mark) }), expect: 'TransportError', extraMs: 0 },
+    '500-bare': { inject: (mark) => ({ kind: 'http-status', status: 500, body: 'text', served: true, ...ownStart(mark) }), expect: 'TransportError', extraMs: 0 },
+    // A rate limiter refuses before envd sees the request: nothing starts.
+    '429+retry-after': { inject: (mark) => ({ kind: 'http-status', status: 429, retryAfterSeconds: 1, ...ownStart(mark) }), expect: 'TransportError', extraMs: 0 },
+    'slow-headers<bound': { inject: (mark) => ({ kind: 'slow-headers', ms: STALL_MS / 3, ...ownStart(mark) }), expect: 'result', extraMs: STALL_MS / 3 },
+    'slow-headers>bound': { inject: (mark) => ({ kind: 'slow-headers', ms: STALL_MS * 3, ...ownStart(mark) }), expect: 'TransportError', extraMs: STALL_MS },
+    'truncated-frame': { inject: (mark) => ({ kind: 'truncate', at: 0, ...ownStart(mark) }), expect: 'TransportError', extraMs: 0 },
+    // The body ends cleanly before the start event, without the end-of-stream message.
+    'cut-at-boundary': { inject: (mark) => ({ kind: 'truncate', at: 0, boundary: true, ...ownStart(mark) }), expect: 'TransportError', extraMs: 0 },
+  },
+  // The command's own stream (the supervisor's), after its start event and two data events.
+  'mid-stream': {
+    reset: { inject: (mark) => ({ kind: 'reset', ...ownStream(mark, 3) }), expect: 'TransportError', extraMs: 0 },
+    '503+error-body': { inject: (mark) => ({ kind: 'error', code: 'unavailable', ...ownStream(mark, 3) }), expect: 'TransportError', extraMs: 0 },
+    '500-bare': { notApplicable: HEADERS_NOT_OUT },
+    '429+retry-after': { notApplicable: HEADERS_NOT_OUT },
+    'slow-headers<bound': { notApplicable: SLOW_NOT_OUT },
+    'slow-headers>bound': { notApplicable: SLOW_NOT_OUT },
+    'truncated-frame': { inject: (mark) => ({ kind: 'truncate', ...ownStream(mark, 3) }), expect: 'TransportError', extraMs: 0 },
+    'cut-at-boundary': { inject: (mark) => ({ kind: 'truncate', boundary: true, ...ownStream(mark, 3) }), expect: 'TransportError', extraMs: 0 },
+  },
+  // The command's own stream, where its end event would be (after the supervisor's `gone`).
+  'before-end-event': {
+    reset: { inject: (mark) => ({ kind: 'reset', ...ownStream(mark, 'before-end') }), expect: 'TransportError', extraMs: 0 },
+    '503+error-body': { inject: (mark) => ({ kind: 'error', code: 'unavailable', ...ownStream(mark, 'before-end') }), expect: 'TransportError', extraMs: 0 },
+    '500-bare': { notApplicable: HEADERS_NOT_OUT },
+    '429+retry-after': { notApplicable: HEADERS_NOT_OUT },
+    'slow-headers<bound': { notApplicable: SLOW_NOT_OUT },
+    'slow-headers>bound': { notApplicable: SLOW_NOT_OUT },
+    'truncated-frame': { inject: (mark) => ({ kind: 'truncate', ...ownStream(mark, 'before-end') }), expect: 'TransportError', extraMs: 0 },
+    'cut-at-boundary': { inject: (mark) => ({ kind: 'truncate', boundary: true, ...ownStream(mark, 'before-end') }), expect: 'TransportError', extraMs: 0 },
+  },
+  // The request that delivers kill(): SIGTERM as one SendSignal to the supervisor, which
+  // forwards it to the tree.
+  'during-kill': {
+    // The signal was delivered, its answer is lost.
+    reset: { inject: { kind: 'reset', ...SIGNAL }, expect: 'TransportError', extraMs: 0 },
+    // A proxy refuses: nothing was delivered; teardown must still end the command.
+    '503+error-body': { inject: { kind: 'http-status', status: 503, ...SIGNAL }, expect: 'TransportError', extraMs: 0 },
+    '500-bare': { inject: { kind: 'http-status', status: 500, body: 'text', ...SIGNAL }, expect: 'TransportError', extraMs: 0 },
+    '429+retry-after': { inject: { kind: 'http-status', status: 429, retryAfterSeconds: 1, ...SIGNAL }, expect: 'TransportError', extraMs: 0 },
+    'slow-headers<bound': { inject: { kind: 'slow-headers', ms: REQUEST_TIMEOUT_MS / 4, ...SIGNAL }, expect: 'result', extraMs: REQUEST_TIMEOUT_MS / 4 },
+    'slow-headers>bound': { inject: { kind: 'slow-headers', ms: REQUEST_TIMEOUT_MS * 3, ...SIGNAL }, expect: 'TransportError', extraMs: REQUEST_TIMEOUT_MS },
+    'truncated-frame': { inject: { kind: 'truncate', ...SIGNAL }, expect: 'TransportError', extraMs: 0 },
+    'cut-at-boundary': { notApplicable: UNARY_NO_FRAMES },
+  },
+  // The third of five SendInput writes.
+  'during-stdin-write': {
+    // Written, the answer lost: delivered once, never resent.
+    reset: { inject: { kind: 'reset', served: true, ...STDIN }, expect: 'TransportError', extraMs: 0 },
+    '503+error-body': { inject: { kind: 'http-status', status: 503, served: true, ...STDIN }, expect: 'TransportError', extraMs: 0 },
+    '500-bare': { inject: { kind: 'http-status', status: 500, body: 'text', served: true, ...STDIN }, expect: 'TransportError', extraMs: 0 },
+    '429+retry-after': { inject: { kind: 'http-status', status: 429, retryAfterSeconds: 1, ...STDIN }, expect: 'TransportError', extraMs: 0 },
+    'slow-headers<bound': { inject: { kind: 'slow-headers', ms: STALL_MS, ...STDIN }, expect: 'result', extraMs: STALL_MS },
+    'slow-headers>bound': {
+      notApplicable:
+        'no bound applies to a stdin write: envd answers SendInput once the bytes are in the pipe, which a slow reader delays legitimately, so a slow answer is only slow (see slow-headers<bound)',
+    },
+    'truncated-frame': { inject: { kind: 'truncate', ...STDIN }, expect: 'TransportError', extraMs: 0 },
+    'cut-at-boundary': { notApplicable: UNARY_NO_FRAMES },
+  },
+};
 
-const CELLS = cellsFor((phase, fault) => cellMark(RUN_ID, phase, fault));
+const CELLS = cellsOf(MATRIX, (phase, fault) => cellMark(RUN_ID, phase, fault));
 
 let envd: EnvdEmulator;
 let native: E2BSdkSandbox;

@@ -18,12 +18,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '@sandstream/types';
-import { CELL_VAR, FAULTS, PHASES, cellMark, createMatrixReport, describeMatrix, measureBaseline, runCell } from '@sandstream/test-support/fault-matrix';
-import type { CellPlan, Expected, FaultName, Observed, Phase } from '@sandstream/test-support/fault-matrix';
+import { CELL_VAR, cellMark, createMatrixReport, describeMatrix, measureBaseline, runCell } from '@sandstream/test-support/fault-matrix';
+import type { Observed } from '@sandstream/test-support/fault-matrix';
 import { markedProcesses } from '@sandstream/test-support/processes';
 import type { Fault, RecordedRequest } from '../src/emulator/index.js';
 import { parseRetryAfter as retryAfterMs } from '@sandstream/remote';
 import { createVercelSandbox } from '../src/index.js';
+import { cellsOf, type CellSpec, type FaultTable, type TableCell } from './fault-table.js';
 import { until, useEmulator, within } from './helpers.js';
 
 const emulator = useEmulator();
@@ -42,14 +43,16 @@ const LATE_START_MS = CALLER_TIMEOUT_MS + GRACE_MS + LATE_KILL_WAIT_MS + 1_000;
 /** The adapter's bounds on a start's command record (startTimeoutMs) and on a signal's request. */
 const REQUEST_TIMEOUT_MS = 3_000;
 
-interface Cell extends CellPlan {
-  /** The faults, or why the cell does not apply to this backend. */
-  readonly inject: readonly Fault[] | { readonly notApplicable: string };
+/** What a cell of this backend may set besides its faults. */
+interface CellOptions {
   /** The caller's `timeout` for the command, when the cell needs one. */
   readonly timeout?: number;
   /** The sandbox's kill wait, when the cell needs a shorter one. */
   readonly killWaitMs?: number;
 }
+
+/** A cell of the service's matrix: the faults, or why the cell does not apply to this backend. */
+type Cell = TableCell<readonly Fault[], CellOptions>;
 
 const bodyOf = (request: RecordedRequest): { env?: Record<string, string>; args?: string[] } =>
   (request.body ?? {}) as { env?: Record<string, string>; args?: string[] };
@@ -83,107 +86,94 @@ const STDIN = { method: 'POST', path: /\/stdin$/ } as const;
 const CUT = (mark: string) => ({ kind: 'truncate', at: { bytes: 600 }, ...startOf(mark) }) as const satisfies Fault;
 /** The log request that replays the output after the cut. */
 const REPLAY = { route: 'logs' } as const;
+/** Where the last record of the command's answer, its finished record, would go. */
+const lastRecordOf = (mark: string) => ({ at: 'before-end', ...startOf(mark) }) as const;
 
 const ONE_DOCUMENT = 'this answer is one JSON document, not a stream of records: a cut answer is the truncated-frame cell';
 const HEADERS_OUT = 'an HTTP status or slow headers exist only before the response headers; this answer already sent them with the command record';
 const NO_BOUND_LOGS =
   'no bound applies to a log stream: its headers may come late and its records later still (a quiet command), so a slow answer is only slow (see slow-headers<bound); the caller\'s timeout bounds the command';
 
-function cellsFor(cell: (phase: Phase, fault: FaultName) => string): Cell[] {
-  const cells: Cell[] = [];
-  const add = (phase: Phase, fault: FaultName, inject: Cell['inject'], expected: Expected, extraMs = 0, extra: Partial<Cell> = {}): void =>
-    void cells.push({ phase, fault, inject, expect: expected, extraMs, ...extra });
-  for (const phase of PHASES) {
-    for (const fault of FAULTS) {
-      const mark = cell(phase, fault);
-      switch (phase) {
-        case 'before-start-event': {
-          // The start's answer carries the command id, this backend's start event.
-          const m = startOf(mark);
-          // Served, and the whole answer held back (the command never ends by itself): past
-          // startTimeoutMs without the command record, the start's outcome is unknown.
-          if (fault === 'reset') add(phase, fault, [{ kind: 'reset', served: true, ...m }], 'TransportError', REQUEST_TIMEOUT_MS);
-          if (fault === '503+error-body') add(phase, fault, [{ kind: 'http-status', status: 503, served: true, ...m }], 'TransportError');
-          if (fault === '500-bare') add(phase, fault, [{ kind: 'http-status', status: 500, body: 'text', served: true, ...m }], 'TransportError');
-          // A rate limiter refuses before the service: nothing starts.
-          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'http-status', status: 429, ...RATE_LIMITED, ...m }], 'TransportError');
-          if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay', ms: 500, ...m }], 'result', 500);
-          // The caller's timeout gives up on the start first, and the copy that runs is swept.
-          if (fault === 'slow-headers>bound') {
-            add(phase, fault, [{ kind: 'slow-headers', ms: LATE_START_MS, ...m }], 'TransportError', LATE_START_MS, {
-              timeout: CALLER_TIMEOUT_MS,
-              killWaitMs: LATE_KILL_WAIT_MS,
-            });
-          }
-          // The whole answer held back to be cut (as above): no command record within the bound.
-          if (fault === 'truncated-frame') add(phase, fault, [{ kind: 'truncate', ...m }], 'TransportError', REQUEST_TIMEOUT_MS);
-          if (fault === 'cut-at-boundary') add(phase, fault, [{ kind: 'truncate', boundary: true, close: 'end', ...m }], 'TransportError', REQUEST_TIMEOUT_MS);
-          break;
-        }
-        case 'mid-stream': {
-          // The command's answer is cut part way; a status or a slow answer meets the replay of its log stream.
-          const cut = CUT(mark);
-          if (fault === 'reset') add(phase, fault, [{ kind: 'reset', at: { bytes: 600 }, ...startOf(mark) }], 'result');
-          if (fault === '503+error-body') add(phase, fault, [cut, { kind: 'http-status', status: 503, ...REPLAY }], 'result');
-          if (fault === '500-bare') add(phase, fault, [cut, { kind: 'http-status', status: 500, body: 'text', ...REPLAY }], 'result');
-          if (fault === '429+retry-after') add(phase, fault, [cut, { kind: 'http-status', status: 429, ...RATE_LIMITED, ...REPLAY }], 'result', 1_000);
-          if (fault === 'slow-headers<bound') add(phase, fault, [cut, { kind: 'delay', ms: 500, ...REPLAY }], 'result', 500);
-          if (fault === 'slow-headers>bound') add(phase, fault, { notApplicable: NO_BOUND_LOGS }, 'result');
-          // A record cut in the middle, then a clean end of the response.
-          if (fault === 'truncated-frame') add(phase, fault, [{ ...cut, close: 'end' }], 'result');
-          // Whole records only, then a clean end while the command still writes.
-          if (fault === 'cut-at-boundary') add(phase, fault, [{ ...cut, close: 'end', boundary: true }], 'result');
-          break;
-        }
-        case 'before-end-event': {
-          // Where the answer's last record, the finished command, would go.
-          const m = { at: 'before-end', ...startOf(mark) } as const;
-          if (fault === 'reset') add(phase, fault, [{ kind: 'reset', ...m }], 'result');
-          // The service's own error record in its place: final.
-          if (fault === '503+error-body') add(phase, fault, [{ kind: 'error', code: 'internal', ...m }], 'TransportError');
-          if (fault === '500-bare' || fault === '429+retry-after') add(phase, fault, { notApplicable: HEADERS_OUT }, 'result');
-          if (fault === 'slow-headers<bound' || fault === 'slow-headers>bound') add(phase, fault, { notApplicable: HEADERS_OUT }, 'result');
-          if (fault === 'truncated-frame') add(phase, fault, [{ kind: 'truncate', ...m }], 'result');
-          // A clean end without the finished command: the end is confirmed from the log stream.
-          if (fault === 'cut-at-boundary') add(phase, fault, [{ kind: 'truncate', boundary: true, close: 'end', ...m }], 'result');
-          break;
-        }
-        case 'during-kill': {
-          // One request to the supervisor, never repeated: a lost or refused answer is a TransportError,
-          // and teardown still ends the tree (SIGKILL as the kit's helper).
-          if (fault === 'reset') add(phase, fault, [{ kind: 'reset', ...KILL }], 'TransportError');
-          if (fault === '503+error-body') add(phase, fault, [{ kind: 'http-status', status: 503, ...KILL }], 'TransportError');
-          if (fault === '500-bare') add(phase, fault, [{ kind: 'http-status', status: 500, body: 'text', ...KILL }], 'TransportError');
-          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'http-status', status: 429, retryAfterSeconds: 1, ...KILL }], 'TransportError');
-          if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay', ms: KILL_WAIT_MS / 4, ...KILL }], 'result', KILL_WAIT_MS / 4);
-          // kill() waits killWaitMs for the backend to confirm the signal.
-          if (fault === 'slow-headers>bound') add(phase, fault, [{ kind: 'delay', ms: KILL_WAIT_MS * 2, ...KILL }], 'TransportError', KILL_WAIT_MS * 2);
-          if (fault === 'truncated-frame') add(phase, fault, [{ kind: 'truncate', ...KILL }], 'TransportError');
-          if (fault === 'cut-at-boundary') add(phase, fault, { notApplicable: ONE_DOCUMENT }, 'result');
-          break;
-        }
-        case 'during-stdin-write': {
-          // Writes carry the confirmed offset: a resend is harmless.
-          if (fault === 'reset') add(phase, fault, [{ kind: 'reset', served: true, ...STDIN }], 'result');
-          if (fault === '503+error-body') add(phase, fault, [{ kind: 'http-status', status: 503, served: true, ...STDIN }], 'result');
-          // Resent are network errors, 429, 502 and 503 (ADR-0027); a 500 is an uncertain write.
-          if (fault === '500-bare') add(phase, fault, [{ kind: 'http-status', status: 500, body: 'text', served: true, ...STDIN }], 'TransportError');
-          if (fault === '429+retry-after') add(phase, fault, [{ kind: 'http-status', status: 429, ...RATE_LIMITED_LONG, ...STDIN }], 'result', 2_000);
-          if (fault === 'slow-headers<bound') add(phase, fault, [{ kind: 'delay', ms: 500, ...STDIN }], 'result', 500);
-          if (fault === 'slow-headers>bound') {
-            add(phase, fault, { notApplicable: 'no bound applies to a stdin write: the service answers once the bytes are in the pipe, which a slow reader delays legitimately (see slow-headers<bound)' }, 'result');
-          }
-          if (fault === 'truncated-frame') add(phase, fault, [{ kind: 'truncate', ...STDIN }], 'result');
-          if (fault === 'cut-at-boundary') add(phase, fault, { notApplicable: ONE_DOCUMENT }, 'result');
-          break;
-        }
-      }
-    }
-  }
-  return cells;
-}
+/** The cells of the matrix; an `inject` that is a function builds the faults for the marker of the cell's command. */
+const MATRIX: FaultTable<CellSpec<readonly Fault[], CellOptions>> = {
+  // The start's answer carries the command id, this backend's start event.
+  'before-start-event': {
+    // Served, and the whole answer held back (the command never ends by itself): past
+    // startTimeoutMs without the command record, the start's outcome is unknown.
+    reset: { inject: (mark) => [{ kind: 'reset', served: true, ...startOf(mark) }], expect: 'TransportError', extraMs: REQUEST_TIMEOUT_MS },
+    '503+error-body': { inject: (mark) => [{ kind: 'http-status', status: 503, served: true, ...startOf(mark) }], expect: 'TransportError', extraMs: 0 },
+    '500-bare': { inject: (mark) => [{ kind: 'http-status', status: 500, body: 'text', served: true, ...startOf(mark) }], expect: 'TransportError', extraMs: 0 },
+    // A rate limiter refuses before the service: nothing starts.
+    '429+retry-after': { inject: (mark) => [{ kind: 'http-status', status: 429, ...RATE_LIMITED, ...startOf(mark) }], expect: 'TransportError', extraMs: 0 },
+    'slow-headers<bound': { inject: (mark) => [{ kind: 'delay', ms: 500, ...startOf(mark) }], expect: 'result', extraMs: 500 },
+    // The caller's timeout gives up on the start first, and the copy that runs is swept.
+    'slow-headers>bound': {
+      inject: (mark) => [{ kind: 'slow-headers', ms: LATE_START_MS, ...startOf(mark) }],
+      expect: 'TransportError',
+      extraMs: LATE_START_MS,
+      timeout: CALLER_TIMEOUT_MS,
+      killWaitMs: LATE_KILL_WAIT_MS,
+    },
+    // The whole answer held back to be cut (as above): no command record within the bound.
+    'truncated-frame': { inject: (mark) => [{ kind: 'truncate', ...startOf(mark) }], expect: 'TransportError', extraMs: REQUEST_TIMEOUT_MS },
+    'cut-at-boundary': { inject: (mark) => [{ kind: 'truncate', boundary: true, close: 'end', ...startOf(mark) }], expect: 'TransportError', extraMs: REQUEST_TIMEOUT_MS },
+  },
+  // The command's answer is cut part way; a status or a slow answer meets the replay of its log stream.
+  'mid-stream': {
+    reset: { inject: (mark) => [{ kind: 'reset', at: { bytes: 600 }, ...startOf(mark) }], expect: 'result', extraMs: 0 },
+    '503+error-body': { inject: (mark) => [CUT(mark), { kind: 'http-status', status: 503, ...REPLAY }], expect: 'result', extraMs: 0 },
+    '500-bare': { inject: (mark) => [CUT(mark), { kind: 'http-status', status: 500, body: 'text', ...REPLAY }], expect: 'result', extraMs: 0 },
+    '429+retry-after': { inject: (mark) => [CUT(mark), { kind: 'http-status', status: 429, ...RATE_LIMITED, ...REPLAY }], expect: 'result', extraMs: 1_000 },
+    'slow-headers<bound': { inject: (mark) => [CUT(mark), { kind: 'delay', ms: 500, ...REPLAY }], expect: 'result', extraMs: 500 },
+    'slow-headers>bound': { notApplicable: NO_BOUND_LOGS },
+    // A record cut in the middle, then a clean end of the response.
+    'truncated-frame': { inject: (mark) => [{ ...CUT(mark), close: 'end' }], expect: 'result', extraMs: 0 },
+    // Whole records only, then a clean end while the command still writes.
+    'cut-at-boundary': { inject: (mark) => [{ ...CUT(mark), close: 'end', boundary: true }], expect: 'result', extraMs: 0 },
+  },
+  // Where the answer's last record, the finished command, would go.
+  'before-end-event': {
+    reset: { inject: (mark) => [{ kind: 'reset', ...lastRecordOf(mark) }], expect: 'result', extraMs: 0 },
+    // The service's own error record in its place: final.
+    '503+error-body': { inject: (mark) => [{ kind: 'error', code: 'internal', ...lastRecordOf(mark) }], expect: 'TransportError', extraMs: 0 },
+    '500-bare': { notApplicable: HEADERS_OUT },
+    '429+retry-after': { notApplicable: HEADERS_OUT },
+    'slow-headers<bound': { notApplicable: HEADERS_OUT },
+    'slow-headers>bound': { notApplicable: HEADERS_OUT },
+    'truncated-frame': { inject: (mark) => [{ kind: 'truncate', ...lastRecordOf(mark) }], expect: 'result', extraMs: 0 },
+    // A clean end without the finished command: the end is confirmed from the log stream.
+    'cut-at-boundary': { inject: (mark) => [{ kind: 'truncate', boundary: true, close: 'end', ...lastRecordOf(mark) }], expect: 'result', extraMs: 0 },
+  },
+  // One request to the supervisor, never repeated: a lost or refused answer is a TransportError,
+  // and teardown still ends the tree (SIGKILL as the kit's helper).
+  'during-kill': {
+    reset: { inject: [{ kind: 'reset', ...KILL }], expect: 'TransportError', extraMs: 0 },
+    '503+error-body': { inject: [{ kind: 'http-status', status: 503, ...KILL }], expect: 'TransportError', extraMs: 0 },
+    '500-bare': { inject: [{ kind: 'http-status', status: 500, body: 'text', ...KILL }], expect: 'TransportError', extraMs: 0 },
+    '429+retry-after': { inject: [{ kind: 'http-status', status: 429, retryAfterSeconds: 1, ...KILL }], expect: 'TransportError', extraMs: 0 },
+    'slow-headers<bound': { inject: [{ kind: 'delay', ms: KILL_WAIT_MS / 4, ...KILL }], expect: 'result', extraMs: KILL_WAIT_MS / 4 },
+    // kill() waits killWaitMs for the backend to confirm the signal.
+    'slow-headers>bound': { inject: [{ kind: 'delay', ms: KILL_WAIT_MS * 2, ...KILL }], expect: 'TransportError', extraMs: KILL_WAIT_MS * 2 },
+    'truncated-frame': { inject: [{ kind: 'truncate', ...KILL }], expect: 'TransportError', extraMs: 0 },
+    'cut-at-boundary': { notApplicable: ONE_DOCUMENT },
+  },
+  // Writes carry the confirmed offset: a resend is harmless.
+  'during-stdin-write': {
+    reset: { inject: [{ kind: 'reset', served: true, ...STDIN }], expect: 'result', extraMs: 0 },
+    '503+error-body': { inject: [{ kind: 'http-status', status: 503, served: true, ...STDIN }], expect: 'result', extraMs: 0 },
+    // Resent are network errors, 429, 502 and 503 (ADR-0027); a 500 is an uncertain write.
+    '500-bare': { inject: [{ kind: 'http-status', status: 500, body: 'text', served: true, ...STDIN }], expect: 'TransportError', extraMs: 0 },
+    '429+retry-after': { inject: [{ kind: 'http-status', status: 429, ...RATE_LIMITED_LONG, ...STDIN }], expect: 'result', extraMs: 2_000 },
+    'slow-headers<bound': { inject: [{ kind: 'delay', ms: 500, ...STDIN }], expect: 'result', extraMs: 500 },
+    'slow-headers>bound': {
+      notApplicable: 'no bound applies to a stdin write: the service answers once the bytes are in the pipe, which a slow reader delays legitimately (see slow-headers<bound)',
+    },
+    'truncated-frame': { inject: [{ kind: 'truncate', ...STDIN }], expect: 'result', extraMs: 0 },
+    'cut-at-boundary': { notApplicable: ONE_DOCUMENT },
+  },
+};
 
-const CELLS = cellsFor((phase, fault) => cellMark(RUN_ID, phase, fault));
+const CELLS = cellsOf(MATRIX, (phase, fault) => cellMark(RUN_ID, phase, fault));
 
 let baselineMs = 0;
 const report = createMatrixReport();
