@@ -1,4 +1,4 @@
-// The driver lifecycle as the runtime drives it (spec 1.2 §15, ADR-0014):
+// The driver lifecycle as the runtime drives it (spec 1.2 §15, ADR-0041 and ADR-0014):
 // the runtime owns every grace period, calls nothing but output() before the
 // start is confirmed, and releases a driver exactly once. Time is driven by
 // fake timers; nothing here waits for a real clock.

@@ -64,7 +64,8 @@ export interface DriverEvents {
  * - reject `start()` with `TransportError` when the start's outcome is
  *   unknown, and never retry a start that may have run.
  *
- * Lifecycle, as the runtime drives it (spec 1.2 §15, ADR-0014):
+ * Lifecycle, as the runtime drives it (spec 1.2 §15, ADR-0041; its grace
+ * periods, ADR-0014):
  * - `start()` is called once. `output()` may be reported before it
  *   resolves. `signal()`, `writeStdin()`, `closeStdin()`, `pause()` and
  *   `resume()` are never called before `start()` resolved.
