@@ -10,6 +10,8 @@
  * The body runs as an `eval` worker (so it works from the built package and
  * from the sources alike): it must not use anything from its module's scope.
  */
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { Worker, type MessagePort } from 'node:worker_threads';
 
 /** What the worker is started with. */
@@ -23,6 +25,16 @@ export interface LinkWorkerData {
   /** Word 0: set to 1 once a synchronous answer waits on the sync port. */
   readonly flag: SharedArrayBuffer;
   readonly syncPort: MessagePort;
+}
+
+/** What the worker body is given besides {@link LinkWorkerData}. */
+interface WorkerStart extends LinkWorkerData {
+  /**
+   * The URL of `@sandstream/types/runtime`, whose process-table reader finds
+   * what the testee left: resolved here, since an eval worker resolves
+   * nothing from this module's place, and imported there (it is ESM only).
+   */
+  readonly processTable: string;
 }
 
 /** Messages from the main thread. */
@@ -42,7 +54,11 @@ function linkWorker(): void {
   const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
   const { spawn } = require('node:child_process') as typeof import('node:child_process');
   const { createInterface } = require('node:readline') as typeof import('node:readline');
-  const data = workerData as LinkWorkerData;
+  const data = workerData as WorkerStart;
+  // Loaded from the start, so it is there by the time the testee has ended.
+  const processTable = import(data.processTable) as Promise<typeof import('@sandstream/types/runtime')>;
+  // A failure is reported when the sweep needs it, not as an unhandled rejection before.
+  processTable.catch(() => undefined);
   const flag = new Int32Array(data.flag);
   const port = parentPort!;
   const pending = new Map<string, { op: string; sync: boolean; settle?: string }>();
@@ -55,14 +71,13 @@ function linkWorker(): void {
   let byeSent = false;
   let exited: string | undefined;
 
-  const { readdirSync, readFileSync } = require('node:fs') as typeof import('node:fs');
   const { randomUUID } = require('node:crypto') as typeof import('node:crypto');
   // Every process of the testee's tree inherits this variable, so what the testee leaves (commands
   // that outlived a crash, in sessions of their own) is found at the end, where a group kill misses it.
-  const mark = `SANDSTREAM_TESTEE_RUN=${randomUUID()}`;
+  const mark = randomUUID();
   const child = spawn(data.command, data.args === undefined ? [] : [...data.args], {
     cwd: data.cwd,
-    env: { ...(data.env ?? process.env), SANDSTREAM_TESTEE_RUN: mark.slice(mark.indexOf('=') + 1) },
+    env: { ...(data.env ?? process.env), SANDSTREAM_TESTEE_RUN: mark },
     shell: data.args === undefined,
     // A process group of its own, so the whole testee tree can be ended at once.
     detached: true,
@@ -171,8 +186,11 @@ function linkWorker(): void {
       const finish = (): void => {
         // Whatever the testee left in its group goes with it, and so does the rest of its tree.
         killGroup('SIGKILL');
-        sweepTree();
-        port.postMessage({ kind: 'ended', how: exited ?? 'ended' } satisfies FromWorker);
+        const ended = (): void => port.postMessage({ kind: 'ended', how: exited ?? 'ended' } satisfies FromWorker);
+        processTable.then(sweepTree).then(ended, (error: unknown) => {
+          port.postMessage({ kind: 'fatal', message: `what the testee left could not be looked for: ${String(error)}` } satisfies FromWorker);
+          ended();
+        });
       };
       if (exited !== undefined || child.exitCode !== null || child.signalCode !== null) return finish();
       child.stdin!.end();
@@ -187,37 +205,13 @@ function linkWorker(): void {
     }
   });
 
-  /** SIGKILLs every process that carries this testee's mark, until a scan finds none (Linux: /proc). */
-  function marked(): number[] {
-    let entries: string[];
-    try {
-      entries = readdirSync('/proc');
-    } catch {
-      return [];
-    }
-    const found: number[] = [];
-    for (const entry of entries) {
-      if (!/^[0-9]+$/.test(entry)) continue;
-      try {
-        if (readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(mark)) found.push(Number(entry));
-      } catch {
-        // gone, or not ours to read
-      }
-    }
-    return found;
-  }
-  function sweepTree(): void {
+  /** SIGKILLs every process that carries this testee's mark, until a scan finds none. */
+  function sweepTree({ markedProcesses, signalEach }: typeof import('@sandstream/types/runtime')): void {
     const nap = new Int32Array(new SharedArrayBuffer(4));
     for (let round = 0; round < 40; round++) {
-      const left = marked();
+      const left = markedProcesses('SANDSTREAM_TESTEE_RUN', mark).map((found) => found.pid);
       if (left.length === 0) return;
-      for (const pid of left) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // gone meanwhile
-        }
-      }
+      signalEach(left);
       // This thread has nothing else to do: block until the next scan.
       Atomics.wait(nap, 0, 0, 25);
     }
@@ -227,5 +221,7 @@ function linkWorker(): void {
 
 /** Starts the worker that owns a testee's pipes. */
 export function startLinkWorker(data: LinkWorkerData): Worker {
-  return new Worker(`(${linkWorker.toString()})()`, { eval: true, workerData: data, transferList: [data.syncPort as never] });
+  const processTable = pathToFileURL(createRequire(import.meta.url).resolve('@sandstream/types/runtime')).href;
+  const workerData: WorkerStart = { ...data, processTable };
+  return new Worker(`(${linkWorker.toString()})()`, { eval: true, workerData, transferList: [data.syncPort as never] });
 }
