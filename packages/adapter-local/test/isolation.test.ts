@@ -16,6 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { captureWarnings } from '@sandstream/test-support/warnings';
 import { InvalidArgument, SpawnFailed } from '@sandstream/types';
 import type { Process } from '@sandstream/types';
+import { isLiveProcess, listPids, readProcArgv } from '@sandstream/types/runtime';
 import { unless } from '@sandstream/test-support/skips';
 import { attachIsolatedSandbox, createLocalSandbox, IsolationUnavailable, type LocalSandboxOptions } from '../src/index.js';
 import { hostStat } from '../src/isolation/environment.js';
@@ -24,18 +25,9 @@ import { eventually, isAlive, nodeScript, readUntil, testSandbox } from './helpe
 
 const isolated = (options: LocalSandboxOptions = {}) => testSandbox({ isolation: 'namespaces', ...options });
 
-/** Host pids whose command line contains `token`. */
+/** Live host pids other than this one whose command line contains `token`. */
 function hostPidsWith(token: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'latin1').includes(token)) found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found.filter((pid) => pid !== process.pid && isAlive(pid));
+  return listPids().filter((pid) => pid !== process.pid && isLiveProcess(pid) && (readProcArgv(pid)?.join(' ').includes(token) ?? false));
 }
 
 setFlagsFromString('--expose-gc');

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { parseProcStat } from '@sandstream/types/runtime';
+import { readProcStat } from '@sandstream/types/runtime';
 import { closeOrphanedPipes, describeExhaustion, spawnMark } from '../exhaustion.js';
 import { groupHasLiveMember } from '../process-group.js';
 import { mountTable, removeSkeletons, skeletonFor } from './layout.js';
@@ -347,11 +347,7 @@ export class Environment {
 
 /** The state, parent pid and process group of a host process, or undefined once it is gone. */
 export function hostStat(pid: number): { state: string; ppid: number; pgrp: number } | undefined {
-  try {
-    return { ...parseProcStat(readFileSync(`/proc/${pid}/stat`, 'latin1')) };
-  } catch {
-    return undefined;
-  }
+  return readProcStat(pid);
 }
 
 /** True once a host process is gone or a zombie. */
