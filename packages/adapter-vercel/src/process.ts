@@ -1,7 +1,7 @@
 /**
  * One command on the Vercel Sandbox API, as the transport sees it: an
  * attached start whose answer streams the command's id, its log records
- * and its end. On the normal path that one request is all (ADR-0027).
+ * and its end. On the normal path that one request is all (ADR-0045).
  *
  * When the answer breaks after the id (a reset, a cut body, a clean end
  * without the end record), the log stream is read again: the service

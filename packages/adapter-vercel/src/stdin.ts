@@ -3,7 +3,7 @@
  * (`POST .../cmd/{id}/stdin` with `{ offset, data, close? }`, answered with
  * the confirmed offset), as seed 002 describes the protocol. The public
  * Vercel API has no such endpoint; the adapter uses it only where the
- * service answers its probe (ADR-0027).
+ * service answers its probe (ADR-0046).
  */
 import { StdinClosed, TransportError } from '@sandstream/types';
 import { retry, type RetryPolicy } from '@sandstream/remote';

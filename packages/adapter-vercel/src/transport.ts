@@ -1,6 +1,6 @@
 /**
  * The Vercel Sandbox API as a `RemoteTransport` of `@sandstream/remote`
- * (ADR-0033, ADR-0027): a process is one attached start (`POST .../cmd`
+ * (ADR-0033, ADR-0027, ADR-0045): a process is one attached start (`POST .../cmd`
  * with `wait` and `logs`), whose one answer carries the command's id, its
  * log records and its end; a signal is the API's kill of the command's own
  * process, the supervisor, which forwards it to the tree; helpers are

@@ -161,7 +161,7 @@ const MATRIX: FaultTable<CellSpec<readonly Fault[], CellOptions>> = {
   'during-stdin-write': {
     reset: { inject: [{ kind: 'reset', served: true, ...STDIN }], expect: 'result', extraMs: 0 },
     '503+error-body': { inject: [{ kind: 'http-status', status: 503, served: true, ...STDIN }], expect: 'result', extraMs: 0 },
-    // Resent are network errors, 429, 502 and 503 (ADR-0027); a 500 is an uncertain write.
+    // Resent are network errors, 429, 502 and 503 (ADR-0046); a 500 is an uncertain write.
     '500-bare': { inject: [{ kind: 'http-status', status: 500, body: 'text', served: true, ...STDIN }], expect: 'TransportError', extraMs: 0 },
     '429+retry-after': { inject: [{ kind: 'http-status', status: 429, ...RATE_LIMITED_LONG, ...STDIN }], expect: 'result', extraMs: 2_000 },
     'slow-headers<bound': { inject: [{ kind: 'delay', ms: 500, ...STDIN }], expect: 'result', extraMs: 500 },
