@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Extractor, ExtractorConfig } from '@microsoft/api-extractor';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-export const PUBLISHED = ['packages/types', 'packages/conformance', 'packages/adapter-local', 'packages/remote', 'packages/adapter-e2b', 'packages/adapter-vercel', 'packages/adapter-docker', 'packages/mcp', 'packages/ai-sdk'];
+export const PUBLISHED = ['packages/types', 'packages/conformance', 'packages/adapter-local', 'packages/remote', 'packages/adapter-e2b', 'packages/adapter-vercel', 'packages/adapter-docker', 'packages/mcp', 'packages/ai-sdk', 'packages/host-limits'];
 
 const args = process.argv.slice(2);
 const update = args.includes('--update');

@@ -68,7 +68,7 @@ describe.each(publicPackages)('$manifest.name', ({ dir, manifest }) => {
   });
 });
 
-test('the public packages are the three of the fixed group, the four 0.x remote packages, the 0.x MCP server and the 0.x AI SDK interop', () => {
+test('the public packages are the three of the fixed group, the four 0.x remote packages, the 0.x MCP server, the 0.x AI SDK interop and the 0.x host limits', () => {
   expect(publicPackages.map(({ manifest }) => manifest.name).sort()).toEqual([
     '@sandstream/adapter-docker',
     '@sandstream/adapter-e2b',
@@ -76,6 +76,7 @@ test('the public packages are the three of the fixed group, the four 0.x remote 
     '@sandstream/adapter-vercel',
     '@sandstream/ai-sdk',
     '@sandstream/conformance',
+    '@sandstream/host-limits',
     '@sandstream/mcp',
     '@sandstream/remote',
     '@sandstream/types',

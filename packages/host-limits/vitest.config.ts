@@ -1,0 +1,3 @@
+import { sandstreamVitestConfig } from '@sandstream/tsconfig/vitest';
+
+export default sandstreamVitestConfig();
