@@ -3,7 +3,7 @@
  * verdict, scratch clean-up, close(), and the sweep of what a failed case
  * left running.
  */
-import { NOTHING_REFUSED } from './cases/capabilities.js';
+import { NOTHING_REFUSED } from './cases/4.2-negative-behaviour.js';
 import { hasCapability, type CapabilityManifest, type CaseStatus, type Sandbox, type SandboxFactory } from '@sandstream/types';
 import { TIMED_OUT, within } from '@sandstream/types/runtime';
 import { ConformanceFailure, describeError, flattenSuppressed, HarnessError } from './assert.js';

@@ -5,45 +5,15 @@ import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
 import { helperExec } from '../context.js';
 import { probeAlive } from '../sandbox-scripts.js';
-import { attachCalls, expectUnlisted, listed, listedIds, startBackground, withWitness, type AttachCalls } from './support/background.js';
-import { bound, deliveryBound, expectNeverRan, explainingSurvivors, readPid, scratch, settledWithin, type Watched } from './support/observe.js';
-import { expectTreeGone, heartbeatBeats, startTree, watchTree, type Tree } from './support/tree.js';
-import { environmentGone, openObserver } from './teardown.js';
+import { attachCalls, expectUnlisted, listed, listedIds, startBackground, withWitness } from './support/background.js';
+import { bound, deliveryBound, expectNeverRan, explainingSurvivors, readPid, scratch, settledWithin } from './support/observe.js';
+import { expectTreeGone } from './support/tree.js';
+import { endById, expectRunning, startBackgroundTree } from './support/background-tree.js';
+import { environmentGone, openObserver } from './support/observer.js';
 
 /** A command that runs until it is ended, its argv carrying `label`. */
 function forever(label: string): string[] {
   return ['sh', '-c', 'while :; do sleep 0.05; done', 'sh', label];
-}
-
-/** Ends a background command by id (attach, then dispose), best effort: cleanup after a failed check. */
-export async function endById(calls: AttachCalls, id: string | undefined): Promise<void> {
-  if (id === undefined) return;
-  try {
-    const proc = await calls.attach(id, { replay: false });
-    await proc[Symbol.asyncDispose]();
-  } catch {
-    // Gone already, or the failure under test.
-  }
-}
-
-/** Starts the kit's process tree as a background command, whose pids the case watches. */
-export async function startBackgroundTree(ctx: CaseContext): Promise<{ tree: Tree; proc: BackgroundProcess; processes: Watched[] }> {
-  const tree = await startTree(ctx, { background: true });
-  const proc = tree.proc as BackgroundProcess;
-  try {
-    await proc.started();
-  } catch (error) {
-    throw new ConformanceFailure(`started() of a background command rejected with ${describeError(error)}`);
-  }
-  return { tree, proc, processes: await watchTree(ctx, tree) };
-}
-
-/** Fails unless every process of the tree is alive and its heartbeat beats: the command runs on. */
-export async function expectRunning(ctx: CaseContext, tree: Tree, processes: readonly Watched[], what: string): Promise<void> {
-  for (const watched of processes) {
-    check(await ctx.isAlive(watched.pid, tree.dir), `${what}, the command must run on: ${watched.role} (pid ${watched.pid}) is gone`);
-  }
-  check(await heartbeatBeats(ctx, tree.dir), `${what}, the command must run on: its heartbeat has stopped`);
 }
 
 /** Settles `promise` within the delivery bound, or fails saying what did not happen at once. */

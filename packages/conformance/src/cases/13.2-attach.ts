@@ -2,8 +2,7 @@ import type { BackgroundProcess, StreamName } from '@sandstream/types';
 import { check, checkErrorCode, ConformanceFailure, describeError, HarnessError, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
-import { splitToken } from '../sandbox-scripts.js';
-import { endById, expectRunning, startBackgroundTree } from './background.js';
+import { endById, expectRunning, startBackgroundTree } from './support/background-tree.js';
 import {
   attachCalls,
   burstCommand,
@@ -30,25 +29,8 @@ import {
   type ReplayMode,
 } from './support/background.js';
 import { bound, explainingSurvivors, readMarker } from './support/observe.js';
+import { carrying } from './support/token-scan.js';
 import { expectTreeGone } from './support/tree.js';
-
-// Prints the pids whose command line carries the token (given in halves, as the probes do); exit 3 without /proc.
-const SCAN_SCRIPT = [
-  '[ -d /proc/self ] || exit 3',
-  'for d in /proc/[0-9]*; do',
-  '  p=${d#/proc/}; [ "$p" = "$$" ] && continue',
-  '  cmd=$(tr "\\000" " " < "$d/cmdline" 2>/dev/null) || continue',
-  '  case "$cmd" in *"$1$2"*) printf "%s " "$p";; esac',
-  'done',
-].join('\n');
-
-/** The pids of processes carrying `token`, or undefined where the sandbox has no /proc. */
-async function carrying(ctx: CaseContext, token: string): Promise<number[] | undefined> {
-  const result = await ctx.exec(['sh', '-c', SCAN_SCRIPT, 'sh', ...splitToken(token)]);
-  if (result.exitCode === 3) return undefined;
-  check(result.exitCode === 0, `a helper scanning /proc failed (exit ${result.exitCode}): ${result.stderrText.trim()}`);
-  return result.stdoutText.trim().split(/\s+/).filter((p) => p !== '').map(Number);
-}
 
 type Skipped = BackgroundProcess['skipped'];
 

@@ -2,7 +2,7 @@ import { TransportError, type BackgroundProcess, type Sandbox, type StreamName }
 import { check, ConformanceFailure, describeError, HarnessError } from '../assert.js';
 import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
-import { endById } from './background.js';
+import { endById } from './support/background-tree.js';
 import {
   attachCalls,
   burstCommand,

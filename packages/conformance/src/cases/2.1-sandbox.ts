@@ -7,7 +7,7 @@ import { bound, roundTrip, scratch, termination } from './support/observe.js';
 const TICK_MS = 10;
 
 /** The sandbox's termination settings: SS-TERM-*. */
-export const terminationCases = [
+export const terminationSettingsCases = [
   defineCase({
     id: 'termination.settings',
     title: 'the sandbox terminates with the settings it states: SIGKILL no sooner than graceMs after SIGTERM and within graceMs plus a bounded delay, and the settings do not change',

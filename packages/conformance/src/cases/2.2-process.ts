@@ -1,10 +1,8 @@
 import type { Process } from '@sandstream/types';
 import { check, checkErrorCode, ConformanceFailure, HarnessError, rejectionOf } from '../assert.js';
-import { isHostPid } from '../host.js';
 import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
-import { collect } from './support/collect.js';
-import { bound, readMarker, scratch, touch } from './support/observe.js';
+import { bound, readMarker, scratch } from './support/observe.js';
 import { untilReady } from './support/tree.js';
 
 // The command and a child of it each record the USR1 they receive, so a signal's
@@ -69,55 +67,8 @@ async function expectOnlyOwnSignals(ctx: CaseContext, proc: Process, dir: string
   }
 }
 
-/** The Process handle: its id and kill(): SS-ID-*, SS-KILL-*. */
+/** The Process handle's kill(): SS-KILL-1. */
 export const processCases = [
-  defineCase({
-    id: 'process.command-id',
-    title:
-      'once started() resolved, commandId is a non-empty string, set without reading output, stable for the Process\'s life ' +
-      'and not another command\'s; pid, where the backend has one, is the pid the command itself sees',
-    requirements: ['SS-ID-1'],
-    needs: ['streaming'],
-    async run(ctx) {
-      const dir = await scratch(ctx);
-      // No output until the kit says so: the id cannot come from reading it. Then each command prints its own pid, $$, and "out".
-      const script = 'while [ ! -f "$1/go" ]; do sleep 0.01; done; echo $$; echo out';
-      await using proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
-      const api = proc as Partial<Pick<typeof proc, 'started' | 'commandId'>>;
-      check(typeof api.started === 'function', 'the Process has no started()');
-      await proc.started();
-      const id = proc.commandId;
-      check(typeof id === 'string' && id !== '', `after started() resolved, commandId is ${JSON.stringify(id)}, expected a non-empty string`);
-      for (let i = 0; i < 3; i++) check(proc.commandId === id, 'commandId changed between two reads');
-      // A second command, alive beside the first: its id must be another (an id shared by two commands identifies neither).
-      await using second = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
-      await second.started();
-      check(
-        second.commandId !== id,
-        `two commands running at once have the same commandId ${JSON.stringify(id)}, which so identifies neither` +
-          (isHostPid(id) ? " (it is the pid of the process that runs the adapter)" : ''),
-      );
-      await touch(ctx, `${dir}/go`);
-      for (const [started, name] of [[proc, 'first'], [second, 'second']] as const) {
-        const text = Buffer.from((await collect(started)).stdout).toString();
-        const own = /^([0-9]+)\nout\n$/.exec(text);
-        check(own !== null, `the ${name} command's output was ${JSON.stringify(text)}, expected its pid and "out"`);
-        // Section 2.2: pid is the backend's process id of the command, so it is the pid the command sees as its own.
-        check(
-          started.pid === undefined || started.pid === Number(own[1]),
-          `the ${name} Process reports pid ${started.pid}, but its command's own pid ($$ of its shell) is ${own[1]}` +
-            (isHostPid(started.pid) ? ": the pid of the process that runs the adapter, not the command's" : ''),
-        );
-      }
-      check(proc.commandId === id, `commandId changed once output was read: ${JSON.stringify(proc.commandId)} after ${JSON.stringify(id)}`);
-      await proc.wait();
-      check(proc.commandId === id, `commandId changed once the command exited: ${JSON.stringify(proc.commandId)} after ${JSON.stringify(id)}`);
-      await proc.started();
-      // A command that never starts: started() rejects as wait() does.
-      await using missing = ctx.sandbox.stream(['/nonexistent/sandstream-no-such-command']);
-      checkErrorCode(await rejectionOf(missing.started(), 'started() of a command that cannot start'), 'SPAWN_FAILED', 'started() of a command that cannot start');
-    },
-  }),
   defineCase({
     id: 'process.kill',
     title: 'kill() signals its own command\'s tree and no other, defaults to SIGTERM, is a no-op after exit, and refuses unknown signals',

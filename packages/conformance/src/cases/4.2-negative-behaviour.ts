@@ -1,19 +1,8 @@
-import { CAPABILITIES, validatorFor, type Capability, type OutputChunk, type RunOptions, type StreamOptions } from '@sandstream/types';
-import { check, checkEqual, checkErrorCode, ConformanceFailure, describeError, thrownBy } from '../assert.js';
+import { CAPABILITIES, type Capability, type RunOptions, type StreamOptions } from '@sandstream/types';
+import { check, checkErrorCode, ConformanceFailure, describeError, thrownBy } from '../assert.js';
 import { defineCase, type ConformanceCase } from '../case.js';
 import type { CaseContext } from '../context.js';
 import { expectNeverRan, scratch } from './support/observe.js';
-import { collect, printfFormat } from './support/collect.js';
-import { copy, join } from './support/sequence.js';
-import { checkSplitCharacter } from './support/text.js';
-
-// Bytes the WHATWG decoder replaces: a lone continuation byte, a truncated sequence, an overlong form,
-// a surrogate, a truncated 4-byte sequence at the very end; valid text around them.
-const MIXED = new Uint8Array([
-  ...Buffer.from('ok ñ € 🙂 '), 0xff, 0x20, 0xe2, 0x82, 0x20, 0xc0, 0xaf, 0x20, 0xed, 0xa0, 0x80, 0x20, 0x80, 0x80,
-  ...Buffer.from(' end '), 0xf0, 0x9f, 0x98,
-]);
-const MIXED_AS_TEXT = new TextEncoder().encode(new TextDecoder('utf-8').decode(MIXED));
 
 /**
  * The 1.2 capabilities whose absence refuses nothing (ADR-0036): without a replay capability an
@@ -129,73 +118,9 @@ function negativeCase(capability: Refusing): ConformanceCase {
   });
 }
 
-export const capabilityCases = [
-  defineCase({
-    id: 'capabilities.manifest',
-    title: 'the capability manifest is valid against the schema and constant',
-    requirements: ['SS-CAP-3'],
-    async run(ctx) {
-      const validate = validatorFor('CapabilityManifest');
-      const read = (): string => JSON.stringify(ctx.sandbox.capabilities);
-      const first = read();
-      const parsed = JSON.parse(first) as unknown;
-      if (!validate(parsed)) {
-        throw new ConformanceFailure(
-          `the manifest does not match the schema: ${validate.issues.map((i) => `${i.instancePath || '/'} ${i.message}`).join('; ')}`,
-        );
-      }
-      // Read it again, many times, after each kind of use the sandbox sees.
-      const same = (when: string): void => {
-        for (let i = 0; i < 5; i++) {
-          const now = read();
-          check(now === first, `the manifest changed ${when}: ${now} after ${first}`);
-        }
-      };
-      same('between reads');
-      await ctx.exec(['true']);
-      same('after a run()');
-      await ctx.sandbox.run(['/nonexistent/sandstream-no-such-command']).catch(() => undefined);
-      same('after a command that could not start');
-      await ctx.sandbox.run(['sh', '-c', 'exit 3']);
-      same('after a command that failed');
-      if (ctx.sandbox.capabilities.streaming) {
-        await using proc = ctx.sandbox.stream(['sh', '-c', 'echo streamed']);
-        for await (const chunk of proc) void chunk;
-        await proc.wait();
-        same('after a stream()');
-      }
-      const other = await ctx.factory();
-      try {
-        same('after the factory made another sandbox');
-      } finally {
-        await other.close();
-      }
-      same('after another sandbox was closed');
-    },
-  }),
-  defineCase({
-    id: 'capabilities.absent-binary-output',
-    title: 'without binary-output, output is text: valid UTF-8 unchanged, each maximal invalid subpart replaced by U+FFFD as the WHATWG decoder does, split characters reassembled',
-    requirements: ['SS-TEXT-1'],
-    without: 'binary-output',
-    async run(ctx) {
-      const format = printfFormat(MIXED);
-      const script = 'printf "$1"; printf "$1" >&2';
-      const live: OutputChunk[] = [];
-      const result = await ctx.sandbox.run(['sh', '-c', script, 'sh', format], { onOutput: (chunk) => live.push(copy(chunk)) });
-      checkEqual(result.stdout, MIXED_AS_TEXT, 'run() stdout (as the WHATWG decoder reads it, encoded again)');
-      checkEqual(result.stderr, MIXED_AS_TEXT, 'run() stderr (as the WHATWG decoder reads it, encoded again)');
-      checkEqual(join(live, 'stdout'), MIXED_AS_TEXT, 'stdout as onOutput received it');
-      if (ctx.sandbox.capabilities.streaming) {
-        await using proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', format]);
-        const got = await collect(proc);
-        checkEqual(got.stdout, MIXED_AS_TEXT, 'streamed stdout (as the WHATWG decoder reads it, encoded again)');
-        checkEqual(got.stderr, MIXED_AS_TEXT, 'streamed stderr (as the WHATWG decoder reads it, encoded again)');
-      }
-      await checkSplitCharacter(ctx);
-    },
-  }),
-  // Without binary-output nothing is refused: output is text, checked by the case above (SS-TEXT-1).
+/** What an adapter without a capability does instead: SS-CAP-1, SS-CAP-2. */
+export const negativeBehaviourCases = [
+  // Without binary-output nothing is refused: output is text, checked by 8.2-text-only-backends.ts (SS-TEXT-1).
   // Nor without the replay capabilities or attach-reconnect (NOTHING_REFUSED).
   ...CAPABILITIES.filter((c): c is Refusing => !NOTHING_REFUSED.includes(c)).map(negativeCase),
 ];

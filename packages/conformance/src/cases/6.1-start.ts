@@ -1,8 +1,10 @@
 import { check, checkErrorCode, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
-import { readMarker, roundTrip, scratch } from './support/observe.js';
+import { isHostPid } from '../host.js';
+import { collect } from './support/collect.js';
+import { readMarker, roundTrip, scratch, touch } from './support/observe.js';
 
-/** The start of a command: SS-START-*. */
+/** The start of a command, and the id it has once started: SS-START-*, SS-ID-1. */
 export const startCases = [
   defineCase({
     id: 'start.eager',
@@ -59,7 +61,55 @@ export const startCases = [
       checkErrorCode(await rejectionOf(iterate, 'iteration'), 'SPAWN_FAILED', 'iterating a command that cannot start');
     },
   }),
+  defineCase({
+    id: 'process.command-id',
+    title:
+      'once started() resolved, commandId is a non-empty string, set without reading output, stable for the Process\'s life ' +
+      'and not another command\'s; pid, where the backend has one, is the pid the command itself sees',
+    requirements: ['SS-ID-1'],
+    needs: ['streaming'],
+    async run(ctx) {
+      const dir = await scratch(ctx);
+      // No output until the kit says so: the id cannot come from reading it. Then each command prints its own pid, $$, and "out".
+      const script = 'while [ ! -f "$1/go" ]; do sleep 0.01; done; echo $$; echo out';
+      await using proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
+      const api = proc as Partial<Pick<typeof proc, 'started' | 'commandId'>>;
+      check(typeof api.started === 'function', 'the Process has no started()');
+      await proc.started();
+      const id = proc.commandId;
+      check(typeof id === 'string' && id !== '', `after started() resolved, commandId is ${JSON.stringify(id)}, expected a non-empty string`);
+      for (let i = 0; i < 3; i++) check(proc.commandId === id, 'commandId changed between two reads');
+      // A second command, alive beside the first: its id must be another (an id shared by two commands identifies neither).
+      await using second = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
+      await second.started();
+      check(
+        second.commandId !== id,
+        `two commands running at once have the same commandId ${JSON.stringify(id)}, which so identifies neither` +
+          (isHostPid(id) ? " (it is the pid of the process that runs the adapter)" : ''),
+      );
+      await touch(ctx, `${dir}/go`);
+      for (const [started, name] of [[proc, 'first'], [second, 'second']] as const) {
+        const text = Buffer.from((await collect(started)).stdout).toString();
+        const own = /^([0-9]+)\nout\n$/.exec(text);
+        check(own !== null, `the ${name} command's output was ${JSON.stringify(text)}, expected its pid and "out"`);
+        // Section 2.2: pid is the backend's process id of the command, so it is the pid the command sees as its own.
+        check(
+          started.pid === undefined || started.pid === Number(own[1]),
+          `the ${name} Process reports pid ${started.pid}, but its command's own pid ($$ of its shell) is ${own[1]}` +
+            (isHostPid(started.pid) ? ": the pid of the process that runs the adapter, not the command's" : ''),
+        );
+      }
+      check(proc.commandId === id, `commandId changed once output was read: ${JSON.stringify(proc.commandId)} after ${JSON.stringify(id)}`);
+      await proc.wait();
+      check(proc.commandId === id, `commandId changed once the command exited: ${JSON.stringify(proc.commandId)} after ${JSON.stringify(id)}`);
+      await proc.started();
+      // A command that never starts: started() rejects as wait() does.
+      await using missing = ctx.sandbox.stream(['/nonexistent/sandstream-no-such-command']);
+      checkErrorCode(await rejectionOf(missing.started(), 'started() of a command that cannot start'), 'SPAWN_FAILED', 'started() of a command that cannot start');
+    },
+  }),
 ];
+
 function checkEqualCount(count: number, what: string): void {
   check(count === 1, `${what} started its command ${count} times`);
 }

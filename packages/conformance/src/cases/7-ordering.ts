@@ -2,7 +2,6 @@ import { type OutputChunk } from '@sandstream/types';
 import { check, checkEqual } from '../assert.js';
 import { defineCase } from '../case.js';
 import { collect } from './support/collect.js';
-
 import { checkSequence, copy, join, SEQUENCE_SCRIPT } from './support/sequence.js';
 
 /** Order and tagging of output: SS-ORDER-*. */

@@ -5,7 +5,7 @@ import { checkSplitCharacter } from './support/text.js';
 
 
 /** Output bytes: SS-BYTES-*. */
-export const bytesCases = [
+export const byteExactCases = [
   defineCase({
     id: 'bytes.all-values',
     title: 'all 256 byte values survive run() and stream() on both streams, undecoded',

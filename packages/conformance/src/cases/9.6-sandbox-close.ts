@@ -1,10 +1,10 @@
-import type { Sandbox } from '@sandstream/types';
 import { check, checkErrorCode, ConformanceFailure, describeError, HarnessError, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
 import { helperExec, type CaseContext } from '../context.js';
-import { probeAlive, splitToken } from '../sandbox-scripts.js';
+import { probeAlive } from '../sandbox-scripts.js';
 import { arrivalOf } from './support/arrival.js';
 import { scratch } from './support/observe.js';
+import { environmentGone, openObserver, type Observer } from './support/observer.js';
 
 const decoder = new TextDecoder();
 
@@ -42,24 +42,6 @@ export const closeCases = [
 interface Forever {
   readonly argv: string[];
   readonly marker: string;
-}
-
-export interface Observer {
-  readonly sandbox: Sandbox;
-  /** From the attach hook: its commands may fail once the environment is gone. */
-  readonly attached: boolean;
-}
-
-/** A handle that observes the case's environment after its sandbox's close(): the attach hook's, or a second sandbox. */
-export async function openObserver(ctx: CaseContext): Promise<Observer> {
-  if (ctx.attach === undefined) return { sandbox: await ctx.factory(), attached: false };
-  let sandbox: Sandbox;
-  try {
-    sandbox = await ctx.attach(ctx.sandbox);
-  } catch (error) {
-    throw new HarnessError(`the adapter module's attach hook failed: ${describeError(error)}`);
-  }
-  return { sandbox, attached: true };
 }
 
 /** Starts commands in `ctx.sandbox`, closes it, and checks through the observer that they are gone. */
@@ -143,24 +125,4 @@ async function closeAndProbe(ctx: CaseContext, observer: Observer, forever: (n: 
   }
   checkErrorCode(refused, 'SANDBOX_CLOSED', 'stream() on a closed sandbox');
   checkErrorCode(await rejectionOf(sandbox.run(['true']), 'run() on a closed sandbox'), 'SANDBOX_CLOSED', 'run() on a closed sandbox');
-}
-
-/**
- * Whether the observer shows the environment gone: an attached handle whose
- * commands no longer run (they fail, or do not print what they were asked
- * to). A second sandbox of its own must keep working.
- */
-export async function environmentGone(observer: Observer, token: string): Promise<boolean> {
-  const expected = `observer-${token}`;
-  const [a, b] = splitToken(expected);
-  let printed: string;
-  try {
-    printed = (await observer.sandbox.run(['sh', '-c', 'printf "%s%s" "$1" "$2"', 'sh', a, b], { timeout: 10_000 })).stdoutText;
-  } catch (error) {
-    if (observer.attached) return true;
-    throw new ConformanceFailure(`run() failed in a second sandbox after the first was closed: ${describeError(error)}`);
-  }
-  if (printed === expected) return false;
-  if (observer.attached) return true;
-  throw new ConformanceFailure(`a helper command in a second sandbox printed ${JSON.stringify(printed.slice(0, 80))} instead of its marker`);
 }
