@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
-import { dockerdMissing, startDockerd } from '@sandstream/test-support/dockerd';
+import { dockerdMissing, startDockerd } from '../dist/engine/index.js';
 import { createDockerSandbox } from '../dist/index.js';
 
 const { values } = parseArgs({ options: { mib: { type: 'string', default: '64' }, runs: { type: 'string', default: '3' }, trips: { type: 'string', default: '30' } } });

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll } from 'vitest';
-import { dockerdMissing, startDockerd, type TestEngine } from '@sandstream/test-support/dockerd';
+import { dockerdMissing, startDockerd, type TestEngine } from '../src/engine/index.js';
 import { CHANNEL_NAME } from '@sandstream/remote';
 
 /** Why this file's tests are skipped, or undefined to run them (on CI: always run). */

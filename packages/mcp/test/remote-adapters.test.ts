@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startEnvdEmulator } from '@sandstream/adapter-e2b/emulator';
-import { dockerdMissing, startDockerd } from '@sandstream/test-support/dockerd';
+import { dockerdMissing, startDockerd } from '@sandstream/adapter-docker/engine';
 import { markedProcesses } from '@sandstream/test-support/processes';
 import { unless } from '@sandstream/test-support/skips';
 import { waitFor } from '@sandstream/test-support/timing';

@@ -1,7 +1,7 @@
 import { severFollowers } from '@sandstream/remote';
 import Docker from 'dockerode';
 import { createDockerSandbox } from '@sandstream/adapter-docker';
-import { startDockerd, type TestEngine } from '@sandstream/test-support/dockerd';
+import { startDockerd, type TestEngine } from '@sandstream/adapter-docker/engine';
 import type { Sandbox } from '@sandstream/types';
 import { createRawDockerSandbox } from './raw-docker.js';
 import type { KitTarget, Side, Vendor } from './vendor.js';

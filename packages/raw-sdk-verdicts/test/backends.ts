@@ -4,7 +4,7 @@
  * emulators run anywhere. Where `CI` is set nothing is skipped, so a
  * missing dockerd fails there instead.
  */
-import { dockerdMissing } from '@sandstream/test-support/dockerd';
+import { dockerdMissing } from '@sandstream/adapter-docker/engine';
 
 export function backendMissing(vendor: string): string | undefined {
   if (vendor !== 'docker' || process.env['CI'] !== undefined) return undefined;

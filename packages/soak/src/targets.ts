@@ -14,7 +14,7 @@ import { createE2BSandbox } from '@sandstream/adapter-e2b';
 import { createLocalSandbox } from '@sandstream/adapter-local';
 import { createVercelSandbox } from '@sandstream/adapter-vercel';
 import { createDockerSandbox } from '@sandstream/adapter-docker';
-import { startDockerd } from '@sandstream/test-support/dockerd';
+import { startDockerd } from '@sandstream/adapter-docker/engine';
 import type { Sandbox } from '@sandstream/types';
 import type { Percentiles } from './stats.js';
 import { inheritedEnv } from '@sandstream/types/runtime';

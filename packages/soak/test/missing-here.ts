@@ -1,4 +1,4 @@
-import { dockerdMissing } from '@sandstream/test-support/dockerd';
+import { dockerdMissing } from '@sandstream/adapter-docker/engine';
 
 /**
  * Why an adapter's soak cannot run on this machine: the Docker target starts a dockerd of its
