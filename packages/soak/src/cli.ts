@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { parseArgs } from 'node:util';
-import { asUnusedUid, limitSelfUnavailable } from '@sandstream/test-support/host-limits';
+import { asUnusedUid, limitSelfUnavailable } from '@sandstream/host-limits';
 import { formatReport } from './report.js';
 import { canCollect, runSoak, type SoakOptions } from './runner.js';
 import { ADAPTERS, type AdapterName } from './targets.js';

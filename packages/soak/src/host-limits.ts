@@ -5,7 +5,7 @@
  * refused with a typed error (`SpawnFailed`, `TransportError`) is the
  * promise kept and is counted, not reported; every other problem still is.
  */
-import { liftSelfLimits, limitSelf } from '@sandstream/test-support/host-limits';
+import { liftSelfLimits, limitSelf } from '@sandstream/host-limits';
 import type { AdapterName } from './targets.js';
 
 /** The limits asked for, relative to the run: see `SoakOptions.hostLimits`. */

@@ -5,8 +5,8 @@
  *
  * @packageDocumentation
  */
-export { runSoak, type SoakOptions, type SoakReport, type Violation, type ResourceSnapshot } from './runner.js';
-export { formatReport } from './report.js';
+export { runSoak, type SoakOptions, type ResourceSnapshot } from './runner.js';
+export { formatReport, type SoakReport, type Violation } from './report.js';
 export { planProcess, planDigest, planCapabilities, behavioursFor, endingsFor, type ProcessPlan, type PlanCapabilities } from './plan.js';
 export { BEHAVIOURS, type BehaviourName, type CommandPlan } from './behaviours.js';
 export { BACKGROUND_ENDINGS, ENDINGS, type BackgroundEndingName, type EndingName, type EndingPlan } from './endings.js';

@@ -1,6 +1,87 @@
-/** The printed form of a soak report. */
+/** A soak report: what a run measured and the broken promises it found, and its printed form. */
+import type { BehaviourName } from './behaviours.js';
+import type { EndingName } from './endings.js';
+import type { HostLimitReport } from './host-limits.js';
+import type { ResourceSnapshot } from './snapshots.js';
 import type { Percentiles } from './stats.js';
-import type { SoakReport } from './runner.js';
+import type { PlanCapabilities } from './plan.js';
+import type { AdapterName } from './targets.js';
+
+/** One broken promise. */
+export interface Violation {
+  readonly kind:
+    | 'process'
+    | 'hang'
+    | 'deadline'
+    | 'survivors'
+    | 'leftovers'
+    | 'descriptors'
+    | 'handles'
+    | 'heap'
+    | 'unhandled-rejection'
+    | 'uncaught-exception'
+    | 'leak-warning';
+  readonly message: string;
+}
+
+/** What a soak run measured and found. */
+export interface SoakReport {
+  readonly adapter: AdapterName;
+  readonly seed: number;
+  readonly count: number;
+  readonly concurrency: number;
+  readonly runId: string;
+  readonly graceMs: number;
+  /** The remote adapters' kill wait. */
+  readonly killWaitMs: number;
+  /** sha-256 (first 16 hex digits) of the plan of all `count` processes. */
+  readonly planDigest: string;
+  readonly capabilities: PlanCapabilities;
+  /** Processes started and finished (with or without problems). */
+  readonly started: number;
+  readonly finished: number;
+  readonly behaviours: Readonly<Record<BehaviourName, number>>;
+  readonly endings: Readonly<Record<EndingName, number>>;
+  /** Processes read to their end and compared byte for byte, and the bytes they held. */
+  readonly verified: { readonly processes: number; readonly bytes: number };
+  /** Bytes received by consumers in all. */
+  readonly bytes: number;
+  /**
+   * Under `hostLimits`: the limits set (absolute), the processes whose only
+   * problems were typed errors (`SpawnFailed`, `TransportError`: the host
+   * had no room), per error class, and the commands whose own shell could
+   * not fork (their stdout checked as an exact prefix).
+   */
+  readonly hostLimits?: HostLimitReport;
+  readonly durationMs: number;
+  readonly throughput: { readonly processesPerSecond: number; readonly mibPerSecond: number };
+  /** From the consumer's ending action to the command settled (early endings only), ms. */
+  readonly teardown: Percentiles;
+  /** From the start of a process to the end of its checks, ms. */
+  readonly processDuration: Percentiles;
+  /** How late a 10 ms timer fired during the run, ms. */
+  readonly loopDelay: Percentiles;
+  /** The same in the emulator's process (the remote side), for the remote adapters. */
+  readonly emulatorLoopDelay?: Percentiles;
+  /** Before the target existed; after its warm-up (the baseline); after the run; after the target was closed. */
+  readonly resources: {
+    readonly beforeTarget: ResourceSnapshot;
+    readonly baseline: ResourceSnapshot;
+    readonly afterRun: ResourceSnapshot;
+    readonly afterClose: ResourceSnapshot;
+  };
+  /** heapUsed after full collections, warmed baseline and after the run; undefined without --expose-gc. */
+  readonly heap: { readonly baseline: number; readonly after: number; readonly growth: number; readonly bound: number } | undefined;
+  readonly survivors: { readonly host: readonly string[]; readonly backend: readonly string[] };
+  /** Files the adapter left in the sandbox after the run, or why the target does not look. */
+  readonly leftovers: readonly string[] | { readonly notChecked: string };
+  readonly unhandledRejections: number;
+  readonly uncaughtExceptions: number;
+  readonly violations: readonly Violation[];
+  /** Violations left out of `violations` beyond the first 200. */
+  readonly violationsOmitted: number;
+}
+
 
 function ms(p: Percentiles): string {
   return `p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms, max ${p.max.toFixed(1)} ms (n=${p.count})`;
