@@ -20,9 +20,10 @@
  */
 import { SpawnFailed, TransportError, type Signal, type StreamName } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
+import { CommandHelpers } from './command-helpers.js';
 import { describeStatus, noexecMessage, statusOf, utf8, type FollowMode, type RemoteDriverSettings } from './driver-settings.js';
 import { Following, registerFollower, unregisterFollower } from './following.js';
-import { abandonArgv, groupSignalArgv, sweepArgv, treeKillArgv } from './helpers.js';
+import { abandonArgv, groupSignalArgv, sweepArgv } from './helpers.js';
 import { launchRequest } from './launch.js';
 import { ReportSplitter, type ExitStatus as ReportedStatus, type StartReport, type SupervisorReport } from './reports.js';
 import { backoffMs, retry } from './retry.js';
@@ -50,8 +51,8 @@ export class RemoteDriver implements ProcessDriver {
   #ended = false;
   #terminal = false;
   #released = false;
-  /** A kill of the tree under way (the runtime's SIGKILL, or one after a broken link). */
-  #killing: Promise<void> | undefined;
+  /** Its helper commands, and the kill of its tree under way. */
+  readonly #helpers: CommandHelpers;
   /** The first bytes of standard error, for the message of a supervisor that ended without a report. */
   #stderrHead = '';
   readonly #onFateUnknown: ((id: string) => void) | undefined;
@@ -70,6 +71,7 @@ export class RemoteDriver implements ProcessDriver {
     this.#settings = settings;
     this.#id = id;
     this.#splitter = new ReportSplitter(id);
+    this.#helpers = new CommandHelpers(settings, command, id);
     this.#onFateUnknown = onFateUnknown;
     this.#following = follow === undefined ? undefined : new Following(follow);
   }
@@ -143,7 +145,7 @@ export class RemoteDriver implements ProcessDriver {
     if (status !== 3 && this.#refollows < policy.attempts) {
       await new Promise((resolve) => setTimeout(resolve, backoffMs(policy, this.#refollows++)).unref());
       // The old follower may still print where the backend kept it: swept first.
-      if (end.kind === 'broken') await this.#helper(sweepArgv(this.#settings.paths.shell, this.#following!.mode.followerTag)).catch(() => undefined);
+      if (end.kind === 'broken') await this.#helpers.run(sweepArgv(this.#settings.paths.shell, this.#following!.mode.followerTag)).catch(() => undefined);
       this.#follow();
       return;
     }
@@ -240,7 +242,7 @@ export class RemoteDriver implements ProcessDriver {
       // The supervisor ended without seeing the tree gone: it was killed (the runtime's SIGKILL,
       // an OOM kill). What it left is swept by the tag before the end is reported.
       try {
-        await (this.#killing ?? this.#killTree());
+        await (this.#helpers.killing ?? this.#killTree());
       } catch (error) {
         this.#onFateUnknown?.(this.#id);
         this.#fail(new TransportError(`command ${this.#identity!.pid} ended but its tree could not be confirmed gone: ${this.#describe(error)}`, { cause: error }));
@@ -267,7 +269,7 @@ export class RemoteDriver implements ProcessDriver {
       // Never started again. It may be running: find it by its tag and kill it, unless the request
       // never left this host.
       if (sent) {
-        await this.#repeat(() => this.#helper(abandonArgv(this.#settings.paths.shell, this.#id))).catch(() => undefined);
+        await this.#helpers.repeat(() => this.#helpers.run(abandonArgv(this.#settings.paths.shell, this.#id))).catch(() => undefined);
         // A start the backend has but had not applied may begin after that sweep found nothing.
         this.#onFateUnknown?.(this.#id);
       }
@@ -279,7 +281,7 @@ export class RemoteDriver implements ProcessDriver {
     }
     this.#terminal = true;
     this.#process?.close();
-    const unkilled = await (this.#killing ?? this.#killTree()).then(() => undefined, (failure: unknown) => failure ?? 'no reason given');
+    const unkilled = await (this.#helpers.killing ?? this.#killTree()).then(() => undefined, (failure: unknown) => failure ?? 'no reason given');
     if (unkilled !== undefined) this.#onFateUnknown?.(this.#id);
     // The caller is told what may be left: a backend that kept the command while the link was down
     // (dockerd's live restore) runs it on until a sweep reaches it.
@@ -311,31 +313,9 @@ export class RemoteDriver implements ProcessDriver {
     return error instanceof Error ? error.message : String(error);
   }
 
-  /** Runs a helper command as the command's account; a helper that fails is an error (to repeat). */
-  async #helper(argv: string[]): Promise<void> {
-    const { exitCode } = await this.#settings.transport.run(argv, { user: this.#command.user, timeoutMs: this.#settings.requestTimeoutMs });
-    if (exitCode !== 0) throw new Error(`the helper ${argv[4] ?? ''} ended with ${exitCode === null ? 'a signal' : `exit status ${exitCode}`}`);
-  }
-
-  #repeat(attempt: () => Promise<void>): Promise<void> {
-    return retry({ ...this.#settings.retry, deadlineMs: this.#settings.retry.deadlineMs ?? this.#settings.requestTimeoutMs }, attempt);
-  }
-
   /** SIGKILL to the group, guarded by the start time, then to everything tagged; repeated while it fails. */
   #killTree(): Promise<void> {
-    const identity = this.#identity;
-    const shell = this.#settings.paths.shell;
-    const argv = identity === undefined ? abandonArgv(shell, this.#id) : treeKillArgv(shell, identity, this.#id);
-    const killing = this.#repeat(() => this.#helper(argv));
-    this.#killing = killing;
-    killing.then(
-      () => undefined,
-      // A failed kill may be tried again by the next caller.
-      () => {
-        if (this.#killing === killing) this.#killing = undefined;
-      },
-    );
-    return killing;
+    return this.#helpers.killTree(this.#identity);
   }
 
   async signal(signal: Signal): Promise<void> {
@@ -348,7 +328,7 @@ export class RemoteDriver implements ProcessDriver {
         // (Not in follow mode: the transport's process is a follower there, not the supervisor.)
         await this.#process.signal(signal);
       } else {
-        await this.#helper(groupSignalArgv(this.#settings.paths.shell, signal.slice(3), identity));
+        await this.#helpers.run(groupSignalArgv(this.#settings.paths.shell, signal.slice(3), identity));
       }
     } catch (error) {
       // Even when the tree has ended meanwhile: whether this request took effect is unknown.
@@ -389,14 +369,14 @@ export class RemoteDriver implements ProcessDriver {
     if (this.#following !== undefined) {
       unregisterFollower(this.#id, this);
       // Letting go of a background command never touches it; a follower still printing goes.
-      if (abandoned) await this.#helper(sweepArgv(this.#settings.paths.shell, this.#following.mode.followerTag)).catch(() => undefined);
+      if (abandoned) await this.#helpers.run(sweepArgv(this.#settings.paths.shell, this.#following.mode.followerTag)).catch(() => undefined);
       return;
     }
     if (!abandoned) {
-      await this.#killing?.catch(() => undefined);
+      await this.#helpers.killing?.catch(() => undefined);
       return;
     }
-    const killed = await (this.#killing ?? this.#killTree()).then(
+    const killed = await (this.#helpers.killing ?? this.#killTree()).then(
       () => true,
       () => false,
     );

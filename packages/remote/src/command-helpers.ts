@@ -1,0 +1,62 @@
+/**
+ * The helper commands of one remote command (ADR-0033): each run in the
+ * sandbox as the command's own account and bounded by the request timeout,
+ * repeated within the retry policy where it must take effect, and the kill
+ * of the command's tree, one under way at a time, which whoever needs the
+ * tree gone can await (the runtime's SIGKILL, a broken link, a release).
+ */
+import type { CommandSpec } from '@sandstream/types/runtime';
+import type { RemoteDriverSettings } from './driver-settings.js';
+import { abandonArgv, treeKillArgv } from './helpers.js';
+import type { StartReport } from './reports.js';
+import { retry } from './retry.js';
+
+/** The helper commands of the command tagged `id`. */
+export class CommandHelpers {
+  readonly #settings: RemoteDriverSettings;
+  readonly #command: CommandSpec;
+  readonly #id: string;
+  /** A kill of the tree under way (the runtime's SIGKILL, or one after a broken link). */
+  #killing: Promise<void> | undefined;
+
+  constructor(settings: RemoteDriverSettings, command: CommandSpec, id: string) {
+    this.#settings = settings;
+    this.#command = command;
+    this.#id = id;
+  }
+
+  /** The kill of the tree under way, if any. */
+  get killing(): Promise<void> | undefined {
+    return this.#killing;
+  }
+
+  /** Runs a helper command as the command's account; a helper that fails is an error (to repeat). */
+  async run(argv: string[]): Promise<void> {
+    const { exitCode } = await this.#settings.transport.run(argv, { user: this.#command.user, timeoutMs: this.#settings.requestTimeoutMs });
+    if (exitCode !== 0) throw new Error(`the helper ${argv[4] ?? ''} ended with ${exitCode === null ? 'a signal' : `exit status ${exitCode}`}`);
+  }
+
+  /** Repeats `attempt` while it fails, within the retry policy (its deadline the request timeout unless the policy sets one). */
+  repeat(attempt: () => Promise<void>): Promise<void> {
+    return retry({ ...this.#settings.retry, deadlineMs: this.#settings.retry.deadlineMs ?? this.#settings.requestTimeoutMs }, attempt);
+  }
+
+  /**
+   * SIGKILL to the group, guarded by the start time, then to everything tagged; repeated while it
+   * fails. Without the command's `identity` (its start not reported), the start is abandoned by its tag.
+   */
+  killTree(identity: StartReport | undefined): Promise<void> {
+    const shell = this.#settings.paths.shell;
+    const argv = identity === undefined ? abandonArgv(shell, this.#id) : treeKillArgv(shell, identity, this.#id);
+    const killing = this.repeat(() => this.run(argv));
+    this.#killing = killing;
+    killing.then(
+      () => undefined,
+      // A failed kill may be tried again by the next caller.
+      () => {
+        if (this.#killing === killing) this.#killing = undefined;
+      },
+    );
+    return killing;
+  }
+}
