@@ -1,6 +1,8 @@
 // The shared Process runtime (`@sandstream/types/runtime`) against a scripted
 // in-memory driver: the semantics every adapter built on defineSandbox() gets.
-// This file: teardown (disposal, loops left, grace, abort, timeout, close()), kill() and release, and teardown bounded when the backend never confirms.
+// This file: teardown (disposal, loops left, grace, abort, timeout,
+// close()), kill() and release, and teardown bounded when the backend
+// never confirms.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AbortError, InvalidArgument, SandboxClosed, TransportError } from '../src/errors.js';
 import type { Signal } from '../src/options.js';
