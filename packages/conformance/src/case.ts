@@ -9,7 +9,16 @@ import type { CaseContext } from './context.js';
  */
 export interface ConformanceCase {
   readonly id: string;
-  /** Quotes or paraphrases the requirement it proves. */
+  /**
+   * Opens with a quote of the requirement it proves, then says what the case
+   * itself checks: `"MUST terminate the command before control leaves the
+   * loop": break out of for await`. The quote, in double quotes, is a
+   * fragment of at least three words of the statement of one of its
+   * `requirements` (REQUIREMENTS in `requirements.ts`), word for word as
+   * spec.md writes it but without its backticks (`stream()` quoted as
+   * stream()), runs of whitespace read as one space. `test/case-titles.test.ts`
+   * holds every case to this.
+   */
   readonly title: string;
   /** The spec requirement ids this case proves; at least one. */
   readonly requirements: readonly string[];

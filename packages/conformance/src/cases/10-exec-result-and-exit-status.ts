@@ -7,7 +7,7 @@ import { collect } from './support/collect.js';
 export const resultCases = [
   defineCase({
     id: 'result.streamed-flag',
-    title: 'stream() results have streamed: true and empty output; run() results have streamed: false and the output',
+    title: '"A result from stream() MUST have streamed: true with empty stdout and stderr": and one from run() streamed: false with the output',
     requirements: ['SS-RESULT-1'],
     async run(ctx) {
       const ran = await ctx.sandbox.run(['sh', '-c', 'echo out; echo err >&2']);
@@ -24,7 +24,7 @@ export const resultCases = [
   }),
   defineCase({
     id: 'result.exit-codes',
-    title: 'exit codes 0, 1 and 255 are reported with a null signal; death by a signal is exitCode null with its name',
+    title: '"exitCode MUST be the code the command exited with (0 to 255) with signal null": exit codes 0, 1 and 255; death by a signal is exitCode null with its name',
     requirements: ['SS-RESULT-2'],
     async run(ctx) {
       for (const code of [0, 1, 255]) {
@@ -43,7 +43,7 @@ export const resultCases = [
   }),
   defineCase({
     id: 'result.schema',
-    title: 'every result validates against the ExecResult schema once encoded',
+    title: '"Every ExecResult, encoded to its wire form, MUST validate against the spec\'s ExecResult schema": results of a failure, a signal, a timeout, a cap and a stream()',
     requirements: ['SS-RESULT-3'],
     async run(ctx) {
       const { validatorFor } = await import('@sandstream/types');

@@ -6,7 +6,7 @@ import { collect } from './support/collect.js';
 export const concurrencyCases = [
   defineCase({
     id: 'concurrency.separate',
-    title: 'processes running at once stay separate: no chunk or exit status crosses between them',
+    title: '"Processes running at the same time in one sandbox MUST stay separate": no chunk or exit status crosses between them',
     requirements: ['SS-CONC-1'],
     async run(ctx) {
       const count = 8;

@@ -36,7 +36,7 @@ async function underBoth(
 export const limitsCases = [
   defineCase({
     id: 'limits.cpu',
-    title: 'a command exceeding its CPU-time limit is stopped, under run() and stream(), and the result shows it',
+    title: '"a command exceeding a limit in limits MUST be stopped by it, and the result MUST show it": its CPU-time limit, under run() and stream()',
     requirements: ['SS-LIMIT-1'],
     needs: ['resource-limits'],
     timeoutMs: 40_000,
@@ -52,7 +52,7 @@ export const limitsCases = [
   }),
   defineCase({
     id: 'limits.address-space',
-    title: 'a command exceeding its address-space limit fails, under run() and stream(), and the result shows it',
+    title: '"a command exceeding a limit in limits MUST be stopped by it, and the result MUST show it": its address-space limit makes it fail, under run() and stream()',
     requirements: ['SS-LIMIT-1'],
     needs: ['resource-limits'],
     timeoutMs: 30_000,
@@ -68,7 +68,7 @@ export const limitsCases = [
   }),
   defineCase({
     id: 'limits.file-size',
-    title: 'a command exceeding its file-size limit is stopped or fails, under run() and stream(), and the result shows it',
+    title: '"a command exceeding a limit in limits MUST be stopped by it, and the result MUST show it": its file-size limit stops it or makes it fail, under run() and stream()',
     requirements: ['SS-LIMIT-1'],
     needs: ['resource-limits'],
     async run(ctx) {
@@ -84,7 +84,7 @@ export const limitsCases = [
   }),
   defineCase({
     id: 'limits.open-files',
-    title: 'a command exceeding its open-files limit fails, under run() and stream(), and the result shows it',
+    title: '"a command exceeding a limit in limits MUST be stopped by it, and the result MUST show it": its open-files limit makes it fail, under run() and stream()',
     requirements: ['SS-LIMIT-1'],
     needs: ['resource-limits'],
     async run(ctx) {

@@ -6,7 +6,7 @@ import { collect } from './support/collect.js';
 export const userCases = [
   defineCase({
     id: 'user.run-as',
-    title: 'the user option runs the command as that account',
+    title: '"the user option MUST run the command as that account": its uid is that account\'s, under run() and stream()',
     requirements: ['SS-USER-1'],
     needs: ['user'],
     async run(ctx) {

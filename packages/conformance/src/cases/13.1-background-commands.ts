@@ -29,7 +29,7 @@ async function atOnce<T>(ctx: CaseContext, promise: Promise<T>, what: string): P
 export const backgroundCases = [
   defineCase({
     id: 'background.listed',
-    title: "a background command's commandId names it, and only it, in attach() and commands() while its record is kept, detached or not",
+    title: '"A background command\'s commandId MUST name it, and only it, in attach() and commands() while its record is kept": detached or not',
     requirements: ['SS-BG-1'],
     needs: ['streaming', 'attach'],
     async run(ctx) {
@@ -75,7 +75,7 @@ export const backgroundCases = [
   }),
   defineCase({
     id: 'background.detach',
-    title: 'disposing a background Process terminates its command unless detach() was called; detach() leaves it running and releases the Process',
+    title: '"Disposing a background Process MUST terminate the command unless detach() was called": detach() leaves it running and releases the Process',
     requirements: ['SS-BG-2'],
     needs: ['streaming', 'attach'],
     async run(ctx) {
@@ -113,7 +113,7 @@ export const backgroundCases = [
   }),
   defineCase({
     id: 'background.close',
-    title: 'close() terminates every background command the sandbox started, detached or not, before it resolves; no handle lists it after',
+    title: '"Sandbox.close() MUST terminate every background command the sandbox started, detached or not, before it resolves": no handle lists it after',
     requirements: ['SS-BG-3'],
     needs: ['streaming', 'attach'],
     async run(ctx) {
@@ -171,7 +171,7 @@ export const backgroundCases = [
   }),
   defineCase({
     id: 'background.options',
-    title: 'background with timeout, signal, stdin: "pipe" or input is InvalidArgument (options.background) before any side effect',
+    title: '"MUST be rejected with InvalidArgument whose key is options.background, before any side effect": background with timeout, signal, stdin: "pipe" or input',
     requirements: ['SS-BG-4'],
     needs: ['streaming', 'attach'],
     async run(ctx) {

@@ -143,7 +143,7 @@ async function disposedEnds(ctx: CaseContext, calls: AttachCalls, witness: strin
 export const attachCases = [
   defineCase({
     id: 'attach.unknown',
-    title: 'an id that names no background command is CommandNotFound before any side effect: nothing starts, nothing is listed',
+    title: '"An id that names no background command MUST make attach() reject with CommandNotFound before any side effect": nothing starts, nothing is listed',
     requirements: ['SS-ATTACH-1'],
     needs: ['streaming', 'attach'],
     async run(ctx) {
@@ -190,7 +190,7 @@ export const attachCases = [
   }),
   defineCase({
     id: 'attach.follow',
-    title: 'an attached Process delivers each stream from skipped on, every byte once and in order, including all written after attach() resolved; { replay: false } delivers only what follows',
+    title: '"An attached Process MUST deliver each stream from skipped on, every byte once and in order": including all written after attach() resolved; { replay: false } delivers only what follows',
     requirements: ['SS-ATTACH-2'],
     needs: ['streaming', 'attach'],
     async run(ctx) {
@@ -227,7 +227,7 @@ export const attachCases = [
   }),
   defineCase({
     id: 'attach.replay-full',
-    title: 'under replay-full, attaching replays every byte from the first: skipped is 0',
+    title: '"With replay-full, attaching MUST replay each stream from its first byte": skipped is 0',
     requirements: ['SS-ATTACH-3'],
     needs: ['streaming', 'attach', 'replay-full'],
     runsAlone: 'it moves 3 MiB through a replay, which would starve the timing checks of cases beside it',
@@ -236,7 +236,7 @@ export const attachCases = [
   }),
   defineCase({
     id: 'attach.replay-tail',
-    title: 'under replay-tail, attaching replays at least the last min(written, 1 MiB) bytes of each stream, and skipped counts the rest exactly',
+    title: '"With replay-tail, attaching MUST replay at least the last min(written, 1 MiB) bytes of each stream written before it": and skipped counts the rest exactly',
     requirements: ['SS-ATTACH-4'],
     needs: ['streaming', 'attach', 'replay-tail'],
     runsAlone: 'it moves 3 MiB through a replay, which would starve the timing checks of cases beside it',
@@ -245,7 +245,7 @@ export const attachCases = [
   }),
   defineCase({
     id: 'attach.ended',
-    title: "attaching to an ended command gives a Process that ends by itself: its replay, then the end, and its exact result; attaching, listing and detaching never start it again",
+    title: '"Attaching to a command that has ended MUST give a Process that ends by itself, with nothing sent to it": its replay, then the end, and its exact result; attaching, listing and detaching never start it again',
     requirements: ['SS-ATTACH-5', 'SS-START-3'],
     needs: ['streaming', 'attach'],
     async run(ctx) {
@@ -258,7 +258,7 @@ export const attachCases = [
   }),
   defineCase({
     id: 'attach.dispose',
-    title: 'disposing an attached Process terminates the command and unlists it, unless detached; detached, it runs on and stays listed',
+    title: '"Disposing an attached Process MUST terminate its command": and unlists it, unless detached; detached, it runs on and stays listed',
     requirements: ['SS-ATTACH-6'],
     needs: ['streaming', 'attach'],
     async run(ctx) {

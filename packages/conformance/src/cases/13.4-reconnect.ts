@@ -54,7 +54,7 @@ async function untilNotRunning(ctx: CaseContext, calls: AttachCalls, id: string,
 export const reconnectCases = [
   defineCase({
     id: 'attach.reconnect',
-    title: "a handle built from the environment's id lists and attaches what another handle started; its close() ends only the attached Processes it holds undetached",
+    title: '"A handle built from the environment\'s id MUST list and attach to the background commands other handles started": its close() ends only the attached Processes it holds undetached',
     requirements: ['SS-RECON-1', 'SS-START-3'],
     needs: ['streaming', 'attach', 'attach-reconnect'],
     async run(ctx) {
@@ -108,7 +108,7 @@ export const reconnectCases = [
   }),
   defineCase({
     id: 'attach.link-lost',
-    title: 'a broken link to a background command is re-established with every byte once, or the Process rejects with TransportError carrying the commandId and the command runs on',
+    title: '"A broken link to a running background command MUST be re-established with every byte delivered once": or the Process rejects with TransportError carrying the commandId and the command runs on',
     requirements: ['SS-RECON-2', 'SS-START-3'],
     needs: ['streaming', 'attach', 'attach-reconnect'],
     async run(ctx) {

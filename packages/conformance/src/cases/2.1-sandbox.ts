@@ -10,7 +10,7 @@ const TICK_MS = 10;
 export const terminationSettingsCases = [
   defineCase({
     id: 'termination.settings',
-    title: 'the sandbox terminates with the settings it states: SIGKILL no sooner than graceMs after SIGTERM and within graceMs plus a bounded delay, and the settings do not change',
+    title: '"A sandbox that states termination MUST terminate commands with exactly those settings": SIGKILL no sooner than graceMs after SIGTERM and within graceMs plus a bounded delay, and the settings do not change',
     requirements: ['SS-TERM-1'],
     runsAlone: 'it measures the grace period to a fraction of its length',
     async run(ctx) {

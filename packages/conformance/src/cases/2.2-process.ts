@@ -71,7 +71,7 @@ async function expectOnlyOwnSignals(ctx: CaseContext, proc: Process, dir: string
 export const processCases = [
   defineCase({
     id: 'process.kill',
-    title: 'kill() signals its own command\'s tree and no other, defaults to SIGTERM, is a no-op after exit, and refuses unknown signals',
+    title: '"MUST deliver the signal (SIGTERM when none is given) to the command\'s process tree and to no other command": it reaches the command\'s child and not a neighbour, is a no-op after exit, and refuses unknown signals',
     requirements: ['SS-KILL-1', 'SS-CONC-1'],
     needs: ['streaming'],
     async run(ctx) {
@@ -99,7 +99,7 @@ export const processCases = [
   }),
   defineCase({
     id: 'process.kill-stop-cont',
-    title: 'kill(\'SIGSTOP\') stops the command\'s whole tree and kill(\'SIGCONT\') resumes it',
+    title: '"MUST deliver the signal (SIGTERM when none is given) to the command\'s process tree": kill(\'SIGSTOP\') stops the whole tree and kill(\'SIGCONT\') resumes it',
     requirements: ['SS-KILL-1'],
     needs: ['streaming'],
     async run(ctx) {

@@ -35,7 +35,7 @@ const BAD_ARGV: BadCall[] = [
 export const invalidArgvCases = [
   defineCase({
     id: 'arguments.invalid-argv',
-    title: 'malformed argv raises InvalidArgument naming the element, before any side effect',
+    title: '"MUST be rejected with InvalidArgument whose key names the offending element, before any side effect": malformed argv given to run() and stream()',
     requirements: ['SS-ARG-1'],
     async run(ctx) {
       const run = ctx.sandbox.run.bind(ctx.sandbox) as LooseRun;
@@ -54,7 +54,7 @@ export const invalidArgvCases = [
 export const argvDeliveryCases = [
   defineCase({
     id: 'arguments.argv-byte-exact',
-    title: 'each argv element reaches the command byte-exact, with no shell interpretation, also many of them and one larger than a pipe buffer',
+    title: '"Each argv element MUST reach the command byte-exact as one argument, with no shell interpretation": also many of them and one larger than a pipe buffer',
     requirements: ['SS-ARGV-1'],
     async run(ctx) {
       const dir = await scratch(ctx);

@@ -30,7 +30,7 @@ const BAD_STREAM: BadCall[] = [
 export const optionsCases = [
   defineCase({
     id: 'arguments.invalid-options',
-    title: 'an unknown option, or one of the wrong type or range, raises InvalidArgument naming it, before any side effect',
+    title: '"An unknown option key, or an option of the wrong type or range, MUST be rejected with InvalidArgument whose key names the option, before any side effect": for run() and stream()',
     requirements: ['SS-ARG-2'],
     async run(ctx) {
       const dir = await scratch(ctx);

@@ -10,7 +10,7 @@ const PRINT_VARIABLES = 'for name in "$@"; do eval "printf \'%s\\\\000\' \\"\\${
 export const environmentCases = [
   defineCase({
     id: 'environment.env',
-    title: 'env variables reach the command, override base variables, and leave the rest of the base environment, also many of them and one larger than a pipe buffer',
+    title: '"Variables in env MUST be visible to the command, overriding same-named base variables": the rest of the base environment stays, also with many of them and one larger than a pipe buffer',
     requirements: ['SS-ENV-1'],
     async run(ctx) {
       const result = await ctx.sandbox.run(['sh', '-c', 'printf "%s|%s|%s" "$SANDSTREAM_ONE" "$HOME" "${PATH:+has-path}"'], {
@@ -33,7 +33,7 @@ export const environmentCases = [
   }),
   defineCase({
     id: 'environment.cwd',
-    title: 'cwd is the command\'s working directory',
+    title: '"cwd MUST be its working directory": under run() and stream()',
     requirements: ['SS-ENV-1'],
     async run(ctx) {
       const dir = await scratch(ctx);

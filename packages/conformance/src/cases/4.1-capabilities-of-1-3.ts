@@ -6,7 +6,7 @@ import { defineCase } from '../case.js';
 export const manifestCases = [
   defineCase({
     id: 'capabilities.manifest',
-    title: 'the capability manifest is valid against the schema and constant',
+    title: '"MUST be a CapabilityManifest valid against the spec\'s schema and MUST NOT change during the sandbox\'s lifetime": read again after every kind of use',
     requirements: ['SS-CAP-3'],
     async run(ctx) {
       const validate = validatorFor('CapabilityManifest');

@@ -81,7 +81,7 @@ async function refusesAttach(ctx: CaseContext, dir: string, touch: (name: string
 function negativeCase(capability: Refusing): ConformanceCase {
   return defineCase({
     id: `capabilities.absent-${capability}`,
-    title: `without "${capability}", the operation raises CapabilityNotSupported naming it, before any side effect`,
+    title: `"MUST raise CapabilityNotSupported naming that capability": without "${capability}", an operation that needs it is refused before any side effect`,
     requirements: ['SS-CAP-1', 'SS-CAP-2'],
     without: capability,
     async run(ctx) {

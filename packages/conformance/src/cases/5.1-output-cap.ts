@@ -11,7 +11,7 @@ const NUMBERED = Array.from({ length: COUNT }, (_, i) => `${i + 1}\n`).join('');
 export const outputCapCases = [
   defineCase({
     id: 'output-cap.truncation',
-    title: 'run() keeps at most maxOutputBytes per stream, flags truncation per stream, and keeps draining the command',
+    title: '"run() MUST keep at most maxOutputBytes bytes per stream and set that stream\'s truncation flag when more was written": and keeps draining the command past the cap',
     requirements: ['SS-CAPOUT-1'],
     timeoutMs: 90_000,
     async run(ctx) {

@@ -10,7 +10,7 @@ import { checkSequence, join, SEQUENCE_SCRIPT } from './support/sequence.js';
 export const onOutputCases = [
   defineCase({
     id: 'output-cap.on-output-live',
-    title: 'onOutput receives every chunk live, including those past the cap, in arrival order',
+    title: '"MUST deliver every chunk to the callback as it arrives, including chunks past the cap, in the order of arrival": the command waits for what only a live callback does',
     requirements: ['SS-ONOUT-1', 'SS-CAPOUT-1'],
     async run(ctx) {
       const dir = await scratch(ctx);
@@ -47,7 +47,7 @@ export const onOutputCases = [
   }),
   defineCase({
     id: 'output-cap.on-output-throws',
-    title: 'an onOutput callback that throws is not called again; the command is terminated and run() rejects with CallbackFailed',
+    title: '"When the onOutput callback throws, it MUST NOT be called again, the command MUST be terminated": and run() rejects with CallbackFailed carrying the cause and the output',
     requirements: ['SS-ONOUT-2'],
     async run(ctx) {
       const dir = await scratch(ctx);

@@ -5,7 +5,7 @@ import { defineCase } from '../case.js';
 export const streamCases = [
   defineCase({
     id: 'stream.synchronous',
-    title: 'stream() returns its Process synchronously and the Process is not thenable',
+    title: '"stream() MUST return its Process synchronously, and the Process MUST NOT be thenable": no Promise and no then member, but an async iterable and disposable Process with wait() and kill()',
     requirements: ['SS-STREAM-1'],
     needs: ['streaming'],
     async run(ctx) {

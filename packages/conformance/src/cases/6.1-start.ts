@@ -8,7 +8,7 @@ import { readMarker, roundTrip, scratch, touch } from './support/observe.js';
 export const startCases = [
   defineCase({
     id: 'start.eager',
-    title: 'the command starts at the stream() call, before any iteration or wait()',
+    title: '"The command MUST be started by the stream() call itself, without waiting for iteration, wait() or disposal": it acts within a few round trips while nothing reads it',
     requirements: ['SS-START-1'],
     needs: ['streaming'],
     async run(ctx) {
@@ -26,7 +26,7 @@ export const startCases = [
   }),
   defineCase({
     id: 'start.once',
-    title: 'one run() or stream() call starts its command once',
+    title: '"An implementation MUST NOT start a command more than once for one run() or stream() call": one run(), four at once, and one stream()',
     requirements: ['SS-START-2'],
     async run(ctx) {
       const dir = await scratch(ctx);
@@ -46,7 +46,7 @@ export const startCases = [
   }),
   defineCase({
     id: 'start.spawn-failed',
-    title: 'a command that cannot start makes wait(), iteration and run() reject with SpawnFailed',
+    title: '"a command that cannot be started MUST make iteration and wait() reject with SpawnFailed, and run() reject with it": a command that does not exist',
     requirements: ['SS-START-1'],
     async run(ctx) {
       const missing = '/nonexistent/sandstream-no-such-command';
@@ -63,9 +63,7 @@ export const startCases = [
   }),
   defineCase({
     id: 'process.command-id',
-    title:
-      'once started() resolved, commandId is a non-empty string, set without reading output, stable for the Process\'s life ' +
-      'and not another command\'s; pid, where the backend has one, is the pid the command itself sees',
+    title: '"commandId MUST be a non-empty string that identifies the command, set without any of its output having been read": stable for the Process\'s life and not another command\'s; pid, where the backend has one, is the pid the command itself sees',
     requirements: ['SS-ID-1'],
     needs: ['streaming'],
     async run(ctx) {

@@ -39,7 +39,7 @@ function checkFlow(stdout: Uint8Array): void {
 export const iterationCases = [
   defineCase({
     id: 'stream.tagged-chunks',
-    title: 'a Process iterates OutputChunks tagged stdout or stderr, with Uint8Array data',
+    title: '"A Process MUST be an async iterable of OutputChunks, each tagged stdout or stderr with its bytes as a Uint8Array": what a command prints to each stream arrives tagged with it',
     requirements: ['SS-STREAM-2'],
     needs: ['streaming'],
     async run(ctx) {
@@ -55,7 +55,7 @@ export const iterationCases = [
   }),
   defineCase({
     id: 'stream.single-iteration',
-    title: 'a Process can be iterated only once; a second iteration raises InvalidState',
+    title: '"MUST be iterable at most once; a second iteration MUST raise InvalidState": and the first iterator still reads all the output',
     requirements: ['SS-STREAM-2'],
     needs: ['streaming'],
     async run(ctx) {
@@ -76,7 +76,7 @@ export const iterationCases = [
 export const unreadOutputCases = [
   defineCase({
     id: 'flow.unread-beyond-high-water',
-    title: 'output left unread beyond the high-water mark is delivered in full and in order once read',
+    title: '"Output left unread beyond the high-water mark MUST be delivered in full and in order once the reader reads it": 16 MiB held unread, then read',
     requirements: ['SS-FLOW-1'],
     needs: ['streaming'],
     runsAlone: 'it moves 16 MiB while holding it unread, which would starve the timing checks of cases beside it',

@@ -46,7 +46,7 @@ async function drained<T>(ctx: CaseContext, waiting: Promise<T>, dir: string): P
 export const waitCases = [
   defineCase({
     id: 'wait.idempotent',
-    title: 'wait() is idempotent and resolves with a streamed result',
+    title: '"wait() MUST be idempotent: every call resolves with an equal ExecResult (streamed: true)": calls at once and later',
     requirements: ['SS-WAIT-1'],
     needs: ['streaming'],
     async run(ctx) {
@@ -62,7 +62,7 @@ export const waitCases = [
   }),
   defineCase({
     id: 'wait.idempotent-rejection',
-    title: 'a wait() that rejects rejects again, with the same error, on every later call',
+    title: '"wait() MUST be idempotent": a wait() that rejects rejects again, with the same error, on every later call',
     requirements: ['SS-WAIT-1'],
     needs: ['streaming'],
     async run(ctx) {
@@ -81,7 +81,7 @@ export const waitCases = [
   }),
   defineCase({
     id: 'wait.reader-keeps-output',
-    title: 'while one task awaits wait(), a loop that is reading receives every chunk: a write, reply, write, reply exchange with stderr flowing',
+    title: '"While a loop is iterating the Process, wait() MUST NOT take output from it": a write, reply, write, reply exchange with stderr flowing while another task awaits wait()',
     requirements: ['SS-WAIT-3'],
     needs: ['streaming', 'stdin'],
     async run(ctx) {
@@ -131,7 +131,7 @@ export const waitCases = [
   }),
   defineCase({
     id: 'wait.drains-unread',
-    title: 'wait() with much unread output drains and discards it without hanging',
+    title: '"wait() called with output still unread MUST drain and discard it and MUST NOT hang": with much unread output',
     requirements: ['SS-WAIT-2'],
     needs: ['streaming'],
     timeoutMs: 30_000,

@@ -10,7 +10,7 @@ import { untilReady } from './support/tree.js';
 export const stdinCases = [
   defineCase({
     id: 'stdin.echo-and-eof',
-    title: 'writes through the stdin writer arrive in order and end() delivers end-of-file',
+    title: '"a writer whose writes arrive in call order and whose end() delivers end-of-file": a command that echoes what it reads',
     requirements: ['SS-STDIN-1'],
     needs: ['stdin', 'streaming'],
     async run(ctx) {
@@ -27,7 +27,7 @@ export const stdinCases = [
   }),
   defineCase({
     id: 'stdin.large-input',
-    title: 'several MiB written while output is read concurrently arrive intact, in writes larger than a pipe buffer and one larger than a request',
+    title: '"a writer whose writes arrive in call order": several MiB written while output is read concurrently arrive intact, in writes larger than a pipe buffer and one larger than a request',
     requirements: ['SS-STDIN-1'],
     needs: ['stdin', 'streaming'],
     timeoutMs: 30_000,
@@ -49,7 +49,7 @@ export const stdinCases = [
   }),
   defineCase({
     id: 'stdin.write-after-exit',
-    title: 'writing after the command exited rejects with StdinClosed',
+    title: '"after the command exited, write() MUST reject with StdinClosed": a write to a command that ended',
     requirements: ['SS-STDIN-1'],
     needs: ['stdin', 'streaming'],
     async run(ctx) {
@@ -66,7 +66,7 @@ export const stdinCases = [
   }),
   defineCase({
     id: 'stdin.run-input',
-    title: 'run() and stream() with input deliver the bytes, then end-of-file, also input of many pipe buffers and more than one request',
+    title: '"run(..., { input }) MUST deliver the bytes then end-of-file": and stream() with input, also input of many pipe buffers and more than one request',
     requirements: ['SS-STDIN-2'],
     needs: ['stdin'],
     async run(ctx) {
@@ -95,7 +95,7 @@ export const stdinCases = [
   }),
   defineCase({
     id: 'stdin.exactly-once',
-    title: 'bytes given to write() reach the command exactly once and in call order, however many writes are in flight',
+    title: '"the bytes given to write() MUST reach the command exactly once and in call order": however many writes are in flight',
     requirements: ['SS-STDIN-3'],
     needs: ['stdin', 'streaming'],
     timeoutMs: 30_000,
@@ -125,7 +125,7 @@ export const stdinCases = [
   }),
   defineCase({
     id: 'stdin.none-is-eof',
-    title: 'without stdin: "pipe" or input, the command\'s standard input is at end-of-file from the start, not an open pipe',
+    title: '"the command\'s standard input MUST be at end-of-file from the start": without stdin: "pipe" or input, not an open pipe',
     requirements: ['SS-STDIN-4'],
     async run(ctx) {
       // A command that reads its standard input to the end: it ends at once on end-of-file, or hangs on an open pipe.
@@ -144,7 +144,7 @@ export const stdinCases = [
   }),
   defineCase({
     id: 'stdin.stopped-reading',
-    title: 'a write() to a command that closed its standard input rejects with StdinClosed and does not hang',
+    title: '"MUST reject with StdinClosed and MUST NOT hang": a write() to a command that closed its standard input',
     requirements: ['SS-STDIN-5'],
     needs: ['stdin', 'streaming'],
     async run(ctx) {

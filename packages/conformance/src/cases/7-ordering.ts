@@ -8,7 +8,7 @@ import { checkSequence, copy, join, SEQUENCE_SCRIPT } from './support/sequence.j
 export const orderingCases = [
   defineCase({
     id: 'ordering.within-stream',
-    title: 'chunks of each stream arrive in the order written, with nothing lost or duplicated, over many chunks',
+    title: '"Chunks of one stream MUST be delivered in the order the command wrote them, with no byte lost or duplicated": over many chunks',
     requirements: ['SS-ORDER-1'],
     // Hundreds of flushes, each forking a shell: slow on a loaded machine.
     timeoutMs: 60_000,
@@ -30,7 +30,7 @@ export const orderingCases = [
   }),
   defineCase({
     id: 'ordering.tagging',
-    title: 'every chunk is tagged with the stream that produced it',
+    title: '"Every chunk MUST be tagged with the stream that produced it": interleaved writes to both streams, through onOutput and stream()',
     requirements: ['SS-ORDER-2'],
     async run(ctx) {
       const script = `awk 'BEGIN { for (i = 1; i <= 5000; i++) { printf "o"; printf "e" > "/dev/stderr"; if (i % 50 == 0) { fflush(); system("") } } }'`;

@@ -8,7 +8,7 @@ import { checkSplitCharacter } from './support/text.js';
 export const byteExactCases = [
   defineCase({
     id: 'bytes.all-values',
-    title: 'all 256 byte values survive run() and stream() on both streams, undecoded',
+    title: '"all 256 byte values and invalid UTF-8 survive run() and stream()": on both streams, undecoded',
     requirements: ['SS-BYTES-1'],
     needs: ['binary-output'],
     async run(ctx) {
@@ -26,7 +26,7 @@ export const byteExactCases = [
   }),
   defineCase({
     id: 'bytes.utf8-split',
-    title: 'a UTF-8 character the command writes in two parts reaches run(), onOutput and stream() intact',
+    title: '"text split across chunks MUST reassemble": a UTF-8 character the command writes in two parts reaches run(), onOutput and stream() intact',
     requirements: ['SS-BYTES-1'],
     needs: ['binary-output'],
     async run(ctx) {
@@ -35,7 +35,7 @@ export const byteExactCases = [
   }),
   defineCase({
     id: 'bytes.final-line',
-    title: 'output that ends without a newline is delivered in full',
+    title: '"Output that ends without a newline MUST be delivered in full, final chunk included": on both streams, under run() and stream()',
     requirements: ['SS-BYTES-2'],
     async run(ctx) {
       const script = 'printf "first\\nno newline"; printf "err tail" >&2';

@@ -17,7 +17,7 @@ const MIXED_AS_TEXT = new TextEncoder().encode(new TextDecoder('utf-8').decode(M
 export const textOnlyCases = [
   defineCase({
     id: 'capabilities.absent-binary-output',
-    title: 'without binary-output, output is text: valid UTF-8 unchanged, each maximal invalid subpart replaced by U+FFFD as the WHATWG decoder does, split characters reassembled',
+    title: '"output MUST be delivered as the UTF-8 encoding of what the WHATWG UTF-8 decoder makes of the bytes the command wrote": without binary-output, valid UTF-8 unchanged, each maximal invalid subpart U+FFFD, split characters reassembled',
     requirements: ['SS-TEXT-1'],
     without: 'binary-output',
     async run(ctx) {

@@ -7,7 +7,7 @@ import { bound, expectAlive, readPid, scratch, termination } from './support/obs
 export const safetyNetCases = [
   defineCase({
     id: 'teardown.garbage-collected',
-    title: 'a Process garbage-collected without disposal is terminated by a safety net',
+    title: '"SHOULD terminate the command of a Process that is garbage-collected without being disposed, and SHOULD warn, naming the command": a Process nobody holds',
     requirements: ['SS-TEAR-9'],
     needs: ['streaming'],
     expectedWarnings: ['SANDSTREAM_PROCESS_LEAKED'],

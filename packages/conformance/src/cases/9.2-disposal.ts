@@ -7,7 +7,7 @@ import { expectTreeGone, startTree, treePrinted, untilReady, watchTree } from '.
 export const disposalCases = [
   defineCase({
     id: 'teardown.dispose',
-    title: 'leaving an `await using` scope terminates the running command and its tree before disposal resolves',
+    title: '"MUST terminate the command, and the returned promise MUST NOT resolve before it is gone": leaving an `await using` scope ends the running command and its tree',
     requirements: ['SS-TEAR-1', 'SS-TEAR-6'],
     needs: ['streaming'],
     async run(ctx) {
@@ -27,7 +27,7 @@ export const disposalCases = [
   }),
   defineCase({
     id: 'teardown.dispose-never-iterated',
-    title: 'disposing a Process that was never iterated terminates its command',
+    title: '"whose command is still running MUST terminate the command": disposing a Process that was never iterated',
     requirements: ['SS-TEAR-1'],
     needs: ['streaming'],
     async run(ctx) {

@@ -34,7 +34,7 @@ class Thrown extends Error {
 export const leavingLoopCases = [
   defineCase({
     id: 'teardown.break',
-    title: '`break` out of `for await` terminates the command before the loop exits',
+    title: '"MUST terminate the command before control leaves the loop": `break` out of `for await`',
     requirements: ['SS-TEAR-2', 'SS-TEAR-6'],
     needs: ['streaming'],
     async run(ctx) {
@@ -46,7 +46,7 @@ export const leavingLoopCases = [
   }),
   defineCase({
     id: 'teardown.throw',
-    title: 'an exception thrown inside `for await` terminates the command before it propagates',
+    title: '"MUST terminate the command before control leaves the loop": an exception thrown inside `for await` propagates unchanged once the command is gone',
     requirements: ['SS-TEAR-2'],
     needs: ['streaming'],
     async run(ctx) {
@@ -68,7 +68,7 @@ export const leavingLoopCases = [
   }),
   defineCase({
     id: 'teardown.return',
-    title: '`return` from inside `for await` terminates the command',
+    title: '"MUST terminate the command before control leaves the loop": `return` from inside `for await`',
     requirements: ['SS-TEAR-2'],
     needs: ['streaming'],
     async run(ctx) {

@@ -10,7 +10,7 @@ const decoder = new TextDecoder();
 export const abortSignalCases = [
   defineCase({
     id: 'teardown.abort-stream',
-    title: 'aborting the signal terminates a streamed command; iteration and wait() reject with AbortError carrying the result',
+    title: '"When the caller\'s AbortSignal fires, the command MUST be terminated": a streamed command and its tree; iteration and wait() reject with AbortError carrying the result',
     requirements: ['SS-TEAR-3', 'SS-TEAR-6'],
     needs: ['streaming'],
     async run(ctx) {
@@ -43,7 +43,7 @@ export const abortSignalCases = [
   }),
   defineCase({
     id: 'teardown.abort-run',
-    title: 'aborting the signal of run() terminates the command and rejects with AbortError carrying the partial output',
+    title: '"run(), wait() and iteration MUST reject with AbortError carrying the partial result": aborting run() terminates the command and keeps the output before the abort',
     requirements: ['SS-TEAR-3'],
     async run(ctx) {
       const dir = await scratch(ctx);
@@ -75,7 +75,7 @@ export const abortSignalCases = [
   }),
   defineCase({
     id: 'teardown.abort-before-start',
-    title: 'an already-aborted signal starts nothing',
+    title: '"an already-aborted signal MUST start nothing": neither run() nor stream()',
     requirements: ['SS-TEAR-3'],
     async run(ctx) {
       const dir = await scratch(ctx);

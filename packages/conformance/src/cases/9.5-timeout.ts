@@ -10,7 +10,7 @@ const decoder = new TextDecoder();
 export const timeoutCases = [
   defineCase({
     id: 'teardown.timeout-run',
-    title: 'run() past its timeout terminates the command, sets timedOut and keeps the partial output',
+    title: '"When timeout elapses, the command MUST be terminated and its result MUST have timedOut: true": run() keeps the output written before it',
     requirements: ['SS-TEAR-4'],
     async run(ctx) {
       // The command marks that both lines are written. Output counts as "before the timeout" only
@@ -42,7 +42,7 @@ export const timeoutCases = [
   }),
   defineCase({
     id: 'teardown.timeout-stream',
-    title: 'stream() past its timeout terminates the command; chunks before it were delivered and wait() reports timedOut',
+    title: '"keeping the output produced before (captured by run(), delivered to the iterator by stream())": stream() past its timeout ends the command and its tree, and wait() reports timedOut',
     requirements: ['SS-TEAR-4', 'SS-TEAR-6'],
     needs: ['streaming'],
     async run(ctx) {

@@ -12,7 +12,7 @@ const decoder = new TextDecoder();
 export const closeCases = [
   defineCase({
     id: 'teardown.close',
-    title: 'Sandbox.close() terminates every process it started, including one never iterated nor disposed, and then refuses new commands',
+    title: '"Sandbox.close() MUST terminate every process the sandbox started, including Processes never iterated nor disposed, before it resolves": then it refuses new commands',
     requirements: ['SS-TEAR-5'],
     async run(ctx) {
       // The case's own sandbox is closed; an observer looks at its environment afterwards:

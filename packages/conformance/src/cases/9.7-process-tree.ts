@@ -88,9 +88,7 @@ async function leaderExit(ctx: CaseContext, dir: string, settle: () => Promise<E
 export const processTreeCases = [
   defineCase({
     id: 'teardown.leader-exit',
-    title:
-      'when the command exits by itself, what it started gets SIGTERM first, SIGKILL only after the grace period, ' +
-      'and the result is not reported while any of it lives',
+    title: '"nothing it started may outlive its result": when the command exits by itself under run(), what it started gets SIGTERM first and SIGKILL only after the grace period',
     requirements: ['SS-TEAR-6', 'SS-TEAR-10'],
     runsAlone: 'it measures the grace period to a fraction of its length',
     async run(ctx) {
@@ -105,7 +103,7 @@ export const processTreeCases = [
   }),
   defineCase({
     id: 'teardown.leader-exit-stream',
-    title: 'under stream(), a command that exits by itself ends as under run(): SIGTERM first to what it left, SIGKILL after the grace period, nothing outliving the result',
+    title: '"the command\'s result MUST NOT be reported while any of them lives": under stream(), a command that exits by itself ends as under run(), SIGTERM first to what it left and SIGKILL after the grace period',
     requirements: ['SS-TEAR-6', 'SS-TEAR-10'],
     needs: ['streaming'],
     runsAlone: 'it measures the grace period to a fraction of its length',

@@ -8,7 +8,7 @@ import { untilReady } from './support/tree.js';
 export const terminationSequenceCases = [
   defineCase({
     id: 'teardown.sigterm-first',
-    title: 'teardown sends SIGTERM first, so a handler gets to run before SIGKILL',
+    title: '"Termination MUST send SIGTERM first and SIGKILL only after the grace period, so that a SIGTERM handler gets to run": at the abort of run() and at disposal',
     requirements: ['SS-TEAR-7'],
     async run(ctx) {
       const dir = await scratch(ctx);
@@ -33,7 +33,7 @@ export const terminationSequenceCases = [
   }),
   defineCase({
     id: 'teardown.sigkill-after-grace',
-    title: 'a command that outlives SIGTERM is killed after the grace period, not before',
+    title: '"a command that ignores SIGTERM MUST be gone within the grace period plus a bounded delay": and is not killed before the grace period, at the abort of run() and at disposal',
     requirements: ['SS-TEAR-7', 'SS-TEAR-6'],
     runsAlone: 'it measures the grace period to a fraction of its length',
     async run(ctx) {

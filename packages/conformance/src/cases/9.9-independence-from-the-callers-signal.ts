@@ -7,7 +7,7 @@ import { untilReady } from './support/tree.js';
 export const callerSignalCases = [
   defineCase({
     id: 'teardown.after-caller-abort',
-    title: 'teardown completes after the caller\'s signal has fired',
+    title: '"Teardown MUST complete without the caller\'s AbortSignal": disposal after the signal fired still ends a command that ignores SIGTERM',
     requirements: ['SS-TEAR-8'],
     needs: ['streaming'],
     async run(ctx) {
