@@ -1,6 +1,6 @@
 /** Defects of output delivery, wait() and results. */
 import { InvalidState, type ExecResult, type OutputChunk, type Process, type RunOptions, type StreamName } from '@sandstream/types';
-
+import type { Sandbox } from '@sandstream/types';
 import type { BrokenAdapter } from './adapter.js';
 import { alterResult, delay, mapDriverEvents, omit, transformChunks, wrapSandbox, type ChunkIterator } from './wrap.js';
 
