@@ -1,4 +1,4 @@
-// Side by side on one real dockerd of the bench's own (test-support's): this adapter against
+// Side by side on one real dockerd of the bench's own (this package's ./engine): this adapter against
 // dockerode doing plain exec (create, start, demultiplex, inspect), the same work with none of
 // the adapter's guarantees.
 //   round trip:           run(['true'])                           vs exec of `true`

@@ -3,11 +3,36 @@
 // of that process from the test.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import type { Sandbox } from '@sandstream/types';
+
+/** Per stream, a text. */
+export interface Streams {
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** What the second process saw. */
+export interface SecondProcessSaw {
+  readonly listed: ReadonlyArray<{ readonly commandId: string; readonly argv: readonly string[]; readonly state: string }>;
+  readonly seen: Streams;
+  readonly skipped: unknown;
+  readonly after: ReadonlyArray<{ readonly commandId: string }>;
+}
+
+/** What {@link reconnectFromAnotherProcess} is given. */
+export interface ReconnectTest {
+  readonly expect: (value: unknown) => { toEqual(expected: unknown): void; toBe(expected: unknown): void };
+  readonly sb: Sandbox;
+  readonly child: string;
+  readonly requestOf: (commandId: string) => unknown;
+  readonly isGone: (commandId: string) => boolean;
+  readonly waitFor: (condition: () => boolean, ms: number, what: string) => Promise<void>;
+}
 
 const LINES = Array.from({ length: 2_000 }, (_, i) => `line ${i}`).join('\n');
 
 /** A burst of known bytes on each stream from a tree of two (a `sleep` beside the shell), which then waits to be killed. */
-export const SERVER = Object.freeze({
+export const SERVER: { readonly argv: readonly string[]; readonly expected: Streams; readonly ends: Streams } = Object.freeze({
   argv: Object.freeze(['sh', '-c', `sleep 300 & printf '%s\\n' "$1"; printf 'to stderr\\n' >&2; wait`, 'sh', LINES]),
   expected: Object.freeze({ stdout: `${LINES}\n`, stderr: 'to stderr\n' }),
   ends: Object.freeze({ stdout: 'line 1999\n', stderr: 'to stderr\n' }),
@@ -18,11 +43,11 @@ export const SERVER = Object.freeze({
  * `commandId`, reads until each stream ends as `ends` says, and leaves the Process undetached
  * (its disposal, `await using` in plain JavaScript for Node 20, kills the command).
  */
-export async function readAndKill(sb, commandId, ends) {
-  const listed = await sb.commands();
+export async function readAndKill(sb: Sandbox, commandId: string, ends: Streams): Promise<SecondProcessSaw> {
+  const listed = await sb.commands!();
   const seen = { stdout: '', stderr: '' };
-  const proc = await sb.attach(commandId);
-  let skipped;
+  const proc = await sb.attach!(commandId);
+  let skipped: unknown;
   try {
     const iterator = proc[Symbol.asyncIterator]();
     while (!seen.stdout.endsWith(ends.stdout) || !seen.stderr.endsWith(ends.stderr)) {
@@ -34,7 +59,7 @@ export async function readAndKill(sb, commandId, ends) {
   } finally {
     await proc[Symbol.asyncDispose]();
   }
-  const after = await sb.commands();
+  const after = await sb.commands!();
   await sb.close();
   return { listed, seen, skipped, after };
 }
@@ -45,12 +70,12 @@ export async function readAndKill(sb, commandId, ends) {
  * what that process saw: the command listed, its replay exact from the first byte, and gone after
  * its kill, there and here. `isGone(commandId)` says when nothing of its tree lives. Closes `sb`.
  */
-export async function reconnectFromAnotherProcess({ expect, sb, child, requestOf, isGone, waitFor }) {
+export async function reconnectFromAnotherProcess({ expect, sb, child, requestOf, isGone, waitFor }: ReconnectTest): Promise<string> {
   let commandId = '';
   try {
-    const server = sb.stream(SERVER.argv, { background: true });
+    const server = sb.stream([...SERVER.argv], { background: true });
     await server.started();
-    commandId = server.commandId;
+    commandId = server.commandId!;
     await server.detach();
     const saw = await secondProcess(child, requestOf(commandId));
     // Other test files' sandboxes may share this machine's /tmp: only this command is this test's to judge.
@@ -59,7 +84,7 @@ export async function reconnectFromAnotherProcess({ expect, sb, child, requestOf
     expect(saw.seen).toEqual(SERVER.expected);
     expect(saw.after.some((c) => c.commandId === commandId)).toBe(false);
     await waitFor(() => isGone(commandId), 15_000, 'the tree the second process killed');
-    expect((await sb.commands()).some((c) => c.commandId === commandId)).toBe(false);
+    expect((await sb.commands!()).some((c) => c.commandId === commandId)).toBe(false);
   } finally {
     await sb.close();
   }
@@ -67,7 +92,7 @@ export async function reconnectFromAnotherProcess({ expect, sb, child, requestOf
 }
 
 /** Runs a child fixture with `request` as its one argument, and parses the JSON line it prints. */
-export async function secondProcess(child, request) {
+export async function secondProcess(child: string, request: unknown): Promise<SecondProcessSaw> {
   const { stdout } = await promisify(execFile)(process.execPath, [child, JSON.stringify(request)], { timeout: 60_000 });
-  return JSON.parse(stdout);
+  return JSON.parse(stdout) as SecondProcessSaw;
 }

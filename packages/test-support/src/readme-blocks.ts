@@ -3,10 +3,10 @@
 import { readFileSync } from 'node:fs';
 
 /** The ```ts blocks of a markdown file, import lines removed and trimmed. */
-export function typescriptBlocks(url) {
+export function typescriptBlocks(url: URL): string[] {
   const text = readFileSync(url, 'utf8');
   return [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) =>
-    match[1]
+    match[1]!
       .split('\n')
       .filter((line) => !line.startsWith('import '))
       .join('\n')

@@ -2,10 +2,10 @@
 // in bench/RESULTS.md.
 
 /** The fenced code blocks of a markdown text, each with the last `## ` heading above it. */
-export function fencedBlocks(markdown) {
-  const blocks = [];
+export function fencedBlocks(markdown: string): { heading: string; text: string }[] {
+  const blocks: { heading: string; text: string }[] = [];
   let heading = '';
-  let open;
+  let open: string[] | undefined;
   for (const line of markdown.split('\n')) {
     if (open !== undefined) {
       if (line.startsWith('```')) {
@@ -19,7 +19,7 @@ export function fencedBlocks(markdown) {
 }
 
 /** The part of a markdown text from the `## ` heading that starts with `title` to the next `## ` heading. */
-export function markdownSection(markdown, title) {
+export function markdownSection(markdown: string, title: string): string {
   const start = markdown.indexOf(`\n## ${title}`);
   if (start < 0) throw new Error(`no "## ${title}" section`);
   const end = markdown.indexOf('\n## ', start + 1);

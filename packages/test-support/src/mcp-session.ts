@@ -7,33 +7,38 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import { lines } from '@sandstream/types';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { lines, type Process, type Sandbox } from '@sandstream/types';
 import { within } from './timing.js';
 
 const require = createRequire(import.meta.url);
 const SERVER = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
 const NODE = process.execPath;
 
-function asError(error) {
+function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
 /** MCP's stdio transport on top of a Process: newline-delimited JSON-RPC. */
-export class ProcessTransport {
-  stderr = [];
-  received = [];
+export class ProcessTransport implements Transport {
+  /** The server's standard error, line by line. */
+  readonly stderr: string[] = [];
+  /** Every message received, in order. */
+  readonly received: JSONRPCMessage[] = [];
+  /** How many messages were sent. */
   sent = 0;
-  #reading;
-  #markStarted;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  #reading: Promise<void> | undefined;
+  #markStarted!: () => void;
   /** Resolves once the read loop is iterating. */
-  started = new Promise((resolve) => (this.#markStarted = resolve));
+  readonly started = new Promise<void>((resolve) => (this.#markStarted = resolve));
 
-  constructor(proc) {
-    this.proc = proc;
-  }
+  constructor(readonly proc: Process) {}
 
-  async start() {
+  async start(): Promise<void> {
     this.#reading = (async () => {
       try {
         for await (const line of lines(this.proc)) {
@@ -42,7 +47,7 @@ export class ProcessTransport {
             continue;
           }
           if (line.text.trim() === '') continue;
-          let message;
+          let message: JSONRPCMessage;
           try {
             message = JSONRPCMessageSchema.parse(JSON.parse(line.text));
           } catch (error) {
@@ -61,19 +66,24 @@ export class ProcessTransport {
     this.#markStarted();
   }
 
-  async send(message) {
+  async send(message: JSONRPCMessage): Promise<void> {
     this.sent++;
-    await this.proc.stdin.write(`${JSON.stringify(message)}\n`);
+    await this.proc.stdin!.write(`${JSON.stringify(message)}\n`);
   }
 
   /** Ends the server's standard input; it exits, and the read loop ends with it. */
-  async close() {
-    await this.proc.stdin.end();
+  async close(): Promise<void> {
+    await this.proc.stdin!.end();
     await this.#reading;
   }
 }
 
-export function describeMcpSession(openSandbox) {
+/**
+ * Defines the stdio MCP session tests (initialize, tools, echo while wait()
+ * is pending, 100 concurrent calls, teardown by disposal) against sandboxes
+ * from `openSandbox`, which must have the `stdin` capability.
+ */
+export function describeMcpSession(openSandbox: () => Sandbox | Promise<Sandbox>): void {
   describe('an MCP client over a Process', () => {
     it('initializes, lists tools, calls echo twice while wait() is pending, and the server exits 0 on end-of-input', async () => {
       const sb = await openSandbox();
@@ -81,7 +91,7 @@ export function describeMcpSession(openSandbox) {
       const proc = sb.stream([NODE, SERVER, 'stdio'], { stdin: 'pipe' });
       try {
         const transport = new ProcessTransport(proc);
-        const errors = [];
+        const errors: Error[] = [];
         transport.onerror = (error) => errors.push(error);
         const client = new Client({ name: 'sandstream-test', version: '1.0.0' });
 
@@ -127,7 +137,7 @@ export function describeMcpSession(openSandbox) {
           Promise.all(messages.map((message) => client.callTool({ name: 'echo', arguments: { message } }))),
           '100 concurrent calls',
         );
-        expect(results.map((r) => r.content[0].text)).toEqual(messages.map((m) => `Echo: ${m}`));
+        expect(results.map((r) => (r.content as Array<{ text?: string }>)[0]?.text)).toEqual(messages.map((m) => `Echo: ${m}`));
         await client.close();
         expect((await within(10_000, proc.wait(), 'server exit')).exitCode).toBe(0);
       } finally {

@@ -1,12 +1,12 @@
 // A bounded wait for tests: the test fails, naming what hung, instead of
 // running into the test timeout. (The runtime's own bounded wait is
 // `within` of @sandstream/types/runtime, which settles with a marker rather
-// than failing; this package cannot depend on @sandstream/types, whose tests use it.)
+// than failing: a test wants the failure.)
 
 /** Settles like `promise`; rejects with "<what> did not finish within <ms> ms" when it has not settled by then. */
-export async function within(ms, promise, what = 'the operation') {
-  let timer;
-  const limit = new Promise((_, reject) => {
+export async function within<T>(ms: number, promise: Promise<T>, what = 'the operation'): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
   });
   try {
@@ -17,7 +17,7 @@ export async function within(ms, promise, what = 'the operation') {
 }
 
 /** Resolves once `condition()` holds, looking again at waits that grow from 2 ms to 50 ms; rejects naming `what` after `ms`. */
-export async function waitFor(condition, ms, what) {
+export async function waitFor(condition: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
   const deadline = Date.now() + ms;
   let delay = 2;
   for (;;) {
