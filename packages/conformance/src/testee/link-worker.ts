@@ -49,6 +49,13 @@ export type FromWorker =
   | { readonly kind: 'fatal'; readonly message: string }
   | { readonly kind: 'ended'; readonly how: string };
 
+/**
+ * Defined by the worker's script before its body (see {@link startLinkWorker}): written in a
+ * string, so that a test runner that rewrites `import()` in this module's source (Vitest does)
+ * leaves it alone; the body itself could not use the rewritten form.
+ */
+declare const importProcessTable: (url: string) => Promise<typeof import('@sandstream/types/runtime')>;
+
 /* eslint-disable @typescript-eslint/no-require-imports -- an eval worker has require(), not import */
 function linkWorker(): void {
   const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
@@ -56,7 +63,7 @@ function linkWorker(): void {
   const { createInterface } = require('node:readline') as typeof import('node:readline');
   const data = workerData as WorkerStart;
   // Loaded from the start, so it is there by the time the testee has ended.
-  const processTable = import(data.processTable) as Promise<typeof import('@sandstream/types/runtime')>;
+  const processTable = importProcessTable(data.processTable);
   // A failure is reported when the sweep needs it, not as an unhandled rejection before.
   processTable.catch(() => undefined);
   const flag = new Int32Array(data.flag);
@@ -223,5 +230,6 @@ function linkWorker(): void {
 export function startLinkWorker(data: LinkWorkerData): Worker {
   const processTable = pathToFileURL(createRequire(import.meta.url).resolve('@sandstream/types/runtime')).href;
   const workerData: WorkerStart = { ...data, processTable };
-  return new Worker(`(${linkWorker.toString()})()`, { eval: true, workerData, transferList: [data.syncPort as never] });
+  const script = `const importProcessTable = (url) => import(url);\n(${linkWorker.toString()})()`;
+  return new Worker(script, { eval: true, workerData, transferList: [data.syncPort as never] });
 }
