@@ -25,7 +25,7 @@ import { markedProcesses } from '@sandstream/test-support/processes';
 import { startEnvdEmulator, type EnvdEmulator, type EnvdFault, type RecordedRequest } from '../src/emulator/index.js';
 import { isDaemonAnswer } from '../src/connection.js';
 import { createE2BSandbox } from '../src/index.js';
-import { cellsOf, type CellSpec, type FaultTable } from './fault-table.js';
+import { cellsOf, type CellSpec, type FaultTable } from '@sandstream/test-support/fault-table';
 import { isHelperStart, isSupervisorStart, newRunId, waitFor, within } from './helpers.js';
 
 const RUN_ID = newRunId();

@@ -24,7 +24,7 @@ import { markedProcesses } from '@sandstream/test-support/processes';
 import type { Fault, RecordedRequest } from '../src/emulator/index.js';
 import { parseRetryAfter as retryAfterMs } from '@sandstream/remote';
 import { createVercelSandbox } from '../src/index.js';
-import { cellsOf, type CellSpec, type FaultTable, type TableCell } from './fault-table.js';
+import { cellsOf, type CellSpec, type FaultTable, type TableCell } from '@sandstream/test-support/fault-table';
 import { until, useEmulator, within } from './helpers.js';
 
 const emulator = useEmulator();

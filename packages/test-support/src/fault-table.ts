@@ -7,8 +7,8 @@
  * Nothing here is particular to one backend: the type of a backend's fault
  * and the options its cells may add are parameters.
  */
-import { FAULTS, PHASES } from '@sandstream/test-support/fault-matrix';
-import type { CellPlan, Expected, FaultName, NotApplicable, Phase } from '@sandstream/test-support/fault-matrix';
+import { FAULTS, PHASES } from './fault-matrix.js';
+import type { CellPlan, Expected, FaultName, NotApplicable, Phase } from './fault-matrix.js';
 
 /**
  * A cell that applies: the fault injected (a function of the cell's marker
