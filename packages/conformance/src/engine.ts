@@ -121,8 +121,12 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     const { testee: _command, ...rest } = options;
     return await runWatched({ ...rest, factory: testee.factory, hooks: testee.hooks }, faults, { cannotCross: CANNOT_CROSS, linkProblem: () => testee.link.fatal });
   } finally {
-    faults.release();
-    await testee?.link.close();
+    // The link first: what the testee raises while it closes its sandboxes is still watched.
+    try {
+      await testee?.link.close();
+    } finally {
+      faults.release();
+    }
   }
 }
 

@@ -65,6 +65,8 @@ export class TesteeLink {
   #fatal: string | undefined;
   #onFatal: ((message: string) => void) | undefined;
   #closing: Promise<{ how: string; error?: unknown }> | undefined;
+  /** Set once `close()` has sent its `bye`: a request after it would wait on a testee that is leaving. */
+  #closed: string | undefined;
 
   private constructor(command: TesteeCommand) {
     const channel = new MessageChannel();
@@ -145,7 +147,8 @@ export class TesteeLink {
 
   /** Sends a request and resolves with its answer's value, decoded; rejects with the adapter's error, rebuilt. */
   request<K extends Op>(op: K, params: Requests[K], onProps?: (props: unknown) => void): Promise<unknown> {
-    if (this.#fatal !== undefined) return Promise.reject(new HarnessError(this.#fatal));
+    const refused = this.#refusal();
+    if (refused !== undefined) return Promise.reject(new HarnessError(refused));
     const id = `r${++this.#next}`;
     const resource = new AsyncResource('SandstreamTesteeRequest');
     this.#resources.set(id, resource);
@@ -168,7 +171,8 @@ export class TesteeLink {
    * of how the call's own promise settles.
    */
   requestTwoStep<K extends TwoStepOp>(op: K, params: Omit<Requests[K], 'settle'>, onProps?: (props: unknown) => void): Promise<unknown> {
-    if (this.#fatal !== undefined) throw new HarnessError(this.#fatal);
+    const refused = this.#refusal();
+    if (refused !== undefined) throw new HarnessError(refused);
     const settle = `r${++this.#next}`;
     const resource = new AsyncResource('SandstreamTesteeRequest');
     this.#resources.set(settle, resource);
@@ -185,7 +189,8 @@ export class TesteeLink {
   }
 
   #sendSync(op: Op, params: object, settle: string | undefined): unknown {
-    if (this.#fatal !== undefined) throw new HarnessError(this.#fatal);
+    const refused = this.#refusal();
+    if (refused !== undefined) throw new HarnessError(refused);
     const id = `r${++this.#next}`;
     this.#resources.set(id, new AsyncResource('SandstreamTesteeRequest'));
     Atomics.store(this.#flag, 0, 0);
@@ -238,6 +243,7 @@ export class TesteeLink {
           new Promise((resolve) => setTimeout(resolve, graceMs).unref()),
         ]);
       }
+      this.#closed = 'the link to the testee is closed';
       this.#post({ kind: 'shutdown', graceMs });
       const how = await this.#ended;
       await this.#worker.terminate();
@@ -245,6 +251,11 @@ export class TesteeLink {
       return error === undefined ? { how } : { how, error };
     })();
     return this.#closing;
+  }
+
+  /** Why no request may be sent now: the link's fault, or its close. */
+  #refusal(): string | undefined {
+    return this.#fatal ?? this.#closed;
   }
 
   #post(message: ToWorker): void {
