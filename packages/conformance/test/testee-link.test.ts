@@ -1,12 +1,16 @@
 /**
- * The link to a testee once it is closed: a request made after `close()` is
- * refused at once with a HarnessError saying so, instead of waiting on a
- * testee that has left (spec 1.3 section 18.1, ADR-0038). The testee is the
- * TypeScript one serving the real local adapter.
+ * The link to a testee: a callback runs in the async context of the call
+ * that handed it over, as in a direct run, so what it sets off is charged to
+ * its case; and once the link is closed, a request is refused at once with a
+ * HarnessError saying so, instead of waiting on a testee that has left (spec
+ * 1.3 sections 18.1 and 18.5, ADR-0038). The testee is the TypeScript one
+ * serving the real local adapter.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
 import { HarnessError } from '../src/index.js';
+import { connectTestee } from '../src/testee/connect.js';
 import { TesteeLink } from '../src/testee/link.js';
 
 const command = {
@@ -29,4 +33,21 @@ test('a request after close() is refused with a HarnessError, each way in', { ti
   expect(link.fatal).toBeUndefined();
   // Closing again is the same close.
   expect(await link.close()).toEqual(closed);
+});
+
+test("onOutput runs in the context of the run() that passed it, each callback in its own", { timeout: 60_000 }, async () => {
+  const { factory, link } = await connectTestee(command);
+  try {
+    const sandbox = await factory();
+    const storage = new AsyncLocalStorage<string>();
+    const seen: Record<string, Set<string | undefined>> = { first: new Set(), second: new Set() };
+    const runIn = (name: 'first' | 'second') =>
+      storage.run(name, () => sandbox.run(['sh', '-c', 'echo one; echo two >&2'], { onOutput: () => void seen[name]!.add(storage.getStore()) }));
+    await Promise.all([runIn('first'), runIn('second')]);
+    expect(seen.first).toEqual(new Set(['first']));
+    expect(seen.second).toEqual(new Set(['second']));
+    await sandbox.close();
+  } finally {
+    await link.close();
+  }
 });

@@ -55,7 +55,8 @@ export class TesteeLink {
   readonly #flag: Int32Array;
   readonly #syncPort: MessagePort;
   readonly #pending = new Map<string, Pending>();
-  readonly #callbacks = new Map<string, (...args: unknown[]) => unknown>();
+  /** Each callback with the async context it was registered in: the case whose call handed it over. */
+  readonly #callbacks = new Map<string, { readonly fn: (...args: unknown[]) => unknown; readonly context: AsyncResource }>();
   readonly #thrown = new Map<string, unknown>();
   /** The async context of every request, kept for the faults its work raises, even late. */
   readonly #resources = new Map<string, AsyncResource>();
@@ -138,7 +139,7 @@ export class TesteeLink {
   /** Registers a callback of the kit's under an id the testee calls it by. */
   callback(fn: (...args: unknown[]) => unknown): string {
     const id = `c${++this.#next}`;
-    this.#callbacks.set(id, fn);
+    this.#callbacks.set(id, { fn, context: new AsyncResource('SandstreamTesteeCallback') });
     return id;
   }
 
@@ -276,11 +277,12 @@ export class TesteeLink {
     if (message['fault'] !== undefined) return this.#raise(message);
     if (typeof message['call'] === 'string') {
       const id = message['call'];
-      const fn = this.#callbacks.get(id);
-      if (fn === undefined) return this.#fail(`the testee called an unknown callback ${JSON.stringify(id)}`);
+      const callback = this.#callbacks.get(id);
+      if (callback === undefined) return this.#fail(`the testee called an unknown callback ${JSON.stringify(id)}`);
       const args = (message['args'] as WireValue[]).map((arg) => decodeValue(arg));
       try {
-        fn(...args);
+        // In the case's own context, as in a direct run: what the callback sets off is charged to its case.
+        callback.context.runInAsyncScope(callback.fn, undefined, ...args);
       } catch (error) {
         this.#thrown.set(id, error);
       }
