@@ -188,8 +188,12 @@ class LocalSandbox:
         self._check("stream()", plan)
         return Process(self._launch(plan, "stream"))
 
-    async def attach(self, command_id: str, *, replay: bool | None = None) -> Process:
-        """Background commands are not supported: raises ``CapabilityNotSupported`` (``attach``)."""
+    async def attach(self, command_id: str, *, replay: bool | None = None, **options: object) -> Process:
+        """Background commands are not supported: raises ``CapabilityNotSupported`` (``attach``).
+
+        The capability is checked before anything else, as the spec orders it,
+        so an option of a later spec revision is refused the same way.
+        """
         if self._closing is not None:
             raise SandboxClosed()
         raise CapabilityNotSupported("attach", "attach()")

@@ -19,7 +19,7 @@ from sandstream.wire import run_options, stream_options
 
 from .values import UNDEFINED
 
-__all__ = ["run_keywords", "stream_keywords", "kill_arguments"]
+__all__ = ["run_keywords", "stream_keywords", "attach_keywords", "kill_arguments"]
 
 
 def _limits_absent(options: object) -> object:
@@ -58,6 +58,21 @@ def run_keywords(argv: object, options: object) -> dict[str, Any]:
 def stream_keywords(argv: object, options: object) -> dict[str, Any]:
     """The keywords of ``LocalSandbox.stream()`` for the kit's ``StreamOptions``; raises ``InvalidArgument``."""
     return _keywords(argv, options, stream_options)
+
+
+def attach_keywords(options: object) -> dict[str, Any]:
+    """The keywords of ``attach()`` for the kit's ``AttachOptions``: every key the kit sent.
+
+    ``replay`` is the one option of 1.3; any other key is passed on as it is,
+    for the adapter to refuse (``InvalidArgument``, SS-ARG-2), never dropped
+    here where the kit could not see it accepted. A bag that is ``null`` is
+    no object, as in JavaScript.
+    """
+    if options is UNDEFINED:
+        return {}
+    if not isinstance(options, dict):
+        raise InvalidArgument("options", f"must be an object, got {'null' if options is None else type(options).__name__}")
+    return {key: value for key, value in options.items() if value is not UNDEFINED}
 
 
 def kill_arguments(signal: object) -> tuple[object, ...]:

@@ -28,7 +28,7 @@ from typing import Any
 
 from sandstream import SPEC_VERSION, AbortController, Process
 
-from .calls import kill_arguments, run_keywords, stream_keywords
+from .calls import attach_keywords, kill_arguments, run_keywords, stream_keywords
 from .errors import CallbackThrew, ProtocolMisuse, encode_error
 from .values import UNDEFINED, Makers, decode_value, encode_result, encode_value
 
@@ -133,8 +133,13 @@ class Testee:
     async def _settle(self, request_id: object, work: Awaitable[object], about: Process | None = None) -> None:
         try:
             value = await work
-        except asyncio.CancelledError:
-            return  # the testee is going away; nobody waits for this answer
+        except asyncio.CancelledError as error:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling() > 0:
+                raise  # this task was cancelled: the testee is going away, and nobody waits for this answer
+            # The adapter's own work raised it, not a cancel of ours: the kit gets an answer to judge.
+            self._fail(request_id, error, about)
+            return
         except Exception as error:
             self._fail(request_id, error, about)
             return
@@ -291,9 +296,7 @@ class Testee:
     def _op_attach(self, request: dict[str, Any]) -> Awaitable[dict[str, Any]]:
         sandbox = self._sandbox(request)
         command_id = self._arg(request.get("commandId"))
-        options = self._arg(request.get("options"))
-        replay = options.get("replay", UNDEFINED) if isinstance(options, dict) else UNDEFINED
-        keywords = {} if replay is UNDEFINED else {"replay": replay}
+        keywords = attach_keywords(self._arg(request.get("options")))
 
         async def attach() -> dict[str, Any]:
             return self._describe_process(await sandbox.attach(command_id, **keywords))

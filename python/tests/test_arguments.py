@@ -132,7 +132,8 @@ class CapabilityTest(SandboxTest):
                     with self.assertRaises(CapabilityNotSupported) as caught:
                         await sandbox.run(touch, **run_options_)
                     self.assertEqual((caught.exception.capability, caught.exception.operation), (capability, "run()"))
-                for call in (sandbox.attach("id"), sandbox.commands()):
+                # The capability comes first, even before an option no revision of the spec has.
+                for call in (sandbox.attach("id"), sandbox.attach("id", fromOffset=3), sandbox.commands()):
                     with self.assertRaises(CapabilityNotSupported) as caught:
                         await call
                     self.assertEqual(caught.exception.capability, "attach")

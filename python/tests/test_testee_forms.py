@@ -15,7 +15,7 @@ from sandstream import (
     SpawnFailed,
     TransportError,
 )
-from sandstream_testee.calls import kill_arguments, run_keywords, stream_keywords
+from sandstream_testee.calls import attach_keywords, kill_arguments, run_keywords, stream_keywords
 from sandstream_testee.errors import CallbackThrew, encode_error
 from sandstream_testee.values import UNDEFINED, JsBigInt, Makers, Other, decode_value, encode_value
 
@@ -142,6 +142,16 @@ class OptionMappingTest(unittest.TestCase):
             with self.subTest(options=options), self.assertRaises(InvalidArgument) as caught:
                 mapping(["true"], options)
             self.assertEqual(caught.exception.key, key)
+
+    def test_attach_passes_every_option_on_for_the_adapter_to_judge(self) -> None:
+        self.assertEqual(attach_keywords(UNDEFINED), {})
+        self.assertEqual(attach_keywords({"replay": False}), {"replay": False})
+        # A key of no revision the testee knows reaches the adapter, which refuses it: dropping it
+        # here would let the kit see an unknown option accepted.
+        self.assertEqual(attach_keywords({"replay": UNDEFINED, "fromOffset": 3}), {"fromOffset": 3})
+        with self.assertRaises(InvalidArgument) as caught:
+            attach_keywords(None)
+        self.assertEqual(caught.exception.key, "options")
 
     def test_a_bad_argv_is_named_before_bad_options(self) -> None:
         with self.assertRaises(InvalidArgument) as caught:

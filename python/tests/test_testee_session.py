@@ -6,6 +6,7 @@ import asyncio
 import contextvars
 import json
 import unittest
+from collections.abc import Callable
 from typing import Any
 
 from sandstream import create_local_sandbox
@@ -25,11 +26,11 @@ def _alive(pid: int) -> bool:
 class Session:
     """A Testee reading lines fed here, and every line it wrote, in order."""
 
-    def __init__(self) -> None:
+    def __init__(self, factory: Callable[[], Any] | None = None) -> None:
         self.lines: list[dict[str, Any]] = []
         self._wrote = asyncio.Event()
         self.reader = asyncio.StreamReader()
-        self.testee = Testee(lambda: create_local_sandbox(grace_ms=200), self._send)
+        self.testee = Testee(factory or (lambda: create_local_sandbox(grace_ms=200)), self._send)
         self.task = asyncio.get_running_loop().create_task(self.testee.serve(self.reader))
         self._next = 0
 
@@ -204,3 +205,30 @@ class SessionTest(unittest.IsolatedAsyncioTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CancelledByTheAdapter:
+    """The local adapter, but ``run()`` raises ``CancelledError`` of its own: no cancel of the testee's."""
+
+    def __init__(self) -> None:
+        self._sandbox = create_local_sandbox(grace_ms=200)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sandbox, name)
+
+    async def run(self, argv: list[str], **options: Any) -> Any:
+        raise asyncio.CancelledError("raised by the adapter")
+
+
+class AdapterCancelTest(unittest.IsolatedAsyncioTestCase):
+    async def test_a_cancelled_error_the_adapter_raises_is_answered(self) -> None:
+        session = Session(CancelledByTheAdapter)
+        self.addAsyncCleanup(session.end)
+        sandbox = (await session.value("open"))["sandbox"]
+        first = await session.answer(session.send("run", sandbox=sandbox, argv=["true"], options={"$undefined": True}, settle="s1"))
+        self.assertTrue(first["ok"])
+        # Not swallowed as if the testee were going away: the kit gets an error to judge, of no code.
+        settled = await session.answer("s1")
+        self.assertFalse(settled["ok"])
+        self.assertEqual(settled["error"]["name"], "CancelledError")
+        self.assertNotIn("code", settled["error"])
