@@ -48,6 +48,9 @@ describe('a testee that breaks the protocol is a harness error naming what it di
   test.concurrent('an error answer without an error', { timeout: 60_000 }, async () => {
     expect((await harnessError('no-error')).message).toMatch(/with ok: false and no error object/);
   });
+  test.concurrent('an answer whose value has a form the protocol does not have', { timeout: 60_000 }, async () => {
+    expect((await harnessError('bad-form')).message).toMatch(/the testee sent its answer to [a-z]+ with an unknown value form "\$weird"/);
+  });
   test.concurrent('an exit in the middle of the run', { timeout: 60_000 }, async () => {
     expect((await harnessError('crash')).message).toMatch(/the testee exited \(exit status 3\)/);
   });

@@ -8,7 +8,7 @@ import { HarnessError } from '../assert.js';
 import { decodeError, type ThrownByCallback, type WireError } from './errors.js';
 import { startLinkWorker, type FromWorker, type ToWorker } from './link-worker.js';
 import { SYNC_OPS, TESTEE_PROTOCOL, type HelloAnswer, type Op, type Requests, type TwoStepOp } from './protocol.js';
-import { decodeValue, type WireValue } from './values.js';
+import { decodeValue, MalformedValue, type WireValue } from './values.js';
 
 /**
  * How to start a testee: a program that serves an adapter, in any language,
@@ -263,14 +263,25 @@ export class TesteeLink {
     this.#worker.postMessage(message);
   }
 
+  /** Decodes what the testee sent; a value of no form the protocol has is a fault of the link, not a case's failure. */
+  #decode<T>(what: string, decode: () => T): T {
+    try {
+      return decode();
+    } catch (error) {
+      if (!(error instanceof MalformedValue)) throw error;
+      this.#fail(`the testee sent ${what} with ${error.message}`);
+      throw new HarnessError(this.#fatal!);
+    }
+  }
+
   #settle(message: Record<string, unknown>, op: string): unknown {
-    if (message['ok'] === true) return decodeValue(message['value'] ?? null);
+    if (message['ok'] === true) return this.#decode(`its answer to ${op}`, () => decodeValue(message['value'] ?? null));
     const error = message['error'] as WireError;
     if (typeof error.message !== 'string' || typeof error.name !== 'string') {
       this.#fail(`the testee answered ${op} with a malformed error: ${JSON.stringify(error).slice(0, 200)}`);
       throw new HarnessError(this.#fatal!);
     }
-    throw decodeError(error, this.thrownBy);
+    throw this.#decode(`its error for ${op}`, () => decodeError(error, this.thrownBy));
   }
 
   #receive(message: Record<string, unknown>): void {
@@ -279,7 +290,12 @@ export class TesteeLink {
       const id = message['call'];
       const callback = this.#callbacks.get(id);
       if (callback === undefined) return this.#fail(`the testee called an unknown callback ${JSON.stringify(id)}`);
-      const args = (message['args'] as WireValue[]).map((arg) => decodeValue(arg));
+      let args: unknown[];
+      try {
+        args = this.#decode(`a call of callback ${id}`, () => (message['args'] as WireValue[]).map((arg) => decodeValue(arg)));
+      } catch {
+        return; // the link failed, saying why
+      }
       try {
         // In the case's own context, as in a direct run: what the callback sets off is charged to its case.
         callback.context.runInAsyncScope(callback.fn, undefined, ...args);
@@ -292,9 +308,9 @@ export class TesteeLink {
     const pending = this.#pending.get(id);
     if (pending === undefined) return;
     this.#pending.delete(id);
-    // Before the caller resumes, so that what it reads next is what the adapter showed when the call settled.
-    if (message['props'] !== undefined) pending.onProps?.(decodeValue(message['props']));
     try {
+      // Before the caller resumes, so that what it reads next is what the adapter showed when the call settled.
+      if (message['props'] !== undefined) pending.onProps?.(this.#decode(`the properties of its answer to ${pending.op}`, () => decodeValue(message['props'])));
       pending.resolve(this.#settle(message, pending.op));
     } catch (error) {
       pending.reject(error);
@@ -308,7 +324,12 @@ export class TesteeLink {
    * would in a direct run (ADR-0031).
    */
   #raise(message: Record<string, unknown>): void {
-    const error = decodeError(message['fault'] as WireError, this.thrownBy);
+    let error: unknown;
+    try {
+      error = this.#decode('a fault', () => decodeError(message['fault'] as WireError, this.thrownBy));
+    } catch {
+      return; // the link failed, saying why
+    }
     const requests = message['requests'] as string[];
     const resource = requests.map((id) => this.#resources.get(id)).find((r) => r !== undefined);
     const raise = (): void => {

@@ -101,7 +101,12 @@ export function encodeValue(value: unknown, hooks: ValueHooks = {}, seen = new S
   }
 }
 
-/** Reads a value written by {@link encodeValue} (or by a testee in any language). */
+/** A value the testee protocol has no form for (spec 1.3 section 18.3): a fault of the link, not of an adapter. */
+export class MalformedValue extends TypeError {
+  override readonly name = 'MalformedValue';
+}
+
+/** Reads a value written by {@link encodeValue} (or by a testee in any language); throws {@link MalformedValue}. */
 export function decodeValue(wire: unknown, makers: ValueMakers = {}): unknown {
   if (wire === null || typeof wire !== 'object') return wire;
   if (Array.isArray(wire)) return wire.map((item) => decodeValue(item, makers));
@@ -122,7 +127,11 @@ export function decodeValue(wire: unknown, makers: ValueMakers = {}): unknown {
     case '$number':
       return Number(body);
     case '$bigint':
-      return BigInt(String(body));
+      try {
+        return BigInt(String(body));
+      } catch {
+        throw new MalformedValue(`a $bigint that is no integer: ${JSON.stringify(body)}`);
+      }
     case '$other':
       // Something only the caller's language has: a value of a type no adapter accepts.
       return Symbol(String(body));
@@ -136,6 +145,6 @@ export function decodeValue(wire: unknown, makers: ValueMakers = {}): unknown {
     case '$signal':
       return makers.signal === undefined ? Symbol('an AbortSignal') : makers.signal(String(body), object['aborted'] === true, decodeValue(object['reason']));
     default:
-      throw new TypeError(`unknown value form ${JSON.stringify(form)}`);
+      throw new MalformedValue(`an unknown value form ${JSON.stringify(form)}`);
   }
 }
