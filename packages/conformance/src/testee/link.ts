@@ -38,6 +38,14 @@ export interface TesteeCommand {
 
 /** The least bound on a silence or a synchronous answer; scaled up by the hello's round trip. */
 const MIN_BOUND_MS = 10_000;
+/**
+ * How many of the latest requests keep their async context for a fault the
+ * testee reports late. A fault names requests of the case in flight; one
+ * naming only requests older than these is charged as a fault of unknown
+ * origin (to the cases in flight, ADR-0031), and a long run's memory stays
+ * flat.
+ */
+const REMEMBERED_REQUESTS = 4_096;
 
 interface Pending {
   readonly op: string;
@@ -152,7 +160,7 @@ export class TesteeLink {
     if (refused !== undefined) return Promise.reject(new HarnessError(refused));
     const id = `r${++this.#next}`;
     const resource = new AsyncResource('SandstreamTesteeRequest');
-    this.#resources.set(id, resource);
+    this.#remember(id, resource);
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { op, resolve, reject, resource, onProps });
       this.#post({ kind: 'send', id, op, line: JSON.stringify({ id, op, ...params }), sync: false });
@@ -176,7 +184,7 @@ export class TesteeLink {
     if (refused !== undefined) throw new HarnessError(refused);
     const settle = `r${++this.#next}`;
     const resource = new AsyncResource('SandstreamTesteeRequest');
-    this.#resources.set(settle, resource);
+    this.#remember(settle, resource);
     const settled = new Promise((resolve, reject) => this.#pending.set(settle, { op, resolve, reject, resource, onProps }));
     // A rejection nobody awaits yet (the first step may still throw) is not unhandled.
     settled.catch(() => undefined);
@@ -193,7 +201,7 @@ export class TesteeLink {
     const refused = this.#refusal();
     if (refused !== undefined) throw new HarnessError(refused);
     const id = `r${++this.#next}`;
-    this.#resources.set(id, new AsyncResource('SandstreamTesteeRequest'));
+    this.#remember(id, new AsyncResource('SandstreamTesteeRequest'));
     Atomics.store(this.#flag, 0, 0);
     this.#post({ kind: 'send', id, op, line: JSON.stringify({ id, op, ...params }), sync: true, ...(settle === undefined ? {} : { settle }) });
     // The port is the answer; the shared word only wakes this thread. A wake can be stale: the
@@ -252,6 +260,12 @@ export class TesteeLink {
       return error === undefined ? { how } : { how, error };
     })();
     return this.#closing;
+  }
+
+  /** Keeps a request's async context, forgetting the oldest beyond {@link REMEMBERED_REQUESTS} (a Map iterates in insertion order). */
+  #remember(id: string, resource: AsyncResource): void {
+    this.#resources.set(id, resource);
+    if (this.#resources.size > REMEMBERED_REQUESTS) this.#resources.delete(this.#resources.keys().next().value!);
   }
 
   /** Why no request may be sent now: the link's fault, or its close. */
