@@ -56,6 +56,21 @@ describe('versions', () => {
     }
   });
 
+  test('a pending changeset moves the fixed group by a patch while the group already implements the current spec revision', () => {
+    // `changeset version` would otherwise make the group 1.(n+1).0 while it implements spec 1.n.
+    const dir = new URL('.changeset/', root);
+    const bumps = readdirSync(dir)
+      .filter((file) => file.endsWith('.md') && file !== 'README.md')
+      .flatMap((file) => {
+        const front = /^---\n([\s\S]*?)\n---/.exec(readFileSync(new URL(file, dir), 'utf8'))?.[1] ?? '';
+        return [...front.matchAll(/^['"]([^'"]+)['"]:\s*(patch|minor|major)\s*$/gm)].map(([, name, bump]) => ({ file, name: name!, bump: bump! }));
+      });
+    expect(bumps.length, 'the .changeset directory was read').toBeGreaterThan(0);
+    if (minorOf(groupVersion) === SPEC_VERSION) {
+      expect(bumps.filter(({ name, bump }) => fixedGroup.includes(name) && bump !== 'patch')).toEqual([]);
+    }
+  });
+
   test('the kit reports its package version and the revision it checks, and the CLI prints the same', () => {
     expect(KIT_VERSION).toBe(byName.get('@sandstream/conformance')!.version);
     expect(KIT_SPEC_VERSION).toBe(SPEC_VERSION);
