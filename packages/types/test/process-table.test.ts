@@ -9,6 +9,7 @@ import {
   descendants,
   groupMembers,
   isLiveProcess,
+  isRunningState,
   listPids,
   liveProcesses,
   markedProcesses,
@@ -18,6 +19,7 @@ import {
   readProcStatFields,
   readProcStatus,
   signalEach,
+  someProcess,
 } from '../src/runtime/index.js';
 
 const MARK = 'SANDSTREAM_PROCESS_TABLE_TEST';
@@ -88,6 +90,20 @@ describe.runIf(linux)('process table', () => {
     expect(descendants(pid).sort()).toEqual(sleeps.sort());
     expect(groupMembers(pid).sort()).toEqual([pid, ...sleeps].sort());
     expect(groupMembers(readProcStat(process.pid)!.pgrp)).not.toContain(pid);
+  });
+
+  it('tells whether a process satisfies a test, and lets the caller judge what it could not read', async () => {
+    const pid = await startTree();
+    const inGroup = (pgid: number) => (entry: { pgrp: number; state: string }) => entry.pgrp === pgid && isRunningState(entry.state);
+    expect(someProcess(inGroup(pid))).toBe(true);
+    // Above the kernel's pid_max: no group has that id.
+    expect(someProcess(inGroup(2 ** 23))).toBe(false);
+    // A procfs that cannot be listed: undefined by default, or the caller's answer for the failure it was given.
+    const missing = `/proc/${2 ** 23}/root/proc`;
+    expect(someProcess(inGroup(pid), { proc: missing })).toBeUndefined();
+    const seen: unknown[] = [];
+    expect(someProcess(inGroup(pid), { proc: missing, unreadable: (error) => (seen.push(error), true) })).toBe(true);
+    expect((seen[0] as NodeJS.ErrnoException).code).toBe('ENOENT');
   });
 
   it('signals each pid, counting those that were there', async () => {

@@ -1,6 +1,7 @@
 /**
  * The host's process table as Linux `/proc` shows it: one process's stat,
- * the pids listed, the live ones, a group's members, a tree's descendants,
+ * the pids listed, the live ones, whether one satisfies a test, a group's
+ * members, a tree's descendants,
  * the processes whose environment carries a mark, and signals to a set of
  * pids. One reader for the adapters that must end what they start, for the
  * emulators that play a remote backend with real processes, and for the
@@ -123,6 +124,57 @@ export function listPids(proc = '/proc'): number[] {
     if (first >= 48 && first <= 57) found.push(Number(entry));
   }
   return found;
+}
+
+/** Options of {@link someProcess}. */
+export interface ProcessScanOptions {
+  /** The procfs to read (default `/proc`). */
+  readonly proc?: string;
+  /**
+   * Judges a read that failed (the listing, or a process's stat): an answer
+   * ends the scan with it; undefined goes on (a process that ended while it
+   * was read). By default every failure is a process that ended, and a
+   * listing that fails answers undefined. An adapter out of descriptors
+   * answers true: it could not look, so it must not report a group empty.
+   */
+  readonly unreadable?: (error: unknown) => boolean | undefined;
+}
+
+/**
+ * Whether a process `proc` lists satisfies `test`, reading stat lines only
+ * until one does (a poll of a group while its command ends runs this often,
+ * so it stops at the first match instead of reading the whole table);
+ * undefined when the table cannot be listed.
+ *
+ * @example
+ * ```ts
+ * import { isRunningState, someProcess } from '@sandstream/types/runtime';
+ * const pgid = process.pid;
+ * const groupAlive = someProcess((entry) => entry.pgrp === pgid && isRunningState(entry.state));
+ * ```
+ */
+export function someProcess(test: (entry: ProcessEntry) => boolean, options: ProcessScanOptions = {}): boolean | undefined {
+  const proc = options.proc ?? '/proc';
+  let entries: string[];
+  try {
+    entries = readdirSync(proc);
+  } catch (error) {
+    return options.unreadable?.(error);
+  }
+  for (const entry of entries) {
+    const first = entry.charCodeAt(0);
+    if (first < 48 || first > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`${proc}/${entry}/stat`, 'latin1');
+    } catch (error) {
+      const answer = options.unreadable?.(error);
+      if (answer !== undefined) return answer;
+      continue;
+    }
+    if (test({ pid: Number(entry), ...parseProcStat(stat) })) return true;
+  }
+  return false;
 }
 
 /** Every live (neither zombie nor dead) process `proc` lists. */
