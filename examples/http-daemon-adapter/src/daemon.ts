@@ -9,9 +9,9 @@
  * killing every command it still runs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { constants } from 'node:os';
+import { isRunningState, someProcess } from '@sandstream/types/runtime';
 import type { CommandEvent, StartRequest } from './protocol.js';
 
 interface Command {
@@ -37,25 +37,8 @@ function groupAlive(pgid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return true;
-  }
-  for (const entry of entries) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-    } catch {
-      continue; // it exited while we looked
-    }
-    // After the parenthesised command name: state, ppid, pgrp, ...
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 3);
-    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true;
-  }
-  return false;
+  // Where /proc cannot be listed, kill()'s word stands; a process that exits while it is read is skipped.
+  return someProcess((entry) => entry.pgrp === pgid && isRunningState(entry.state)) ?? true;
 }
 
 function signalGroup(command: Command, signal: NodeJS.Signals): void {
