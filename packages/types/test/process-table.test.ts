@@ -42,7 +42,8 @@ let mark = '';
 async function startTree(): Promise<number> {
   mark = randomUUID();
   tree = spawn('sh', ['-c', 'sleep 30 & sleep 30; wait'], { detached: true, stdio: 'ignore', env: { ...process.env, [MARK]: mark } });
-  await until(() => markedProcesses(MARK, mark).length === 3, 10_000, 'the shell and its two sleeps');
+  // The two sleeps are forks of the shell until they exec: up means running `sleep`, not only there.
+  await until(() => markedProcesses(MARK, mark).filter((p) => p.cmdline === 'sleep 30').length === 2, 10_000, 'the shell and its two sleeps');
   return tree.pid!;
 }
 
