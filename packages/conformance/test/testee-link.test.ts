@@ -23,7 +23,11 @@ test('a request after close() is refused with a HarnessError, each way in', { ti
   const { link } = await TesteeLink.open(command);
   // The control: the same requests are answered while the link is open.
   await expect(link.request('ping', {})).resolves.toBeDefined();
-  const closed = await link.close();
+  // From the moment close() is called, not only once it resolved: a case's body still running
+  // after its verdict must not wait the link's whole bound on a testee that is leaving.
+  const closing = link.close();
+  expect(() => link.requestSync('manifest', { sandbox: 's1' })).toThrow(/closed: the run is over/);
+  const closed = await closing;
   expect(closed.error).toBeUndefined();
   await expect(link.request('ping', {})).rejects.toThrow(HarnessError);
   await expect(link.request('ping', {})).rejects.toThrow(/closed/);

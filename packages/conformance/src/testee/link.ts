@@ -74,7 +74,12 @@ export class TesteeLink {
   #fatal: string | undefined;
   #onFatal: ((message: string) => void) | undefined;
   #closing: Promise<{ how: string; error?: unknown }> | undefined;
-  /** Set once `close()` has sent its `bye`: a request after it would wait on a testee that is leaving. */
+  /**
+   * Set once `close()` is called: the run is over, and a request after that
+   * (a case's body still running after its verdict, disposing its Process)
+   * would wait on a testee that is leaving. It is refused at once instead,
+   * without a fault of the link.
+   */
   #closed: string | undefined;
 
   private constructor(command: TesteeCommand) {
@@ -156,7 +161,8 @@ export class TesteeLink {
 
   /** Sends a request and resolves with its answer's value, decoded; rejects with the adapter's error, rebuilt. */
   request<K extends Op>(op: K, params: Requests[K], onProps?: (props: unknown) => void): Promise<unknown> {
-    const refused = this.#refusal();
+    // The bye is close()'s own request.
+    const refused = op === 'bye' ? this.#fatal : this.#refusal();
     if (refused !== undefined) return Promise.reject(new HarnessError(refused));
     const id = `r${++this.#next}`;
     const resource = new AsyncResource('SandstreamTesteeRequest');
@@ -242,6 +248,7 @@ export class TesteeLink {
    * error its `bye` was answered with, if any (a teardown hook that failed).
    */
   close(graceMs = 5_000): Promise<{ how: string; error?: unknown }> {
+    this.#closed ??= 'the link to the testee is closed: the run is over';
     this.#closing ??= (async () => {
       let error: unknown;
       if (this.#fatal === undefined) {
@@ -252,7 +259,6 @@ export class TesteeLink {
           new Promise((resolve) => setTimeout(resolve, graceMs).unref()),
         ]);
       }
-      this.#closed = 'the link to the testee is closed';
       this.#post({ kind: 'shutdown', graceMs });
       const how = await this.#ended;
       await this.#worker.terminate();
