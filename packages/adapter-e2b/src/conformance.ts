@@ -29,8 +29,11 @@ interface Shared {
   sandbox: E2BSdkSandbox;
   owned: boolean;
   stop?: () => Promise<void>;
-  /** The emulator switches accounts only when it runs as root. */
-  options?: { capabilities: { user: false } };
+  /**
+   * On the emulator: its record base (its commands share the host's `/tmp`), and no `user`
+   * unless it runs as root (only then can it switch accounts).
+   */
+  options?: { capabilities?: { user: false }; recordBase: string };
 }
 
 let shared: Shared | undefined;
@@ -53,7 +56,7 @@ async function connect(): Promise<Shared> {
     sandbox,
     owned: false,
     stop: () => emulator.close(),
-    ...(process.getuid?.() === 0 ? {} : { options: { capabilities: { user: false } } }),
+    options: { recordBase: emulator.recordBase, ...(process.getuid?.() === 0 ? {} : { capabilities: { user: false } }) },
   };
 }
 

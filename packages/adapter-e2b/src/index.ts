@@ -1,7 +1,7 @@
 import { Sandbox as E2BSdkSandbox, type SandboxOpts } from 'e2b';
 import { InvalidArgument, type CapabilityManifest, type Sandbox } from '@sandstream/types';
 import { capabilitiesOption, checkOptionKeys, defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, nonNegativeOption } from '@sandstream/types/runtime';
-import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands } from '@sandstream/remote';
+import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands, recordBaseOption } from '@sandstream/remote';
 import { createProcessClient, describeEnvdError, type EnvdEndpoint } from './connection.js';
 import { EnvdTransport } from './transport.js';
 
@@ -37,6 +37,13 @@ export interface E2BCommonOptions {
   readonly capabilities?: Partial<CapabilityManifest>;
   /** util-linux's `prlimit` inside the sandbox, for resource limits (default `/usr/bin/prlimit`). */
   readonly prlimitPath?: string;
+  /**
+   * Where background commands' records are made in the sandbox, `${recordBase}${commandId}`
+   * (default `/tmp/.sandstream-`). Every handle on one sandbox must use the same: a handle lists
+   * and attaches only the records under its own base. The envd emulator gives its `recordBase`,
+   * since its commands share the host's `/tmp`.
+   */
+  readonly recordBase?: string;
 }
 
 /** A sandbox the caller already has. */
@@ -88,6 +95,7 @@ const COMMON_KEYS = [
   'envPath',
   'prlimitPath',
   'capabilities',
+  'recordBase',
 ];
 const EXISTING_KEYS = new Set([...COMMON_KEYS, 'sandbox', 'owned']);
 const NEW_KEYS = new Set([...COMMON_KEYS, 'sandbox', 'template', 'connection']);
@@ -139,6 +147,7 @@ export async function createE2BSandbox(options: E2BSandboxOptions = {}): Promise
   const stallMs = nonNegativeOption('stallMs', options.stallMs, keepaliveSeconds * 3_000 + 5_000);
   const requestTimeoutMs = nonNegativeOption('requestTimeoutMs', options.requestTimeoutMs, 15_000);
   const capabilities = capabilitiesOption(options.capabilities, E2B_CAPABILITIES);
+  const recordBase = recordBaseOption(options.recordBase);
 
   let sdkSandbox: E2BSdkSandbox;
   let owned: boolean;
@@ -171,6 +180,7 @@ export async function createE2BSandbox(options: E2BSandboxOptions = {}): Promise
     // more, and nothing else will end the command.
     retry: { ...DEFAULT_RETRY, attempts: 50, deadlineMs: requestTimeoutMs },
     describe: describeEnvdError,
+    recordBase,
   });
 
   return defineSandbox<E2BSdkSandbox>({

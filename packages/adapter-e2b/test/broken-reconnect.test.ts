@@ -27,7 +27,7 @@ afterAll(async () => {
   await envd?.close();
 });
 
-const handle = (): Promise<Sandbox> => createE2BSandbox({ sandbox: native, ...ACCOUNTS });
+const handle = (): Promise<Sandbox> => createE2BSandbox({ sandbox: native, recordBase: envd.recordBase, ...ACCOUNTS });
 
 /** A sandbox whose attach() and commands() are replaced by `override`'s, the rest its own. */
 function withCalls(sandbox: Sandbox, override: Partial<Pick<Sandbox, 'attach' | 'commands' | 'close'>>): Sandbox {
@@ -59,7 +59,7 @@ function cuttable(proc: BackgroundProcess, error: () => Error): { proc: Backgrou
   return { proc: wrapped, cut: () => (cut = true) };
 }
 
-const real: ConformanceHooks = { attach: (sandbox) => createE2BSandbox({ sandbox: sandbox.native as E2BSdkSandbox, ...ACCOUNTS }), sever: (process) => conformanceHooks.sever(process) };
+const real: ConformanceHooks = { attach: (sandbox) => createE2BSandbox({ sandbox: sandbox.native as E2BSdkSandbox, recordBase: envd.recordBase, ...ACCOUNTS }), sever: (process) => conformanceHooks.sever(process) };
 
 interface Broken {
   readonly name: string;

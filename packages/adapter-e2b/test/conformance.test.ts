@@ -17,7 +17,7 @@ let envd: EnvdEmulator | undefined;
 let native: E2BSdkSandbox | undefined;
 
 describeConformance({
-  factory: () => createE2BSandbox({ sandbox: native!, ...ACCOUNTS }),
+  factory: () => createE2BSandbox({ sandbox: native!, recordBase: envd!.recordBase, ...ACCOUNTS }),
   hooks: {
     async setup() {
       envd = await startEnvdEmulator();
@@ -26,7 +26,7 @@ describeConformance({
     async teardown() {
       await envd?.close();
     },
-    attach: (sandbox) => createE2BSandbox({ sandbox: sandbox.native as E2BSdkSandbox, ...ACCOUNTS }),
+    attach: (sandbox) => createE2BSandbox({ sandbox: sandbox.native as E2BSdkSandbox, recordBase: envd!.recordBase, ...ACCOUNTS }),
     sever: (process) => conformanceHooks.sever(process),
   },
 });

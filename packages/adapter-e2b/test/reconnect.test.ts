@@ -5,6 +5,7 @@
  * kills it; the first process's close() then finds nothing to end.
  */
 import { readdirSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TAG_VARIABLE } from '@sandstream/remote';
@@ -33,17 +34,17 @@ afterAll(async () => {
 describe('a background command found again from another OS process', () => {
   it('is listed, replayed exactly from its first byte, and killed by id there', async () => {
     const connection = { apiKey: API_KEY, apiUrl: envd.url, sandboxUrl: envd.url };
-    const sb = await createE2BSandbox({ connection });
+    const sb = await createE2BSandbox({ connection, recordBase: envd.recordBase });
     const commandId = await reconnectFromAnotherProcess({
       expect,
       sb,
       child: CHILD,
-      requestOf: (id) => ({ connection, sandboxId: sb.native.sandboxId, commandId: id, ends: SERVER.ends }),
+      requestOf: (id) => ({ connection, recordBase: envd.recordBase, sandboxId: sb.native.sandboxId, commandId: id, ends: SERVER.ends }),
       // The sandbox's processes are this host's: nothing tagged with the command lives.
       isGone: (id) => markedProcesses(TAG_VARIABLE, id).length === 0,
       waitFor,
     });
     // Nothing of the first handle's records is left in the sandbox.
-    expect(readdirSync('/tmp').filter((name) => name.startsWith(`.sandstream-${commandId.split('-')[0]}-`))).toEqual([]);
+    expect(readdirSync(dirname(envd.recordBase)).filter((name) => name.startsWith(`.sandstream-${commandId.split('-')[0]}-`))).toEqual([]);
   }, 90_000);
 });

@@ -133,7 +133,7 @@ const emulator = await VercelEmulator.start();
 let sandbox;
 try {
   const raw = await VercelSdkSandbox.create({ ...emulator.credentials, fetch: emulator.fetch });
-  sandbox = await createVercelSandbox({ ...emulator.credentials, fetch: emulator.fetch });
+  sandbox = await createVercelSandbox({ ...emulator.credentials, fetch: emulator.fetch, recordBase: emulator.recordBase });
   // Warm both paths (connections, the first spawn) before timing.
   await rawRoundTrip(raw);
   await adapterRoundTrip(sandbox);

@@ -20,7 +20,7 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): Vercel
 }
 
 /** The emulator the conformance hooks started, when no real credentials are set. */
-let hookEmulator: { credentials: VercelCredentials; fetch: typeof globalThis.fetch; close(): Promise<void> } | undefined;
+let hookEmulator: { credentials: VercelCredentials; fetch: typeof globalThis.fetch; recordBase: string; close(): Promise<void> } | undefined;
 
 /**
  * The conformance kit's entry point: a fresh sandbox per call, on real
@@ -29,7 +29,7 @@ let hookEmulator: { credentials: VercelCredentials; fetch: typeof globalThis.fet
  */
 export default async function createSandbox(): Promise<Sandbox<VercelSdkSandbox>> {
   if (hookEmulator !== undefined) {
-    return createVercelSandbox({ ...hookEmulator.credentials, fetch: hookEmulator.fetch });
+    return createVercelSandbox({ ...hookEmulator.credentials, fetch: hookEmulator.fetch, recordBase: hookEmulator.recordBase });
   }
   const credentials = credentialsFromEnv();
   if (credentials === undefined) {
@@ -72,7 +72,7 @@ export const conformanceHooks: VercelConformanceHooks = {
     if (!(native instanceof VercelSdkSandbox)) {
       throw new InvalidArgument('sandbox', 'is not a sandbox of this adapter');
     }
-    return createVercelSandbox({ sandbox: native });
+    return createVercelSandbox({ sandbox: native, ...(hookEmulator === undefined ? {} : { recordBase: hookEmulator.recordBase }) });
   },
   sever(process: BackgroundProcess) {
     return severFollowers(process.commandId ?? '');

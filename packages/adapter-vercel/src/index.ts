@@ -1,7 +1,7 @@
 import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
 import { InvalidArgument, type CapabilityManifest, type Sandbox } from '@sandstream/types';
 import { checkOptionKeys, defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, nonNegativeOption } from '@sandstream/types/runtime';
-import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands } from '@sandstream/remote';
+import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands, recordBaseOption } from '@sandstream/remote';
 import { VercelApi } from './api.js';
 import { describeError, toSandstreamError } from './errors.js';
 import { StdinWriter } from './stdin.js';
@@ -47,6 +47,13 @@ export interface VercelCommonOptions {
   readonly shellPath?: string;
   /** Path of `env(1)` inside the sandbox, which sets the command's variables exactly (default `/usr/bin/env`). */
   readonly envPath?: string;
+  /**
+   * Where background commands' records are made in the sandbox, `${recordBase}${commandId}`
+   * (default `/tmp/.sandstream-`). Every handle on one sandbox must use the same: a handle lists
+   * and attaches only the records under its own base. The emulator gives its `recordBase`, since
+   * its commands share the host's `/tmp`.
+   */
+  readonly recordBase?: string;
 }
 
 /** Run commands in an existing SDK sandbox. The adapter does not own it: `close()` leaves it running. */
@@ -108,7 +115,7 @@ async function probeStdin(api: VercelApi): Promise<boolean> {
   }
 }
 
-const COMMON_KEYS = ['graceMs', 'killWaitMs', 'env', 'stdin', 'commandTimeoutMs', 'requestTimeoutMs', 'startTimeoutMs', 'shellPath', 'envPath'];
+const COMMON_KEYS = ['graceMs', 'killWaitMs', 'env', 'stdin', 'commandTimeoutMs', 'requestTimeoutMs', 'startTimeoutMs', 'shellPath', 'envPath', 'recordBase'];
 const EXISTING_KEYS = new Set([...COMMON_KEYS, 'sandbox']);
 const CREATE_KEYS = new Set([...COMMON_KEYS, 'sandbox', 'token', 'teamId', 'projectId', 'fetch', 'create']);
 
@@ -137,6 +144,7 @@ export async function createVercelSandbox(options: VercelSandboxOptions = {}): P
   const commandTimeoutMs = nonNegativeOption('commandTimeoutMs', options.commandTimeoutMs);
   const requestTimeoutMs = nonNegativeOption('requestTimeoutMs', options.requestTimeoutMs, 15_000);
   const startTimeoutMs = nonNegativeOption('startTimeoutMs', options.startTimeoutMs, 60_000);
+  const recordBase = recordBaseOption(options.recordBase);
   let native: VercelSdkSandbox;
   let owned: boolean;
   if ('sandbox' in options && options.sandbox !== undefined) {
@@ -176,6 +184,7 @@ export async function createVercelSandbox(options: VercelSandboxOptions = {}): P
     // of the API outlasts one request's bound).
     retry: { ...DEFAULT_RETRY, attempts: 50, deadlineMs: Math.max(requestTimeoutMs, 10_000) },
     describe: describeError,
+    recordBase,
   });
   return defineSandbox<VercelSdkSandbox>({
     name: 'vercel',

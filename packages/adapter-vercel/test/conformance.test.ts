@@ -4,6 +4,7 @@
  * manifest rules them out (resource limits, another user, byte-exact output),
  * with the reason; the text-only wire is checked by the kit's SS-TEXT-1 case.
  */
+import type { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
 import { afterAll, beforeAll } from 'vitest';
 import { describeConformance } from '@sandstream/conformance/vitest';
 import { createVercelSandbox } from '../src/index.js';
@@ -23,8 +24,11 @@ afterAll(async () => {
 });
 
 describeConformance({
-  factory: () => createVercelSandbox({ ...emulator!.credentials, fetch: emulator!.fetch, graceMs: GRACE_MS }),
+  factory: () => createVercelSandbox({ ...emulator!.credentials, fetch: emulator!.fetch, recordBase: emulator!.recordBase, graceMs: GRACE_MS }),
   graceMs: GRACE_MS,
-  // A second handle on the same sandbox, to observe it after close() (teardown.close).
-  hooks: { attach: conformanceHooks.attach, sever: conformanceHooks.sever },
+  hooks: {
+    // A second handle on the same sandbox, to observe it after close() (teardown.close).
+    attach: (sandbox) => createVercelSandbox({ sandbox: sandbox.native as VercelSdkSandbox, recordBase: emulator!.recordBase }),
+    sever: conformanceHooks.sever,
+  },
 });

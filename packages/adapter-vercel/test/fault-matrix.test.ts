@@ -188,7 +188,7 @@ function adapterSandbox(killWaitMs = KILL_WAIT_MS): Promise<Sandbox> {
   let sandbox = sandboxes.get(killWaitMs);
   if (sandbox === undefined) {
     const emu = emulator();
-    sandbox = createVercelSandbox({ ...emu.credentials, fetch: emu.fetch, graceMs: GRACE_MS, killWaitMs, requestTimeoutMs: REQUEST_TIMEOUT_MS, startTimeoutMs: REQUEST_TIMEOUT_MS });
+    sandbox = createVercelSandbox({ ...emu.credentials, fetch: emu.fetch, recordBase: emu.recordBase, graceMs: GRACE_MS, killWaitMs, requestTimeoutMs: REQUEST_TIMEOUT_MS, startTimeoutMs: REQUEST_TIMEOUT_MS });
     sandboxes.set(killWaitMs, sandbox);
   }
   return sandbox;

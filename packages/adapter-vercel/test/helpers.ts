@@ -44,7 +44,7 @@ export function useEmulator(options: EmulatorOptions = {}): () => VercelEmulator
 /** An adapter sandbox on the file's emulator, closed after the test. */
 export async function testSandbox(options: VercelCommonOptions = {}): Promise<Sandbox<VercelSdkSandbox>> {
   const emulator = current!;
-  const sandbox = await createVercelSandbox({ ...emulator.credentials, fetch: emulator.fetch, graceMs: GRACE_MS, ...options });
+  const sandbox = await createVercelSandbox({ ...emulator.credentials, fetch: emulator.fetch, recordBase: emulator.recordBase, graceMs: GRACE_MS, ...options });
   open.add(sandbox);
   return sandbox;
 }

@@ -5,6 +5,7 @@
  * process's close() then finds nothing to end, and no record is left.
  */
 import { readdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { markedProcesses } from '@sandstream/test-support/processes';
@@ -27,16 +28,16 @@ afterAll(async () => {
 
 describe('a background command found again from another OS process (Vercel)', () => {
   it('is listed, replayed exactly from its first byte, and killed by id there', async () => {
-    const sb = await createVercelSandbox({ ...emulator.credentials, fetch: emulator.fetch });
+    const sb = await createVercelSandbox({ ...emulator.credentials, fetch: emulator.fetch, recordBase: emulator.recordBase });
     const commandId = await reconnectFromAnotherProcess({
       expect,
       sb,
       child: CHILD,
-      requestOf: (id) => ({ url: emulator.url, credentials: emulator.credentials, name: sb.native.name, commandId: id, ends: SERVER.ends }),
+      requestOf: (id) => ({ url: emulator.url, credentials: emulator.credentials, recordBase: emulator.recordBase, name: sb.native.name, commandId: id, ends: SERVER.ends }),
       // The sandbox's processes are this host's: nothing tagged with the command lives.
       isGone: (id) => markedProcesses(TAG_VARIABLE, id).length === 0,
       waitFor,
     });
-    expect(readdirSync('/tmp').filter((name) => name.startsWith(`.sandstream-${commandId.split('-')[0]}-`))).toEqual([]);
+    expect(readdirSync(dirname(emulator.recordBase)).filter((name) => name.startsWith(`.sandstream-${commandId.split('-')[0]}-`))).toEqual([]);
   }, 120_000);
 });

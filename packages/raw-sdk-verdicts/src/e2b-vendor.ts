@@ -12,10 +12,10 @@ import type { KitTarget, Side, Vendor } from './vendor.js';
 /** The emulator switches accounts only when it runs as root (envd always does). */
 const CAN_SWITCH_USER = process.getuid?.() === 0;
 
-function handle(side: Side, native: E2BSdkSandbox): Promise<Sandbox> | Sandbox {
+function handle(side: Side, native: E2BSdkSandbox, recordBase: string): Promise<Sandbox> | Sandbox {
   if (side === 'raw') return createRawE2BSandbox(native, { user: CAN_SWITCH_USER });
   // As adapter-e2b's own kit run: a handle on the run's SDK sandbox that does not own it.
-  return createE2BSandbox({ sandbox: native, owned: false, ...(CAN_SWITCH_USER ? {} : { capabilities: { user: false } }) });
+  return createE2BSandbox({ sandbox: native, owned: false, recordBase, ...(CAN_SWITCH_USER ? {} : { capabilities: { user: false } }) });
 }
 
 /** E2B: the envd emulator, one SDK sandbox in debug mode for the run, as adapter-e2b's kit run has it. */
@@ -39,7 +39,7 @@ export const E2B: Vendor = {
     let native: E2BSdkSandbox | undefined;
     let home: string | undefined;
     return {
-      factory: () => handle(side, native!),
+      factory: () => handle(side, native!, envd!.recordBase),
       hooks: {
         async setup() {
           home = mkdtempSync(join(tmpdir(), 'sandstream-verdicts-e2b-'));
@@ -51,7 +51,7 @@ export const E2B: Vendor = {
           if (home !== undefined) rmSync(home, { recursive: true, force: true });
         },
         // Another handle on the one SDK sandbox.
-        attach: (sandbox) => Promise.resolve(handle(side, sandbox.native as E2BSdkSandbox)),
+        attach: (sandbox) => Promise.resolve(handle(side, sandbox.native as E2BSdkSandbox, envd!.recordBase)),
         // The adapter's links to a background command, cut as a proxy would (attach.link-lost).
         sever: (process) => severFollowers(process.commandId ?? ''),
       },

@@ -28,8 +28,8 @@ export const VERCEL: Vendor = {
     let emulator: VercelEmulator | undefined;
     return {
       async factory() {
-        const { credentials, fetch } = emulator!;
-        if (side === 'adapter') return createVercelSandbox({ ...credentials, fetch, graceMs: GRACE_MS });
+        const { credentials, fetch, recordBase } = emulator!;
+        if (side === 'adapter') return createVercelSandbox({ ...credentials, fetch, recordBase, graceMs: GRACE_MS });
         const native = await VercelSdkSandbox.create({ ...credentials, fetch });
         return createRawVercelSandbox({ native, owned: true, graceMs: GRACE_MS });
       },
@@ -43,7 +43,7 @@ export const VERCEL: Vendor = {
         // Another handle on the same SDK sandbox, which its close() leaves running.
         async attach(sandbox) {
           const native = sandbox.native as VercelSdkSandbox;
-          if (side === 'adapter') return createVercelSandbox({ sandbox: native, graceMs: GRACE_MS });
+          if (side === 'adapter') return createVercelSandbox({ sandbox: native, recordBase: emulator!.recordBase, graceMs: GRACE_MS });
           return createRawVercelSandbox({ native, owned: false, graceMs: GRACE_MS });
         },
         // The adapter's links to a background command, cut as a proxy would (attach.link-lost).

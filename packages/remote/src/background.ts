@@ -27,10 +27,35 @@
  * spool of segments is the design's next step, and until then a background
  * command's output costs its size in the sandbox's `/tmp`.
  */
+import { InvalidArgument } from '@sandstream/types';
 import { SUPERVISOR_NAME } from './supervisor.js';
 
 /** Where records are made: a directory `${base}${id}` each. */
 export const DEFAULT_RECORD_BASE = '/tmp/.sandstream-';
+
+/**
+ * An adapter's `recordBase` option, checked: an absolute path in the sandbox whose directory
+ * exists there (the records are `${base}${id}`), without NUL or a line break, which the programs'
+ * arguments and the listing's lines cannot carry. Undefined: {@link DEFAULT_RECORD_BASE}.
+ *
+ * Every handle on one environment must use the same base: a handle lists and attaches only the
+ * records under its own. A real sandbox has its own `/tmp`; an emulator whose commands share the
+ * host's gives each of its environments a base of its own, so two of them on one host stay apart.
+ *
+ * @example
+ * ```ts
+ * import { recordBaseOption } from '@sandstream/remote';
+ * recordBaseOption(undefined); // '/tmp/.sandstream-'
+ * recordBaseOption('/run/sandbox-tmp/.sandstream-'); // the same string
+ * ```
+ */
+export function recordBaseOption(value: unknown, key = 'options.recordBase'): string {
+  if (value === undefined) return DEFAULT_RECORD_BASE;
+  if (typeof value !== 'string' || !value.startsWith('/') || /[\0\n\r]/.test(value) || value.endsWith('/')) {
+    throw new InvalidArgument(key, 'must be an absolute path in the sandbox, the start of each record directory\'s name (not ending in "/", no NUL or line break)');
+  }
+  return value;
+}
 
 /** What the programs are called in their own argv. */
 export const BACKGROUND_NAME = 'sandstream-background';

@@ -16,7 +16,7 @@ export type { Offsets } from './driver-settings.js';
 export { RemoteCommands } from './commands.js';
 export { RemoteBackground, type BackgroundHandle } from './background-commands.js';
 export { severFollowers } from './following.js';
-export { BACKGROUND, BACKGROUND_NAME, DEFAULT_RECORD_BASE, FOLLOWER, FOLLOWER_NAME, RECORDS, RECORDS_NAME } from './background.js';
+export { BACKGROUND, BACKGROUND_NAME, DEFAULT_RECORD_BASE, FOLLOWER, FOLLOWER_NAME, RECORDS, RECORDS_NAME, recordBaseOption } from './background.js';
 export { CHANNEL_NAME } from './helper-channel.js';
 export { DEFAULT_PATHS, launchRequest, type LaunchDefaults, type LaunchPaths } from './launch.js';
 export { HELPER, HELPER_NAME, abandonArgv, groupSignalArgv, sweepArgv, treeKillArgv, type GroupIdentity } from './helpers.js';

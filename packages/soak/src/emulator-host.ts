@@ -5,7 +5,8 @@
  * here, not in the process whose heap, descriptors and handles the soak
  * measures, as they would live on a remote machine.
  *
- * Requests: `{ id, op: 'start', kind }` answers `{ url }`; `{ id, op:
+ * Requests: `{ id, op: 'start', kind }` answers `{ url, recordBase }` (and the
+ * Vercel emulator's `credentials`); `{ id, op:
  * 'survivors' }` answers the commands the emulator's process table still
  * lists as running; `{ id, op: 'loop', action }` starts, or stops and
  * answers, a measure of how late this process's 10 ms timer fires (the
@@ -51,12 +52,12 @@ async function handle(request: Request): Promise<unknown> {
     case 'start':
       if (request.kind === 'e2b') {
         envd = await startEnvdEmulator();
-        return { url: envd.url };
+        return { url: envd.url, recordBase: envd.recordBase };
       }
       // Nothing reads its request log; kept, it would hold every byte of stdin written.
       // With seed 002's stdin endpoint (the service has none), so the soak's stdin behaviour runs.
       vercel = await VercelEmulator.start({ recordRequests: false, stdin: true });
-      return { url: vercel.url, credentials: vercel.credentials };
+      return { url: vercel.url, recordBase: vercel.recordBase, credentials: vercel.credentials };
     case 'survivors':
       return survivors();
     case 'loop': {

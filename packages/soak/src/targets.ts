@@ -138,7 +138,7 @@ async function remoteTarget(adapter: 'e2b' | 'vercel', connect: (host: EmulatorH
 
 function e2bTarget(options: TargetOptions): Promise<Target> {
   return remoteTarget('e2b', async (host) => {
-    const { url } = (await host.request({ op: 'start', kind: 'e2b' })) as { url: string };
+    const { url, recordBase } = (await host.request({ op: 'start', kind: 'e2b' })) as { url: string; recordBase: string };
     const native = await E2BSdkSandbox.create({ debug: true, sandboxUrl: url });
     // The emulator switches accounts only when it runs as root.
     const accounts = process.getuid?.() === 0 ? {} : { capabilities: { user: false } };
@@ -150,6 +150,7 @@ function e2bTarget(options: TargetOptions): Promise<Target> {
           graceMs: options.graceMs,
           killWaitMs: options.killWaitMs,
           env: { [MARKER]: options.runId },
+          recordBase,
           ...accounts,
         }),
     };
@@ -158,13 +159,14 @@ function e2bTarget(options: TargetOptions): Promise<Target> {
 
 function vercelTarget(options: TargetOptions): Promise<Target> {
   return remoteTarget('vercel', async (host) => {
-    const { url, credentials } = (await host.request({ op: 'start', kind: 'vercel' })) as {
+    const { url, recordBase, credentials } = (await host.request({ op: 'start', kind: 'vercel' })) as {
       url: string;
+      recordBase: string;
       credentials: { token: string; teamId: string; projectId: string };
     };
     const fetch = emulatorFetch(url);
     return {
-      open: () => createVercelSandbox({ ...credentials, fetch, graceMs: options.graceMs, killWaitMs: options.killWaitMs, env: { [MARKER]: options.runId } }),
+      open: () => createVercelSandbox({ ...credentials, fetch, recordBase, graceMs: options.graceMs, killWaitMs: options.killWaitMs, env: { [MARKER]: options.runId } }),
     };
   });
 }

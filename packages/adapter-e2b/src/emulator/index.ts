@@ -22,6 +22,7 @@ import {
   groupMembers,
   headerRecord,
   liveProcesses,
+  makeRecordArea,
   listenLocal,
   ownGroupMembers,
   ProcessTable,
@@ -100,11 +101,13 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
   });
   const connections = new Connections(server);
   const port = await listenLocal(server);
+  const records = makeRecordArea('envd');
 
   let closing: Promise<void> | undefined;
   const emulator: EnvdEmulator = {
     url: `http://127.0.0.1:${port}`,
     port,
+    recordBase: records.recordBase,
     requests: envd.recorder.requests,
     requestCounts: () => envd.recorder.counts(),
     get latencyMs() {
@@ -129,6 +132,7 @@ export async function startEnvdEmulator(options: EnvdEmulatorOptions = {}): Prom
       closing ??= (async () => {
         killEverything(envd);
         await closeServer(server, connections);
+        records.remove();
       })();
       return closing;
     },

@@ -108,6 +108,12 @@ export interface EnvdEmulator {
   /** `http://127.0.0.1:<port>`: the `sandboxUrl` of the SDK, the `envdUrl` of the adapter. */
   readonly url: string;
   readonly port: number;
+  /**
+   * The `recordBase` for every adapter handle on this emulator: a directory of the emulator's
+   * own (removed at close), since its commands share the host's `/tmp` and a real sandbox's is
+   * its own. Handles on one emulator must all use it to see each other's background commands.
+   */
+  readonly recordBase: string;
   /** Every request so far, in arrival order (none with `recordRequests: false`). */
   readonly requests: readonly RecordedRequest[];
   /** How many requests arrived per route, kept or not. */

@@ -24,7 +24,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { closeServer, Connections, FaultQueue, listenLocal, RequestRecorder, taggedProcesses, type TaggedProcess } from '@sandstream/remote/emulator';
+import { closeServer, Connections, FaultQueue, listenLocal, makeRecordArea, RequestRecorder, taggedProcesses, type RecordArea, type TaggedProcess } from '@sandstream/remote/emulator';
 import { OutputStore } from './output-store.js';
 import { scanProcesses, type EmulatedProcess } from './proc.js';
 import { handle, TOKEN } from './server.js';
@@ -47,7 +47,14 @@ export class VercelEmulator {
   readonly credentials = { token: TOKEN, teamId: 'team_emulator', projectId: 'prj_emulator' } as const;
   /** A `fetch` that sends the SDK's requests (to its hard-coded base URL) here instead. */
   readonly fetch: typeof globalThis.fetch;
+  /**
+   * The `recordBase` for every adapter handle on this emulator: a directory of the emulator's
+   * own (removed at close), since its commands share the host's `/tmp` and a real sandbox's is
+   * its own. Handles on one emulator must all use it to see each other's background commands.
+   */
+  readonly recordBase: string;
 
+  private readonly records: RecordArea = makeRecordArea('vercel');
   private readonly state: VercelState;
   private readonly connections: Connections;
   private closed: Promise<void> | undefined;
@@ -70,6 +77,7 @@ export class VercelEmulator {
       faults: new FaultQueue<VercelRoute>(),
     };
     this.requests = this.state.recorder.requests;
+    this.recordBase = this.records.recordBase;
     this.fetch = (input, init) => {
       const original = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
       const path = original.pathname.startsWith('/api/') ? original.pathname.slice(4) : original.pathname;
@@ -179,6 +187,7 @@ export class VercelEmulator {
       await closeServer(this.server, this.connections);
       this.state.output.close();
       if (this.ownsCwd) rmSync(this.state.cwd, { recursive: true, force: true });
+      this.records.remove();
     })();
     return this.closed;
   }
