@@ -258,11 +258,13 @@ export const contractAdapters: readonly BrokenAdapter[] = [
   },
   {
     name: 'termination-misstated',
-    defect: 'the sandbox states a grace period of 3000 ms while it terminates with 300 ms',
-    // Ten times what it does: the case allows a measured round trip of leeway, which a machine
-    // running another test suite beside this one stretched past the 1200 ms a fivefold misstatement left.
-    create: (lab) => wrapSandbox(lab.local(), { termination: () => ({ graceMs: 3_000, killWaitMs: 5_000 }) }),
-    caughtBy: { 'termination.settings': /SIGKILL came \d+ ms after SIGTERM reached the command, sooner than the grace period \(3000 ms, from the sandbox's `termination`;/ },
+    defect: 'the sandbox states a grace period of 30 s while it terminates with 300 ms',
+    // A hundred times what it does. The case passes an adapter once the spacing it saw (with a
+    // measured round trip and the host's stall as leeway) or the command's own ticks reach 80 % of
+    // the stated period: beside a second test suite, through a testee, a tenfold misstatement
+    // (3 s) once reached it and passed.
+    create: (lab) => wrapSandbox(lab.local(), { termination: () => ({ graceMs: 30_000, killWaitMs: 5_000 }) }),
+    caughtBy: { 'termination.settings': /SIGKILL came \d+ ms after SIGTERM reached the command, sooner than the grace period \(30000 ms, from the sandbox's `termination`;/ },
     stillPasses: ['stream.tagged-chunks'],
   },
   {
