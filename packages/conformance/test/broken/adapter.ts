@@ -41,3 +41,10 @@ export interface BrokenAdapter {
   /** The catching case proves only SHOULD requirements: it fails as advisory and the report stays ok. */
   readonly advisory?: boolean;
 }
+
+/**
+ * The run's case limit for a broken adapter whose selection holds stdin.exactly-once: its 3 000
+ * writes cross a testee's link one message each, which beside a second test suite took 37 s, past
+ * the case's own 30 s. Where the case fails for its defect, it fails on the content, not the time.
+ */
+export const EXACTLY_ONCE_THROUGH_TESTEE_MS = 90_000;

@@ -4,7 +4,7 @@
  * back unread, termination settings, text-only output.
  */
 import { StdinClosed, type OutputChunk, type Process, type StdinWriter } from '@sandstream/types';
-import type { BrokenAdapter } from './adapter.js';
+import { EXACTLY_ONCE_THROUGH_TESTEE_MS, type BrokenAdapter } from './adapter.js';
 import type { Lab } from './lab.js';
 import { alterResult, delegateDriver, mapDriverEvents, transformChunks, WrappedProcess, wrapSandbox } from './wrap.js';
 
@@ -168,6 +168,7 @@ export const contractAdapters: readonly BrokenAdapter[] = [
     create: (lab) => wrapSandbox(lab.local(), { process: { stdin: (inner) => retryingWriter(inner, 7) } }),
     caughtBy: { 'stdin.exactly-once': /duplicated \(first 6, 13, 20/ },
     alsoFails: ['stdin.echo-and-eof'],
+    caseTimeoutMs: EXACTLY_ONCE_THROUGH_TESTEE_MS,
     stillPasses: ['stdin.run-input'],
   },
   {

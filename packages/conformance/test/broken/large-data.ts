@@ -6,7 +6,7 @@
  */
 import type { RunOptions, StdinWriter, StreamOptions } from '@sandstream/types';
 import { isPlainObject } from '@sandstream/types/runtime';
-import type { BrokenAdapter } from './adapter.js';
+import { EXACTLY_ONCE_THROUGH_TESTEE_MS, type BrokenAdapter } from './adapter.js';
 import { omit, wrapSandbox, type SandboxDefects } from './wrap.js';
 
 /** A pipe buffer on Linux. */
@@ -135,6 +135,7 @@ export const largeDataAdapters: readonly BrokenAdapter[] = [
     // first difference is at the cut or, by chance, a few bytes on.
     caughtBy: { 'stdin.large-input': /what cat echoed: bytes differ at offset 65[5-9]\d\d \(got bytes\[\d+\], expected bytes\[6291456\]\)/ },
     stillPasses: ['stdin.echo-and-eof', 'stdin.exactly-once', 'stdin.run-input'],
+    caseTimeoutMs: EXACTLY_ONCE_THROUGH_TESTEE_MS,
   },
   {
     name: 'stdin-write-one-request',
@@ -144,5 +145,6 @@ export const largeDataAdapters: readonly BrokenAdapter[] = [
     // at 1 448 576, or a few bytes on where random bytes match by chance.
     caughtBy: { 'stdin.large-input': /what cat echoed: bytes differ at offset 1448[5-9]\d\d \(got bytes\[5767168\], expected bytes\[6291456\]\)/ },
     stillPasses: ['stdin.echo-and-eof', 'stdin.exactly-once', 'stdin.run-input'],
+    caseTimeoutMs: EXACTLY_ONCE_THROUGH_TESTEE_MS,
   },
 ];
