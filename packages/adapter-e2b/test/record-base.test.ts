@@ -11,6 +11,7 @@ import { InvalidArgument } from '@sandstream/types';
 import { startEnvdEmulator, type EnvdEmulator } from '../src/emulator/index.js';
 import { createE2BSandbox } from '../src/index.js';
 
+const API_KEY = 'e2b_test_key';
 const ACCOUNTS = process.getuid?.() === 0 ? {} : { capabilities: { user: false } };
 let first: EnvdEmulator;
 let second: EnvdEmulator;
@@ -51,12 +52,18 @@ describe('record bases', () => {
   }, 60_000);
 
   it('a bad recordBase is refused with InvalidArgument before a sandbox is made', async () => {
+    // An emulator with the control plane, which lists every sandbox created through it.
+    await using envd = await startEnvdEmulator({ controlPlane: { apiKey: API_KEY } });
+    const connection = { apiKey: API_KEY, apiUrl: envd.url, sandboxUrl: envd.url };
     for (const recordBase of ['relative/.sandstream-', '/tmp/dir/', '/tmp/a\nb-', '/tmp/\0-', 7]) {
-      const made = createE2BSandbox({ connection: { debug: true, sandboxUrl: first.url }, recordBase } as never);
+      const made = createE2BSandbox({ connection, recordBase } as never);
       await expect(made).rejects.toBeInstanceOf(InvalidArgument);
       await expect(made).rejects.toMatchObject({ key: 'options.recordBase' });
     }
-    expect(first.sandboxes()).toEqual([]);
+    expect(envd.sandboxes()).toEqual([]);
+    // The same call with a good base does make one: the emptiness above is the refusal's.
+    await using made = await createE2BSandbox({ connection, recordBase: envd.recordBase, ...ACCOUNTS });
+    expect(envd.sandboxes().map((sandbox) => sandbox.sandboxId)).toEqual([made.native.sandboxId]);
   });
 
   it("the emulator's close removes its records' directory", async () => {
