@@ -70,6 +70,18 @@ export interface ContextHandle {
   tokens(): readonly string[];
   /** Whether the case read the termination settings (so a failure message names them). */
   usedTermination(): boolean;
+  /** The bounded waits (`poll`, `expectGone`) in progress, oldest first: a case at its limit names them. */
+  waits(): readonly ActiveWait[];
+}
+
+/** A bounded wait of a case in progress. */
+export interface ActiveWait {
+  /** What the wait fails with once its bound has passed. */
+  readonly what: string;
+  /** Its bound. */
+  readonly withinMs: number;
+  /** When it began (`performance.now()`). */
+  readonly since: number;
 }
 
 /** Runs `argv` as a helper through `sandbox`: a rejected run() of a plain command is the adapter's failure. */
@@ -109,18 +121,30 @@ export function createContext(
       signal.addEventListener('abort', onAbort, { once: true });
     });
 
+  const active = new Set<ActiveWait>();
+  /** Runs a bounded wait, known as active meanwhile. */
+  const waiting = async <T>(what: string, withinMs: number, body: (deadline: number) => Promise<T>): Promise<T> => {
+    const wait: ActiveWait = { what, withinMs, since: performance.now() };
+    active.add(wait);
+    try {
+      return await body(wait.since + withinMs);
+    } finally {
+      active.delete(wait);
+    }
+  };
+
   const exec = helperExec(sandbox, signal);
   const isAlive = (pid: number, token = ''): Promise<boolean> => probeAlive(exec, pid, token);
 
-  const poll = async <T>(read: () => Promise<T | undefined>, withinMs: number, what: string): Promise<T> => {
-    const deadline = performance.now() + withinMs;
-    for (;;) {
-      const value = await read();
-      if (value !== undefined) return value;
-      if (performance.now() > deadline) throw new ConformanceFailure(`${what} (waited ${withinMs} ms)`);
-      await sleep(25);
-    }
-  };
+  const poll = <T>(read: () => Promise<T | undefined>, withinMs: number, what: string): Promise<T> =>
+    waiting(what, withinMs, async (deadline) => {
+      for (;;) {
+        const value = await read();
+        if (value !== undefined) return value;
+        if (performance.now() > deadline) throw new ConformanceFailure(`${what} (waited ${withinMs} ms)`);
+        await sleep(25);
+      }
+    });
 
   let roundTrip: Promise<number> | undefined;
   const measureRoundTrip = async (): Promise<number> => {
@@ -177,24 +201,25 @@ export function createContext(
       const result = await exec(['sh', '-c', '[ -f "$1" ] && cat "$1"', 'sh', path]);
       return result.exitCode === 0 ? result.stdoutText : undefined;
     },
-    async expectGone(pids, withinMs, what, token) {
-      const deadline = performance.now() + withinMs;
-      for (;;) {
-        const alive: number[] = [];
-        for (const pid of pids) if (await isAlive(pid, token)) alive.push(pid);
-        if (alive.length === 0) return;
-        if (performance.now() > deadline) {
-          throw new ConformanceFailure(`${what}: pid ${alive.join(', ')} still running ${withinMs} ms later`);
+    expectGone: (pids, withinMs, what, token) =>
+      waiting(`${what}: pid ${pids.join(', ')} still running`, withinMs, async (deadline) => {
+        for (;;) {
+          const alive: number[] = [];
+          for (const pid of pids) if (await isAlive(pid, token)) alive.push(pid);
+          if (alive.length === 0) return;
+          if (performance.now() > deadline) {
+            throw new ConformanceFailure(`${what}: pid ${alive.join(', ')} still running ${withinMs} ms later`);
+          }
+          await sleep(25);
         }
-        await sleep(25);
-      }
-    },
+      }),
   };
 
   return {
     ctx,
     tokens: () => [...tokens, ...dirs],
     usedTermination: () => terminationRead,
+    waits: () => [...active],
     async cleanup() {
       for (const dir of dirs) {
         await sandbox.run(['rm', '-rf', dir], { timeout: 10_000 }).catch(() => undefined);

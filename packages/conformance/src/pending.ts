@@ -4,10 +4,10 @@
  * settle`) instead of only that the adapter hung.
  *
  * The case gets a view of its sandbox through which every call is
- * recorded while it is pending: `run()`, and on each Process `stream()`
- * returns, `wait()`, `kill()`, `started()`, disposal, the iterator's
- * `next()` and `return()`, and the standard-input writer's `write()` and
- * `end()`. The view forwards everything else unchanged, and calls each
+ * recorded while it is pending: `run()`, `commands()` and `attach()`, and
+ * on each Process `stream()` or `attach()` gives, `wait()`, `kill()`,
+ * `started()`, `detach()`, disposal, the iterator's `next()` and
+ * `return()`, and the standard-input writer's `write()` and `end()`. The view forwards everything else unchanged, and calls each
  * method on the adapter's own object, so private state and getters work
  * as before. It keeps no reference to a Process once its calls settled, so
  * a Process the case drops can still be garbage-collected.
@@ -20,6 +20,7 @@
  */
 import type { Process, Sandbox, StdinWriter } from '@sandstream/types';
 import { ConformanceFailure } from './assert.js';
+import type { ActiveWait } from './context.js';
 import { watchHostLag } from './cases/support/observe.js';
 
 /** A call into the adapter that has not settled yet. */
@@ -175,6 +176,7 @@ export function trackCalls(sandbox: Sandbox, watch?: HangWatch): CallTracker {
       proc,
       (key, method) => {
         if (key === Symbol.asyncDispose) return () => track(`disposal of ${of}`, method.apply(proc, []));
+        if (key === 'detach') return () => track(`detach() of ${of}`, method.apply(proc, []));
         if (key === Symbol.asyncIterator) {
           return () => {
             const iterator = method.apply(proc, []);
@@ -192,6 +194,17 @@ export function trackCalls(sandbox: Sandbox, watch?: HangWatch): CallTracker {
   const sandboxView = view(sandbox, (key, method) => {
     if (key === 'run') return (...args) => track(`run() of ${showArgv(args[0] as unknown[])}`, method.apply(sandbox, args));
     if (key === 'close') return () => track('Sandbox.close()', method.apply(sandbox, []));
+    if (key === 'commands') return () => track('commands()', method.apply(sandbox, []));
+    if (key === 'attach') {
+      return (...args) => {
+        const call = `attach(${showArgv([args[0]]).slice(1, -1)})`;
+        const attached = method.apply(sandbox, args);
+        if (typeof (attached as { then?: unknown } | null)?.then !== 'function') return attached;
+        // The attached Process's own calls are tracked as a stream()'s are.
+        const viewed = Promise.resolve(attached).then((proc) => (typeof proc === 'object' && proc !== null ? processView(proc as Process, `the Process of ${call}`) : proc));
+        return track(call, viewed);
+      };
+    }
     if (key !== 'stream') return undefined;
     return (...args) => {
       const proc = method.apply(sandbox, args);
@@ -209,11 +222,15 @@ export function trackCalls(sandbox: Sandbox, watch?: HangWatch): CallTracker {
 
 /**
  * What a case that ran into its limit was waiting for, for its failure
- * message: the oldest pending calls, or that none was pending.
+ * message: the oldest pending calls, or that none was pending; and the
+ * bounded waits it was in, whose own bound had not passed yet (a slow
+ * backend's, scaled by its latency, may be longer than the case's limit).
  */
-export function describePending(calls: readonly PendingCall[], now = performance.now()): string {
-  if (calls.length === 0) return 'no call to the adapter was pending (the case was waiting on something the adapter should have delivered)';
-  const shown = calls.slice(0, 3).map((c) => `${c.call} did not settle (called ${((now - c.since) / 1000).toFixed(1)} s before)`);
+export function describePending(calls: readonly PendingCall[], now = performance.now(), waits: readonly ActiveWait[] = []): string {
+  const seconds = (since: number): string => ((now - since) / 1000).toFixed(1);
+  const shown = calls.slice(0, 3).map((c) => `${c.call} did not settle (called ${seconds(c.since)} s before)`);
   const more = calls.length > 3 ? `, and ${calls.length - 3} more call${calls.length === 4 ? '' : 's'}` : '';
-  return `${shown.join('; ')}${more}`;
+  const pending = calls.length === 0 ? 'no call to the adapter was pending (the case was waiting on something the adapter should have delivered)' : `${shown.join('; ')}${more}`;
+  const within = waits.map((w) => `a wait begun ${seconds(w.since)} s before, bounded at ${w.withinMs} ms, that fails with "${w.what}"`);
+  return within.length === 0 ? pending : `${pending}; the case was in ${within.join(', within ')}`;
 }

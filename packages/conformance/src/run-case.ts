@@ -156,7 +156,7 @@ async function runCaseScoped(run: CaseRun, scope: LiveScope): Promise<CaseOutcom
         hung,
       ]),
       timeoutMs,
-      () => new CaseTimeout(timeoutMessage(timeoutMs, tracker)),
+      () => new CaseTimeout(timeoutMessage(timeoutMs, tracker, handle)),
     );
     outcome = done('pass');
   } catch (error) {
@@ -203,8 +203,8 @@ async function runCaseScoped(run: CaseRun, scope: LiveScope): Promise<CaseOutcom
 }
 
 /** What a case that ran into its limit says: which call never settled, and how to raise the limit. */
-function timeoutMessage(timeoutMs: number, tracker: CallTracker | undefined): string {
-  const awaited = tracker === undefined ? 'the factory did not return a sandbox' : describePending(tracker.pending());
+function timeoutMessage(timeoutMs: number, tracker: CallTracker | undefined, handle: ContextHandle | undefined): string {
+  const awaited = tracker === undefined ? 'the factory did not return a sandbox' : describePending(tracker.pending(), performance.now(), handle?.waits());
   return `did not finish within ${timeoutMs} ms: ${awaited}. If the adapter is only slow, raise the per-case limit: --case-timeout <ms> on the command line, caseTimeoutMs in the API`;
 }
 
