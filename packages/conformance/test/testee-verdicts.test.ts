@@ -14,7 +14,7 @@ import { unless } from '@sandstream/test-support/skips';
 import { CASES, runConformance } from '../src/index.js';
 import { CANNOT_CROSS } from '../src/testee/connect.js';
 import type { TesteeCommand } from '../src/testee/link.js';
-import { expectCaught, type Via } from './broken/expect-caught.js';
+import { expectCaught, THROUGH_A_TESTEE_CASE_TIMEOUT_MS, type Via } from './broken/expect-caught.js';
 import { localCapabilities } from './broken/local-capabilities.js';
 import { BROKEN_ADAPTERS, Lab, markedProcesses, type BrokenAdapter } from './broken/index.js';
 
@@ -58,7 +58,7 @@ describe('through a testee, the real local adapter', () => {
   test('passes every case that can cross, and only teardown.garbage-collected is skipped for the testee', { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
     const lab = new Lab('testee-local');
     try {
-      const report = await runConformance({ testee: testeeFor('local', lab), concurrency: 1 });
+      const report = await runConformance({ testee: testeeFor('local', lab), concurrency: 1, caseTimeoutMs: THROUGH_A_TESTEE_CASE_TIMEOUT_MS });
       const problems = report.cases.filter((c) => c.status !== 'pass' && c.status !== 'skipped');
       expect(problems.map((c) => `${c.id}: ${c.status} ${c.message ?? ''}`)).toEqual([]);
       const applies = (c: (typeof CASES)[number]): boolean =>

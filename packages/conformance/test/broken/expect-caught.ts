@@ -25,6 +25,15 @@ interface Outcome {
  */
 const SERIAL = 1;
 
+/**
+ * The per-case limit through a testee, where the adapter has none of its
+ * own: every call crosses a process and a pipe, and beside a second test
+ * suite on two cores a case that takes 0.5 s alone (attach.ended) ran past
+ * the kit's default 20 s. The verdicts compared here do not depend on time;
+ * the limit only ends a case that hangs.
+ */
+export const THROUGH_A_TESTEE_CASE_TIMEOUT_MS = 60_000;
+
 /** How the adapter is reached: in this process, or through a testee that serves it in the lab. */
 export type Via = { readonly kind: 'direct' } | { readonly kind: 'testee'; readonly command: (adapter: BrokenAdapter, lab: Lab) => TesteeCommand };
 
@@ -40,7 +49,7 @@ async function runSelected(
   include: readonly string[],
   via: Via,
 ): Promise<{ outcomes: Map<string, Outcome>; report?: ConformanceReport }> {
-  const caseTimeoutMs = adapter.caseTimeoutMs ?? 20_000;
+  const caseTimeoutMs = adapter.caseTimeoutMs ?? (via.kind === 'testee' ? THROUGH_A_TESTEE_CASE_TIMEOUT_MS : 20_000);
   const override = adapter.caseTimeoutOverrideMs;
   if (override === undefined && adapter.viaRunCase === undefined) {
     const subject = via.kind === 'direct' ? { factory: () => adapter.create(lab) } : { testee: via.command(adapter, lab) };
