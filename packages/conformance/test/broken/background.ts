@@ -102,8 +102,10 @@ export const backgroundAdapters: readonly BrokenAdapter[] = [
       });
     },
     caughtBy: { 'background.listed': /once detach\(\) resolved, commands\(\) no longer lists the command/ },
-    // The replay cases wait for burst 1 and fail at once when the command drops out of the list.
-    alsoFails: ['background.detach', 'attach.ended', 'attach.dispose', 'attach.replay-tail'],
+    // attach.ended waits for the command's end in the list. attach.replay-tail is left out: it fails only
+    // if its first look for burst 1 comes before the 3 MiB are written and so reads the list, a race that
+    // a slow link (a testee beside a second test suite) loses the other way.
+    alsoFails: ['background.detach', 'attach.ended', 'attach.dispose'],
     stillPasses: others('background.listed', 'background.detach', 'attach.ended', 'attach.dispose', 'attach.replay-tail'),
   },
   {
