@@ -4,7 +4,10 @@
  * SIGTERM and its end (another test suite on the same two cores) once made
  * a correct adapter fail `termination.settings`: the report and the end
  * were seen together, so SIGKILL looked immediate (found in CI, in the
- * run-only broken-adapter test).
+ * run-only broken-adapter test). A loaded sandbox, whose shell ran its
+ * SIGTERM trap late, once made the real local adapter fail
+ * `teardown.sigkill-after-grace` beside a second test suite: "killed 162 ms
+ * after SIGTERM reached it, before the grace period (300 ms ...)".
  */
 import { describe, expect, test } from 'vitest';
 import type { RunOptions } from '@sandstream/types';
@@ -51,6 +54,45 @@ describe('a host whose event loop stalls', () => {
           }),
       });
       expect(stalls, 'the host never stalled: the test proves nothing').toBeGreaterThanOrEqual(2);
+      const selected = report.cases.filter((c) => c.status !== 'disabled');
+      expect(selected.map((c) => `${c.id}: ${c.status} ${c.message ?? ''}`.trim()).sort()).toEqual([
+        'teardown.sigkill-after-grace: pass',
+        'termination.settings: pass',
+      ]);
+    } finally {
+      expect(await lab.cleanup()).toEqual([]);
+    }
+  });
+});
+
+describe('a sandbox whose shell runs its trap late', () => {
+  // Half the grace period: the trap then runs with half of it left, which neither the kit's spacing
+  // nor the ticks after it can show as the whole period.
+  const LATE_MS = GRACE_MS / 2;
+  const TRAP = `trap '{ read n _ </proc/uptime; }`;
+
+  test('a correct adapter still passes the grace-period cases', { timeout: 120_000 }, async () => {
+    const lab = new Lab('late-trap');
+    let delayed = 0;
+    try {
+      const report = await runConformance({
+        concurrency: 1,
+        include: ['termination.settings', 'teardown.sigkill-after-grace'],
+        factory: () =>
+          wrapSandbox(lab.local(), {
+            run(inner, argv, options?: RunOptions) {
+              // A loaded sandbox, as the command sees it: its shell gets to its SIGTERM trap LATE_MS after
+              // the signal came (a CPU busy elsewhere). Its stamps show it; the adapter is correct.
+              if (!argv.some((arg) => arg.includes(TRAP))) return inner.run(argv, options);
+              delayed++;
+              return inner.run(
+                argv.map((arg) => arg.replace(TRAP, `trap 'sleep ${LATE_MS / 1000}; { read n _ </proc/uptime; }`)),
+                options,
+              );
+            },
+          }),
+      });
+      expect(delayed, 'no trap was delayed: the test proves nothing').toBe(2);
       const selected = report.cases.filter((c) => c.status !== 'disabled');
       expect(selected.map((c) => `${c.id}: ${c.status} ${c.message ?? ''}`.trim()).sort()).toEqual([
         'teardown.sigkill-after-grace: pass',

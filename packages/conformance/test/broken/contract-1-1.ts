@@ -267,7 +267,7 @@ export const contractAdapters: readonly BrokenAdapter[] = [
     create: (lab) => wrapSandbox(lab.local(), { termination: () => ({ graceMs: 30_000, killWaitMs: 5_000 }) }),
     caughtBy: {
       'termination.settings': /SIGKILL came \d+ ms after SIGTERM reached the command, sooner than the grace period \(30000 ms, from the sandbox's `termination`;/,
-      'teardown.sigkill-after-grace': /after run\(\) was aborted: the command was killed \d+ ms after SIGTERM reached it, before the grace period \(30000 ms, from the sandbox's `termination`;.*the command counted \d+ ms\)/,
+      'teardown.sigkill-after-grace': /after run\(\) was aborted: the command was killed \d+ ms after SIGTERM reached it, before the grace period \(30000 ms, from the sandbox's `termination`;.*the command counted \d+ ms, its trap ran \d+ ms after its last stamp before SIGTERM\)/,
     },
     stillPasses: ['stream.tagged-chunks'],
   },
