@@ -261,7 +261,8 @@ export const contractAdapters: readonly BrokenAdapter[] = [
     name: 'termination-misstated',
     defect: 'the sandbox states a grace period of 30 s while it terminates with 300 ms',
     // A hundred times what it does. The case passes an adapter once the spacing it saw (with a
-    // measured round trip and the host's stall as leeway) or the command's own ticks reach 80 % of
+    // measured round trip, the host's stall and the shell's wait for its trap as leeway) or the
+    // command's own ticks (with that wait) reach 80 % of
     // the stated period: beside a second test suite, through a testee, a tenfold misstatement
     // (3 s) once reached it and passed.
     create: (lab) => wrapSandbox(lab.local(), { termination: () => ({ graceMs: 30_000, killWaitMs: 5_000 }) }),
