@@ -3,6 +3,9 @@
  * requests a command costs, the stdin protocol (chunks, offsets, resends, uncertain delivery), the probe,
  * the server-side backstop, error mapping, options and the kit hooks.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { unless } from '@sandstream/test-support/skips';
 import {
@@ -39,16 +42,30 @@ function stdinRequests(cmdId: string) {
 describe('the early command id', () => {
   it("is the command's pid, from the supervisor's start report, set once started() resolves, before the command wrote anything, and stable", async () => {
     const sb = await testSandbox();
-    await using proc = sb.stream(['sh', '-c', 'sleep 0.2; echo late']);
-    await proc.started();
-    const id = proc.commandId;
-    expect(id).toMatch(/^\d+$/);
-    // The id names a live process of a command the service knows, the shell of argv itself.
-    const process = emulator().processes().find((p) => p.pid === Number(id));
-    expect(process?.cmdline).toContain('sleep 0.2; echo late');
-    const result = await proc.wait();
-    expect(result.exitCode).toBe(0);
-    expect(proc.commandId).toBe(id);
+    // The command writes only once the test has looked at it: a fixed sleep ran out first beside a second suite.
+    const dir = mkdtempSync(join(tmpdir(), 'sandstream-early-id-'));
+    try {
+      const script = 'while [ ! -e "$1/go" ]; do sleep 0.01; done; echo late';
+      await using proc = sb.stream(['sh', '-c', script, 'sh', dir]);
+      await proc.started();
+      const id = proc.commandId;
+      expect(id).toMatch(/^\d+$/);
+      // The id names a live process of a command the service knows, the shell of argv itself. While
+      // the supervisor's setsid and env exec, the pid's command line is theirs: look again a while.
+      const deadline = Date.now() + 5_000;
+      let cmdline = emulator().processes().find((p) => p.pid === Number(id))?.cmdline;
+      while (!cmdline?.includes(script) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        cmdline = emulator().processes().find((p) => p.pid === Number(id))?.cmdline;
+      }
+      expect(cmdline).toContain(script);
+      writeFileSync(join(dir, 'go'), '');
+      const result = await proc.wait();
+      expect(result.exitCode).toBe(0);
+      expect(proc.commandId).toBe(id);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
