@@ -18,7 +18,7 @@ import {
 import { createVercelSandbox, decodeStatus, STDIN_CHUNK_BYTES } from '../src/index.js';
 import createSandbox, { conformanceHooks, credentialsFromEnv } from '../src/conformance.js';
 import { VercelEmulator } from '../src/emulator/index.js';
-import { testSandbox, useEmulator, within } from './helpers.js';
+import { testSandbox, until, useEmulator, within } from './helpers.js';
 
 const emulator = useEmulator();
 
@@ -52,13 +52,8 @@ describe('the early command id', () => {
       expect(id).toMatch(/^\d+$/);
       // The id names a live process of a command the service knows, the shell of argv itself. While
       // the supervisor's setsid and env exec, the pid's command line is theirs: look again a while.
-      const deadline = Date.now() + 5_000;
-      let cmdline = emulator().processes().find((p) => p.pid === Number(id))?.cmdline;
-      while (!cmdline?.includes(script) && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        cmdline = emulator().processes().find((p) => p.pid === Number(id))?.cmdline;
-      }
-      expect(cmdline).toContain(script);
+      const cmdline = (): string => emulator().processes().find((p) => p.pid === Number(id))?.cmdline ?? '';
+      await until(() => cmdline().includes(script), 5_000, `the process ${id} running the shell of argv`);
       writeFileSync(join(dir, 'go'), '');
       const result = await proc.wait();
       expect(result.exitCode).toBe(0);

@@ -7,9 +7,9 @@
  * recorded while it is pending: `run()`, `commands()` and `attach()`, and
  * on each Process `stream()` or `attach()` gives, `wait()`, `kill()`,
  * `started()`, `detach()`, disposal, the iterator's `next()` and
- * `return()`, and the standard-input writer's `write()` and `end()`. The view forwards everything else unchanged, and calls each
- * method on the adapter's own object, so private state and getters work
- * as before. It keeps no reference to a Process once its calls settled, so
+ * `return()`, and the standard-input writer's `write()` and `end()`. The
+ * view forwards everything else unchanged, and calls each method on the
+ * adapter's own object, so private state and getters work as before. It keeps no reference to a Process once its calls settled, so
  * a Process the case drops can still be garbage-collected.
  *
  * A `wait()`, `started()` or `kill()` still pending once the Process itself

@@ -19,7 +19,7 @@
  */
 
 /** One pass of the command's loop sleeps at least this long. */
-export const TICK_MS = 10;
+const TICK_MS = 10;
 
 /**
  * Stamps `p` with the sandbox's uptime. Read into `q` first: a `read` that
