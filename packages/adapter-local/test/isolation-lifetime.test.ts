@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { captureWarnings } from '@sandstream/test-support/warnings';
 import type { Process } from '@sandstream/types';
 import { createLocalSandbox } from '../src/index.js';
@@ -95,13 +95,15 @@ describe("isolation: 'namespaces', the environment's lifetime", () => {
 const sb = createLocalSandbox({ isolation: 'namespaces' });
 await sb.run(['sh', '-c', 'echo written > /workspace/file; echo written > /tmp/file']);
 console.log(sb.native.sandbox.initPid());
-setInterval(() => {}, 1000);`;
+// The timer holds the sandbox: dropped, a collection would end its environment (the leak finalizer) before the kill.
+setInterval(() => sb, 1000);`;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    onTestFinished(() => void child.kill('SIGKILL'));
     let out = '';
     child.stdout.on('data', (data: Buffer) => (out += String(data)));
     expect(await eventually(() => out.includes('\n'), 30_000), 'the child never reported its sandbox').toBe(true);
     const init = Number(out.trim());
-    expect(isAlive(init)).toBe(true);
+    expect(isAlive(init), `the sandbox's init ${init} is gone before the child was killed`).toBe(true);
     // The init's arguments name the root skeleton it binds, inside the process's host directory.
     const args = readFileSync(`/proc/${init}/cmdline`, 'latin1').split('\0');
     const stateDir = dirname(args[args.indexOf('sandstream-init') + 1]!);
