@@ -5,7 +5,7 @@
  */
 import { TransportError } from '@sandstream/types';
 
-/** The Engine API could not be reached: no daemon at the address, or no permission on its socket. */
+/** The Engine API could not be reached: no daemon at the address, no permission on its socket, or no answer within `requestTimeoutMs`. */
 export class DockerUnreachable extends TransportError {
   constructor(
     /** Where the adapter looked: `unix:///var/run/docker.sock`, `tcp://host:2375`... */

@@ -52,6 +52,13 @@ export class DockerTransport implements RemoteTransport {
     return typedError(this.settings.docker, this.settings.container, error) ?? error;
   }
 
+  /** No answer within the request bound, however the link failed (a dockerd going down may accept and stay silent): `DockerUnreachable`. */
+  unreachable(error: unknown): unknown {
+    const typed = this.typed(error);
+    if (typed !== error) return typed;
+    return new DockerUnreachable(addressOf(this.settings.docker), `no answer within ${this.settings.requestTimeoutMs} ms: ${describeEngineError(error)}`, { cause: error });
+  }
+
   /** Runs argv as an exec of its own, read to its end: its exit code and the start of what it printed. */
   async #exec(argv: readonly string[], user: string | undefined, timeoutMs: number): Promise<{ exitCode: number | null; said: string }> {
     const abortSignal = AbortSignal.timeout(timeoutMs);
@@ -273,8 +280,9 @@ class ExecProcess implements TransportProcess {
       // container would be stopped). One still silent is `DockerUnreachable`.
       const restarted = unreachable && noSuchExec(error) ? new DockerRestarted(addressOf(this.#transport.settings.docker), { cause: error }) : undefined;
       // An Engine that did not answer within the bound cannot tell what became of the container either.
-      const gone = unanswered(error) ? undefined : await this.#gone();
-      this.#end({ kind: 'broken', error: gone ?? restarted ?? this.#transport.typed(error), sent: true });
+      const silent = unanswered(error);
+      const gone = silent ? undefined : await this.#gone();
+      this.#end({ kind: 'broken', error: gone ?? restarted ?? (silent ? this.#transport.unreachable(error) : this.#transport.typed(error)), sent: true });
       return;
     }
     if (failure !== undefined || state.running) {

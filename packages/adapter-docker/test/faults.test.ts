@@ -1,6 +1,7 @@
 /**
  * Faults a real Engine has, mid-command: the container killed, paused or
- * removed, the client's connection cut (dockerd restarted: restart.test.ts).
+ * removed, the client's connection cut, the Engine silent (dockerd restarted:
+ * restart.test.ts).
  * Each is a bounded, typed outcome; the command is started once (never
  * again after the fault); nothing of it is left running.
  */
@@ -9,7 +10,7 @@ import Docker from 'dockerode';
 import { TransportError } from '@sandstream/types';
 import { markedProcesses } from '@sandstream/test-support/processes';
 import { unless } from '@sandstream/test-support/skips';
-import { ContainerGone, createDockerSandbox } from '../src/index.js';
+import { ContainerGone, createDockerSandbox, DockerUnreachable } from '../src/index.js';
 import { instrument, SKIP, useEngine, waitUntil } from './engine.js';
 import { MARK, outcome, started } from './mid-command.js';
 
@@ -60,6 +61,28 @@ unless(describe, SKIP)('adapter-docker: faults of a real Engine mid-command', ()
     expect(error).toBeInstanceOf(TransportError);
     // Killed before the error was reported, not at close.
     await waitUntil(() => markedProcesses(MARK, run).length === 0, 10_000, 'nothing of the command left');
+    await sb.close();
+    expect(seen.starts).toBe(1);
+  });
+
+  it('the Engine silent as the link breaks: TransportError caused by DockerUnreachable, saying the tree may still run; once it answers, the sweeps end it', { timeout: 60_000 }, async () => {
+    // dockerd stopped (SIGSTOP) keeps its socket: connections are taken and never answered, as
+    // by a daemon on its way down. Its containers run on.
+    const { sb, seen, proc, run } = await started(file, 'silent');
+    const daemon = file.engine.pid!;
+    process.kill(daemon, 'SIGSTOP');
+    try {
+      for (const socket of seen.sockets) socket.destroy();
+      const error = await outcome(proc);
+      expect(error).toBeInstanceOf(TransportError);
+      expect((error as Error).cause).toBeInstanceOf(DockerUnreachable);
+      expect(((error as Error).cause as Error).message).toMatch(/no answer within 2000 ms/);
+      expect((error as Error).message).toMatch(/could not be confirmed killed .* and may still run/);
+      expect(markedProcesses(MARK, run).map((p) => p.cmdline)).toContain('sleep 1000');
+    } finally {
+      process.kill(daemon, 'SIGCONT');
+    }
+    await waitUntil(() => markedProcesses(MARK, run).length === 0, 20_000, 'nothing of the command left once the Engine answers');
     await sb.close();
     expect(seen.starts).toBe(1);
   });
