@@ -8,10 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { readProcStat } from '@sandstream/types/runtime';
+import { killEach, markedProcesses } from '@sandstream/test-support/processes';
 import { unless } from '@sandstream/test-support/skips';
 import { waitFor } from '@sandstream/test-support/timing';
 import { backgroundArgv, recordsArgv } from '../src/background.js';
-import { supervisorArgv } from '../src/supervisor.js';
+import { supervisorArgv, TAG_VARIABLE } from '../src/supervisor.js';
 import { SHELLS, missing, removeLinks, type Shell } from './harness.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sandstream-liveness-'));
@@ -22,6 +23,8 @@ afterAll(() => {
 const started: ChildProcess[] = [];
 afterEach(() => {
   for (const child of started.splice(0)) child.kill('SIGKILL');
+  // A supervised command that a failed test left running, and its holder (both tagged `ID…`).
+  killEach(markedProcesses(TAG_VARIABLE, ID, { prefix: true }), 'SIGKILL');
 });
 
 const ID = 'liveness-0123456789';
@@ -57,8 +60,9 @@ function readIfThere(path: string): string {
   }
 }
 
-function start(argv: string[]): ChildProcess {
-  const child = spawn(argv[0]!, argv.slice(1), { stdio: 'ignore' });
+/** Started here and SIGKILLed after the test: none of them may have a child of its own. */
+function start(argv: string[], stdin: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: [stdin, 'ignore', 'ignore'] });
   started.push(child);
   return child;
 }
@@ -101,7 +105,7 @@ describe.each(SHELLS)("a background record's liveness under $name", (shell) => {
   it_('ends once the pid is a zombie', async () => {
     // The child ends once its parent is a `sleep`, which never reaps it (a shell could).
     const pidFile = join(root, `zombie-${++records}`);
-    const parent = start(['/bin/sh', '-c', 'sh -c \'until [ "$(cat /proc/$PPID/comm)" = sleep ]; do sleep 0.01; done\' & echo $! > "$0"; exec sleep 1000', pidFile]);
+    const parent = start(['/bin/sh', '-c', 'sh -c \'until [ "$(cat /proc/$PPID/comm 2>/dev/null || echo sleep)" = sleep ]; do sleep 0.01; done\' & echo $! > "$0"; exec sleep 1000', pidFile]);
     let zombie = 0;
     await waitFor(
       () => {
@@ -124,8 +128,9 @@ describe.each(SHELLS)("a background record's liveness under $name", (shell) => {
   });
 
   it_('a record without a start time (an earlier driver) is read by the argv: one word is the id', async () => {
-    // The shell stays (a list is not exec'd as its last command), its argv ending in the id.
-    const holder = start(['/bin/sh', '-c', 'sleep 1000; :', 'holder', ID]);
+    // A shell in its `read` builtin (standard input a pipe that stays open): no child to outlive
+    // it, its argv ending in the id.
+    const holder = start(['/bin/sh', '-c', 'read -r line', 'holder', ID], 'pipe');
     const plain = start(['sleep', '1000']);
     const held = record(String(holder.pid));
     await waitFor(() => stateOf(shell, held) === 'running', BOUND, "the holder's argv after its exec");
