@@ -47,8 +47,9 @@ function record(pid: string): string {
 /** The state the records program gives a record now: `running` or `ended`. */
 function stateOf(shell: Shell, dir: string): string {
   const [path, ...args] = recordsArgv(shell.path!, 'show', dir, ID, '0');
-  const shown = spawnSync(path!, args, { encoding: 'utf8' });
-  expect(shown.status, shown.stderr).toBe(0);
+  // Bounded here: a synchronous look holds the test runner's own timer back.
+  const shown = spawnSync(path!, args, { encoding: 'utf8', timeout: 60_000 });
+  expect(shown.status, `${shown.error?.message ?? ''} ${shown.stderr}`).toBe(0);
   return /^state (\w+)$/m.exec(shown.stdout)?.[1] ?? `no state in ${JSON.stringify(shown.stdout)}`;
 }
 
