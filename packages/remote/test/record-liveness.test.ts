@@ -3,6 +3,7 @@
 // start time; these tests write records by hand around processes whose state they control, and
 // ask the records program (`show`) as an attach does.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +28,9 @@ afterEach(() => {
   killEach(markedProcesses(TAG_VARIABLE, ID, { prefix: true }), 'SIGKILL');
 });
 
-const ID = 'liveness-0123456789';
+// This run's own: the tag sweep after each test reaches every process of the host that carries it,
+// and a second run of these tests beside this one must keep its own.
+const ID = `liveness-${process.pid}-${randomBytes(4).toString('hex')}`;
 const BOUND = 15_000;
 
 let records = 0;
