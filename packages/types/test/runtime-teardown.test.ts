@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AbortError, InvalidArgument, SandboxClosed, TransportError } from '../src/errors.js';
 import type { Signal } from '../src/options.js';
-import { GRACE_MS, KILL_WAIT_MS, fakeSandbox, faultySandbox, outcome, resetFakes, settle, useFakeClock } from './runtime-fake-sandbox.js';
+import { GRACE_MS, KILL_WAIT_MS, fakeSandbox, faultySandbox, outcome, resetFakes, settle, useFakeClock, type FakeDriver } from './runtime-fake-sandbox.js';
 
 const decoder = new TextDecoder();
 
@@ -58,6 +58,30 @@ describe('teardown', () => {
     await settle();
     const disposing = proc[Symbol.asyncDispose]();
     await settle();
+    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT']);
+    await vi.advanceTimersByTimeAsync(GRACE_MS - 1);
+    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT']);
+    await vi.advanceTimersByTimeAsync(1);
+    await disposing;
+    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT', 'SIGKILL']);
+    expect((await proc.wait()).signal).toBe('SIGKILL');
+  });
+
+  it('counts the grace period from the confirmation of SIGTERM, not from the request: a slow delivery does not shorten it [SS-TEAR-7]', async () => {
+    useFakeClock();
+    const DELIVERY_MS = 40;
+    // A backend that takes DELIVERY_MS to deliver SIGTERM (a remote helper), whose command ignores it.
+    const { sb, drivers } = faultySandbox({
+      async signal(this: FakeDriver, signal: Signal) {
+        this.signals.push(signal);
+        if (signal === 'SIGTERM') await new Promise((resolve) => setTimeout(resolve, DELIVERY_MS));
+        if (signal === 'SIGKILL') queueMicrotask(() => this.exit(null, 'SIGKILL'));
+      },
+    });
+    const proc = sb.stream(['stubborn']);
+    await settle();
+    const disposing = proc[Symbol.asyncDispose]();
+    await vi.advanceTimersByTimeAsync(DELIVERY_MS);
     expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT']);
     await vi.advanceTimersByTimeAsync(GRACE_MS - 1);
     expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT']);

@@ -60,7 +60,7 @@ export async function runTermination(target: TerminationTarget): Promise<void> {
     ['SIGKILL', killWaitMs],
   ];
   for (const [signal, wait] of steps) {
-    const deadline = performance.now() + wait;
+    let deadline = performance.now() + wait;
     const left = (): number => Math.max(0, deadline - performance.now());
     const outcome = await sendSignal(target.driver, signal, wait);
     if (target.settled) return;
@@ -71,8 +71,14 @@ export async function runTermination(target: TerminationTarget): Promise<void> {
       }
       continue; // SIGTERM could not be sent: waiting for its effect is pointless
     }
-    // A backend that cannot send SIGCONT loses nothing but that.
-    if (signal === 'SIGTERM' && outcome === 'sent') await sendSignal(target.driver, 'SIGCONT', left());
+    if (signal === 'SIGTERM' && outcome === 'sent') {
+      // The grace period follows the sending of SIGTERM (section 9.8, step 2): a backend that
+      // takes a while to deliver it (a remote helper under load took 0.8 s) must not shorten the
+      // time the command's handler gets. A SIGTERM never confirmed still counts against it.
+      deadline = performance.now() + wait;
+      // A backend that cannot send SIGCONT loses nothing but that.
+      await sendSignal(target.driver, 'SIGCONT', left());
+    }
     if (target.settled) return;
     if (await target.settlesWithin(left())) return;
   }
