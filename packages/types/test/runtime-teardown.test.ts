@@ -6,11 +6,23 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AbortError, InvalidArgument, SandboxClosed, TransportError } from '../src/errors.js';
 import type { Signal } from '../src/options.js';
+import type { Process } from '../src/contract.js';
 import { GRACE_MS, KILL_WAIT_MS, fakeSandbox, faultySandbox, outcome, resetFakes, settle, useFakeClock, type FakeDriver } from './runtime-fake-sandbox.js';
 
 const decoder = new TextDecoder();
 
 afterEach(resetFakes);
+
+/** From SIGTERM's confirmation (SIGCONT sent too): SIGKILL not a tick before the grace period, then at once, and the command's end by it. */
+async function expectKilledAfterGrace(driver: FakeDriver, disposing: Promise<void>, proc: Process): Promise<void> {
+  expect(driver.signals).toEqual(['SIGTERM', 'SIGCONT']);
+  await vi.advanceTimersByTimeAsync(GRACE_MS - 1);
+  expect(driver.signals).toEqual(['SIGTERM', 'SIGCONT']);
+  await vi.advanceTimersByTimeAsync(1);
+  await disposing;
+  expect(driver.signals).toEqual(['SIGTERM', 'SIGCONT', 'SIGKILL']);
+  expect((await proc.wait()).signal).toBe('SIGKILL');
+}
 
 describe('teardown', () => {
   it('disposal terminates a running command and resolves only once it is gone [SS-TEAR-1]', async () => {
@@ -58,13 +70,7 @@ describe('teardown', () => {
     await settle();
     const disposing = proc[Symbol.asyncDispose]();
     await settle();
-    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT']);
-    await vi.advanceTimersByTimeAsync(GRACE_MS - 1);
-    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT']);
-    await vi.advanceTimersByTimeAsync(1);
-    await disposing;
-    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT', 'SIGKILL']);
-    expect((await proc.wait()).signal).toBe('SIGKILL');
+    await expectKilledAfterGrace(drivers[0]!, disposing, proc);
   });
 
   it('counts the grace period from the confirmation of SIGTERM, not from the request: a slow delivery does not shorten it [SS-TEAR-7]', async () => {
@@ -82,13 +88,7 @@ describe('teardown', () => {
     await settle();
     const disposing = proc[Symbol.asyncDispose]();
     await vi.advanceTimersByTimeAsync(DELIVERY_MS);
-    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT']);
-    await vi.advanceTimersByTimeAsync(GRACE_MS - 1);
-    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT']);
-    await vi.advanceTimersByTimeAsync(1);
-    await disposing;
-    expect(drivers[0]!.signals).toEqual(['SIGTERM', 'SIGCONT', 'SIGKILL']);
-    expect((await proc.wait()).signal).toBe('SIGKILL');
+    await expectKilledAfterGrace(drivers[0]!, disposing, proc);
   });
 
   it('fails with TransportError when no end is reported after SIGKILL', async () => {
