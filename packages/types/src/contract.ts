@@ -137,6 +137,14 @@ export interface SandboxTermination {
   readonly graceMs: number;
   /** Milliseconds it waits for the exit after SIGKILL before failing with `TransportError`. */
   readonly killWaitMs: number;
+  /**
+   * Spec 1.4 (SS-OWNER-1): the bound, in milliseconds, within which a
+   * foreground command's whole tree is gone once its owner is lost (the
+   * owner process ended without disposing of it, or its link to the
+   * environment broke for good), grace period included. Absent: the
+   * sandbox makes no such promise (a 1.3 adapter).
+   */
+  readonly ownerLossMs?: number;
 }
 
 /**

@@ -36,6 +36,13 @@ export interface SandboxBackend<Native = unknown> {
   readonly graceMs?: number;
   /** Wait for an exit report after SIGKILL before failing with `TransportError` (default 5000 ms). */
   readonly killWaitMs?: number;
+  /**
+   * Spec 1.4: within how many ms of its owner's loss a foreground command's
+   * tree is gone, grace period included (`termination.ownerLossMs`). The
+   * backend keeps it (a guardian, an owner lease), not the runtime: the
+   * runtime dies with its owner. Absent: no such promise is stated.
+   */
+  readonly ownerLossMs?: number;
   /** Queued bytes at which the driver is paused (default 4 MiB). */
   readonly highWaterMark?: number;
   /**
@@ -90,7 +97,11 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
     highWaterMark: backend.highWaterMark ?? DEFAULT_HIGH_WATER_MARK,
   };
   const capabilities = Object.freeze({ ...backend.capabilities });
-  const termination = Object.freeze({ graceMs: settings.graceMs, killWaitMs: settings.killWaitMs });
+  const termination = Object.freeze({
+    graceMs: settings.graceMs,
+    killWaitMs: settings.killWaitMs,
+    ...(backend.ownerLossMs === undefined ? {} : { ownerLossMs: backend.ownerLossMs }),
+  });
   const live = new Set<ProcessCore>();
   /** Settled, while the driver's release() (an adapter's cleanup requests, say) is still under way. */
   const releasing = new Set<ProcessCore>();
