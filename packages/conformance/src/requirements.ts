@@ -1,5 +1,5 @@
-// Generated from spec/1.3/requirements.json and spec/1.3/spec.md by scripts/sync-requirements.mjs; do not edit.
-// spec/1.3/spec.md is the source of each statement and heading; test/requirements.test.ts holds all three equal.
+// Generated from spec/1.4/requirements.json and spec/1.4/spec.md by scripts/sync-requirements.mjs; do not edit.
+// spec/1.4/spec.md is the source of each statement and heading; test/requirements.test.ts holds all three equal.
 // Refresh with: npm run sync-requirements -w @sandstream/conformance
 
 /** A numbered heading of spec.md: `### 9.8 The termination sequence` is `{ number: '9.8', title: 'The termination sequence' }`. */
@@ -37,7 +37,7 @@ export interface Requirement {
 }
 
 /** The spec revision these requirements belong to. */
-export const REQUIREMENTS_SPEC_VERSION = "1.3";
+export const REQUIREMENTS_SPEC_VERSION = "1.4";
 
 /** Every requirement of the spec revision this kit checks. */
 export const REQUIREMENTS: readonly Requirement[] = [
@@ -153,7 +153,7 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "introduced": "1.0",
     "heading": {
       "number": "4.1",
-      "title": "The capabilities of 1.3"
+      "title": "The capabilities of 1.4"
     }
   },
   {
@@ -323,6 +323,28 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "heading": {
       "number": "9.7",
       "title": "The process tree"
+    }
+  },
+  {
+    "id": "SS-OWNER-1",
+    "level": "MUST",
+    "section": "Owner loss",
+    "statement": "A foreground command MUST NOT outlive its owner: when the owner process ends without disposing of it (SIGKILL, out of memory, power loss) or its link to the environment is lost for good, the command's whole process tree (section 9.7) MUST be terminated by the sequence of section 9.8 (SIGTERM, the grace period, SIGKILL) and be gone within `termination.ownerLossMs` of the loss.",
+    "introduced": "1.4",
+    "heading": {
+      "number": "9.11",
+      "title": "Owner loss"
+    }
+  },
+  {
+    "id": "SS-OWNER-2",
+    "level": "MUST",
+    "section": "Owner loss",
+    "statement": "A sandbox MUST state `termination.ownerLossMs`, the bound of SS-OWNER-1 in milliseconds, as a number no smaller than its `graceMs`, and the value MUST NOT change during the sandbox's lifetime.",
+    "introduced": "1.4",
+    "heading": {
+      "number": "9.11",
+      "title": "Owner loss"
     }
   },
   {

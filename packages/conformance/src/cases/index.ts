@@ -4,7 +4,7 @@ import { processCases } from './2.2-process.js';
 import { argvDeliveryCases, invalidArgvCases } from './3.1-argv.js';
 import { optionsCases } from './3.2-options.js';
 import { environmentCases } from './3.3-environment-and-working-directory.js';
-import { manifestCases } from './4.1-capabilities-of-1-3.js';
+import { manifestCases } from './4.1-capabilities-of-1-4.js';
 import { negativeBehaviourCases } from './4.2-negative-behaviour.js';
 import { outputCapCases } from './5.1-output-cap.js';
 import { onOutputCases } from './5.2-on-output.js';

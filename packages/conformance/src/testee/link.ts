@@ -5,6 +5,7 @@
 import { AsyncResource } from 'node:async_hooks';
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import { HarnessError } from '../assert.js';
+import { KIT_SPEC_VERSION } from '../version.js';
 import { decodeError, type ThrownByCallback, type WireError } from './errors.js';
 import { startLinkWorker, type FromWorker, type ToWorker } from './link-worker.js';
 import { SYNC_OPS, TESTEE_PROTOCOL, type HelloAnswer, type Op, type Requests, type TwoStepOp } from './protocol.js';
@@ -118,7 +119,7 @@ export class TesteeLink {
       const late = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new HarnessError(`the testee did not answer its hello within ${helloTimeoutMs} ms (its setup hook or its factory hung)`)), helloTimeoutMs);
       });
-      const hello = (await Promise.race([link.request('hello', { protocol: TESTEE_PROTOCOL, spec: '1.3' }), late])) as HelloAnswer;
+      const hello = (await Promise.race([link.request('hello', { protocol: TESTEE_PROTOCOL, spec: KIT_SPEC_VERSION }), late])) as HelloAnswer;
       clearTimeout(timer);
       const roundTripMs = performance.now() - started;
       if (typeof hello !== 'object' || hello === null || hello.protocol !== TESTEE_PROTOCOL) {

@@ -7,7 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createInterface } from 'node:readline';
-import type { Process, Sandbox, SandboxFactory } from '@sandstream/types';
+import { SPEC_VERSION, type Process, type Sandbox, type SandboxFactory } from '@sandstream/types';
 import type { ConformanceHooks } from '../hooks.js';
 import { CALLBACK_ID, encodeError } from './errors.js';
 import { TESTEE_PROTOCOL, TWO_STEP_OPS, type HelloAnswer, type ProcessInfo, type Request, type SandboxInfo, type TesteeLine } from './protocol.js';
@@ -99,7 +99,7 @@ export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableSt
       try {
         const answer: HelloAnswer = {
           protocol: TESTEE_PROTOCOL,
-          spec: '1.3',
+          spec: SPEC_VERSION,
           name: typeof probe.name === 'string' ? probe.name : 'unnamed',
           manifest: encodeValue(probe.capabilities),
           termination: encodeValue(probe.termination),

@@ -255,7 +255,7 @@ export const TesteeHello = definition(
     spec: Type.String({ pattern: '^[0-9]+\\.[0-9]+$', description: 'The spec revision the adapter implements (major.minor).' }),
     name: Type.String({ description: "The adapter's Sandbox.name." }),
     manifest: value("The CapabilityManifest of a fresh sandbox, in the value form; the kit's cases judge it."),
-    termination: Type.Optional(value("The sandbox's termination (graceMs, killWaitMs) in the value form; {\"$undefined\": true} where it states none.")),
+    termination: Type.Optional(value("The sandbox's termination (graceMs, killWaitMs and, since 1.4, ownerLossMs) in the value form; {\"$undefined\": true} where it states none.")),
     hooks: Type.Optional(
       Type.Array(Type.String(), { description: 'The hooks of the adapter module the testee serves: attach (the observe request) and sever (section 18.6).' }),
     ),
