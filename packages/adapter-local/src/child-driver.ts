@@ -4,6 +4,7 @@ import { delimiter, join, resolve } from 'node:path';
 import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
 import { prlimitArgs, type CommandSpec, type DriverEvents, type ExitStatus, type ProcessDriver, type StartedProcess } from '@sandstream/types/runtime';
 import { closeOrphanedPipes, describeExhaustion, spawnMark } from './exhaustion.js';
+import { processGuardian } from './guardian.js';
 import { CommandPipes } from './pipes.js';
 import { groupHasLiveMember } from './process-group.js';
 import { switchUserArgs, type UserIds } from './users.js';
@@ -18,11 +19,19 @@ export interface ChildDriverOptions {
   readonly setprivPath: string | undefined;
   /** Resolved from `command.user` when the driver was created. */
   readonly user: UserIds | undefined;
+  /**
+   * The grace period with which this process's guardian (guardian.ts)
+   * ends the command's group should this process die first; undefined:
+   * no guardian, and the group outlives this process.
+   */
+  readonly ownerLossGraceMs?: number | undefined;
 }
 
 /** First and last interval of the poll that waits for a group to empty. */
 const POLL_FIRST_MS = 1;
 const POLL_MAX_MS = 50;
+/** Interval of the look at a group still alive when its driver was released. */
+const LINGER_POLL_MS = 1_000;
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
@@ -117,6 +126,8 @@ export class ChildDriver implements ProcessDriver {
   private paused = false;
   private pollTimer: NodeJS.Timeout | undefined;
   private pollDelay = POLL_FIRST_MS;
+  /** The group is registered with this process's guardian. */
+  private guarded = false;
 
   constructor(
     private readonly command: CommandSpec,
@@ -165,6 +176,10 @@ export class ChildDriver implements ProcessDriver {
       );
     }
     this.child = child;
+    // Now, before the event loop can reap the leader: its pid is still its own.
+    if (child.pid !== undefined && options.ownerLossGraceMs !== undefined) {
+      this.guarded = processGuardian()?.register(child.pid, options.ownerLossGraceMs) ?? false;
+    }
 
     const started = new Promise<StartedProcess>((resolveStart, rejectStart) => {
       child.once('spawn', () => resolveStart({ pid: child.pid! }));
@@ -236,7 +251,15 @@ export class ChildDriver implements ProcessDriver {
   private finish(): void {
     this.finished = true;
     clearTimeout(this.pollTimer);
+    this.unguard();
     this.events!.exit(this.leaderStatus!);
+  }
+
+  /** The group is gone: the guardian forgets it, so that it never signals a later group of that number. */
+  private unguard(): void {
+    if (!this.guarded) return;
+    this.guarded = false;
+    processGuardian()?.unregister(this.child!.pid!);
   }
 
   writeStdin(data: Uint8Array): Promise<void> {
@@ -281,5 +304,24 @@ export class ChildDriver implements ProcessDriver {
     clearTimeout(this.pollTimer);
     this.finished = true;
     this.pipes?.destroy();
+    if (this.guarded) this.unguardOnceGone(this.child!.pid!);
+  }
+
+  /**
+   * Released while the group may still live (the kill wait ran out): it
+   * stays registered, so that this process's death still ends it, until a
+   * look, now or every second, finds it gone.
+   */
+  private unguardOnceGone(pgid: number): void {
+    if (!groupAlive(pgid)) {
+      this.unguard();
+      return;
+    }
+    const timer = setInterval(() => {
+      if (groupAlive(pgid)) return;
+      clearInterval(timer);
+      this.unguard();
+    }, LINGER_POLL_MS);
+    timer.unref();
   }
 }

@@ -18,6 +18,7 @@ import {
   type SandboxBackend,
 } from '@sandstream/types/runtime';
 import { ChildDriver } from './child-driver.js';
+import { processGuardian } from './guardian.js';
 import { Environment, type IsolatedMount } from './isolation/environment.js';
 import { probeIsolation } from './isolation/probe.js';
 import { createIsolatedSandbox, type IsolatedEnvironmentInfo } from './isolation/sandbox.js';
@@ -87,6 +88,24 @@ export interface LocalNative {
   readonly sandbox: IsolatedEnvironmentInfo | undefined;
 }
 
+/**
+ * The second argument of {@link localBackend}: variants of the plain local
+ * backend that no user of {@link createLocalSandbox} should want. They
+ * exist for testing conformance kits, which must see a real adapter fail.
+ */
+export interface LocalBackendVariant {
+  /**
+   * `false` builds a backend without the guardian that ends a command's
+   * process group when this process dies first (default `true`): such an
+   * adapter leaks every running command on owner loss, and its sandbox
+   * states no `termination.ownerLossMs`.
+   */
+  readonly ownerGuard?: boolean;
+}
+
+/** Beyond the grace period, what the guardian may take to end a dead owner's commands (spec 1.4, `ownerLossMs`). */
+const OWNER_LOSS_LEEWAY_MS = 1_000;
+
 /** The work directory of an isolated sandbox: a private tmpfs, the default working directory. */
 export const ISOLATED_WORK_DIR = '/workspace';
 
@@ -105,6 +124,7 @@ function isolatedEnv(): Record<string, string> {
 
 const OPTION_KEYS = new Set(['cwd', 'env', 'graceMs', 'capabilities', 'isolation', 'network', 'mounts']);
 const MOUNT_KEYS = new Set(['source', 'target', 'readonly']);
+const VARIANT_KEYS = new Set(['ownerGuard']);
 
 function validPath(value: unknown): value is string {
   return typeof value === 'string' && value !== '' && !value.includes('\0');
@@ -162,14 +182,20 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox<L
  * shared runtime (the conformance kit's own tests build deliberately broken
  * adapters this way).
  *
+ * `variant` exists for testing conformance kits: `{ ownerGuard: false }`
+ * builds an adapter whose commands outlive this process when it dies.
+ *
  * @throws InvalidArgument with `isolation: 'namespaces'`, whose sandbox is
  * not one backend per call.
  */
-export function localBackend(options: LocalSandboxOptions = {}): SandboxBackend<LocalNative> {
+export function localBackend(options: LocalSandboxOptions = {}, variant: LocalBackendVariant = {}): SandboxBackend<LocalNative> {
   if (isPlainObject(options) && options.isolation === 'namespaces') {
     throw new InvalidArgument('options.isolation', "localBackend() builds only isolation: 'none'");
   }
-  const configured = configure(options);
+  checkOptionKeys(variant, VARIANT_KEYS, 'variant');
+  const ownerGuard: unknown = variant.ownerGuard ?? true;
+  if (typeof ownerGuard !== 'boolean') throw new InvalidArgument('variant.ownerGuard', 'must be a boolean');
+  const configured = configure(options, ownerGuard);
   if (!('backend' in configured)) {
     throw new InvalidArgument('options.isolation', "localBackend() builds only isolation: 'none'");
   }
@@ -180,7 +206,7 @@ type Configured =
   | { readonly backend: SandboxBackend<LocalNative> }
   | { readonly isolated: () => Sandbox<LocalNative> };
 
-function configure(options: LocalSandboxOptions): Configured {
+function configure(options: LocalSandboxOptions, ownerGuard = true): Configured {
   checkOptionKeys(options, OPTION_KEYS);
   const graceMs = nonNegativeOption('graceMs', options.graceMs, DEFAULT_GRACE_MS);
   const isolation: unknown = options.isolation ?? 'none';
@@ -238,6 +264,7 @@ function configure(options: LocalSandboxOptions): Configured {
           native: { kind: 'local', prlimitPath, setprivPath, isolation: 'namespaces', sandbox: Object.freeze(info) },
           graceMs,
           killWaitMs,
+          ownerLossMs: graceMs + OWNER_LOSS_LEEWAY_MS,
           support,
           baseEnv,
           defaultCwd,
@@ -249,6 +276,8 @@ function configure(options: LocalSandboxOptions): Configured {
   // Fixed now, so a later chdir() of this process cannot move it.
   const defaultCwd = cwd === undefined ? undefined : resolve(cwd);
   const baseEnv = options.env === undefined ? inheritedEnv() : validateEnv(options.env);
+  // Where no guardian can run (no sh, no procfs), no bound is promised.
+  const guarded = ownerGuard && processGuardian() !== undefined;
   return {
     backend: {
       name: 'local',
@@ -256,6 +285,7 @@ function configure(options: LocalSandboxOptions): Configured {
       native: { kind: 'local', prlimitPath, setprivPath, isolation: 'none', sandbox: undefined },
       graceMs,
       killWaitMs,
+      ...(guarded ? { ownerLossMs: graceMs + OWNER_LOSS_LEEWAY_MS } : {}),
       createDriver: (command) =>
         new ChildDriver(command, {
           baseEnv,
@@ -263,6 +293,7 @@ function configure(options: LocalSandboxOptions): Configured {
           prlimitPath,
           setprivPath,
           user: command.user === undefined ? undefined : resolveUser(command.user),
+          ownerLossGraceMs: guarded ? graceMs : undefined,
         }),
     },
   };

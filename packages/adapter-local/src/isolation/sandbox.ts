@@ -26,6 +26,12 @@ export interface IsolatedSettings {
   readonly native: object;
   readonly graceMs: number;
   readonly killWaitMs: number;
+  /**
+   * The bound stated as `termination.ownerLossMs`: the environment ends
+   * with this process (its init sees the end of its pipe, and the kernel
+   * ends the PID namespace with everything in it).
+   */
+  readonly ownerLossMs: number;
   readonly support: IsolationSupport;
   readonly baseEnv: Readonly<Record<string, string>>;
   readonly defaultCwd: string;
@@ -64,6 +70,7 @@ function build<Native>(registered: Registered, owner: boolean): Sandbox<Native> 
     native: settings.native as Native,
     graceMs: settings.graceMs,
     killWaitMs: settings.killWaitMs,
+    ownerLossMs: settings.ownerLossMs,
     createDriver: (command) =>
       new IsolatedDriver(command, {
         anchor,
