@@ -6,12 +6,29 @@
  * then (`late-sweeps.ts`).
  */
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_GRACE_MS } from '@sandstream/types/runtime';
 import type { CommandSpec } from '@sandstream/types/runtime';
 import { RemoteBackground } from './background-commands.js';
 import { RemoteDriver, type RemoteDriverSettings } from './driver.js';
 import { ChannelledTransport } from './helper-channel.js';
 import { sweepArgv } from './helpers.js';
 import { LateSweeps, lateSweepWindowMs } from './late-sweeps.js';
+import { DEFAULT_RECORD_BASE } from './background.js';
+import { OwnerLease, ownerLeaseTimes, ownerLossMs, type OwnerLeaseTimes } from './owner-lease.js';
+
+/** What {@link RemoteCommands} takes besides the drivers' settings. */
+export interface RemoteCommandsOptions {
+  /**
+   * Spec 1.4: the sandbox's grace period (default 2000 ms), which a supervisor whose owner is
+   * lost waits between SIGTERM and SIGKILL, as the runtime would.
+   */
+  readonly graceMs?: number | undefined;
+  /**
+   * The owner lease's times (default {@link DEFAULT_OWNER_LEASE}); `false`: none, for a backend
+   * that itself ends a command whose client is gone.
+   */
+  readonly ownerLease?: Partial<OwnerLeaseTimes> | false | undefined;
+}
 
 /**
  * Makes the drivers of one sandbox handle. Every command's id starts with
@@ -52,9 +69,31 @@ export class RemoteCommands {
    */
   readonly background: RemoteBackground;
 
-  constructor(settings: RemoteDriverSettings) {
+  /** The owner lease of this handle's foreground commands; undefined with `ownerLease: false`. */
+  readonly #lease: OwnerLease | undefined;
+  /**
+   * Spec 1.4: within how many ms of the owner's loss a foreground command's tree is gone (the
+   * sandbox's `termination.ownerLossMs`); undefined without an owner lease.
+   */
+  readonly ownerLossMs: number | undefined;
+
+  constructor(settings: RemoteDriverSettings, options: RemoteCommandsOptions = {}) {
     this.#channels = settings.helperChannel === true ? new ChannelledTransport(settings.transport, settings.paths.shell, this.prefix) : undefined;
-    this.#settings = this.#channels === undefined ? settings : { ...settings, transport: this.#channels };
+    const transport = this.#channels ?? settings.transport;
+    if (options.ownerLease !== false) {
+      const times = ownerLeaseTimes(options.ownerLease);
+      const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+      this.#lease = new OwnerLease({
+        transport,
+        shell: settings.paths.shell,
+        base: `${settings.recordBase ?? DEFAULT_RECORD_BASE}owner-${this.prefix}-`,
+        times,
+        graceMs,
+        requestTimeoutMs: settings.requestTimeoutMs,
+      });
+      this.ownerLossMs = ownerLossMs(times, graceMs);
+    }
+    this.#settings = { ...settings, transport, lease: this.#lease };
     this.#late = new LateSweeps({
       transport: this.#settings.transport,
       shell: settings.paths.shell,
@@ -89,7 +128,7 @@ export class RemoteCommands {
    */
   async sweep(timeoutMs: number = this.#settings.requestTimeoutMs): Promise<void> {
     const { transport, paths } = this.#settings;
-    const argv = sweepArgv(paths.shell, { prefix: `${this.prefix}-` });
+    this.#lease?.stop();
     const deadline = performance.now() + timeoutMs;
     const left = (): number => {
       const ms = Math.floor(deadline - performance.now());
@@ -99,6 +138,8 @@ export class RemoteCommands {
     try {
       this.#late.stop();
       for (const user of this.#users) {
+        const lease = this.#lease?.fileOf(user);
+        const argv = sweepArgv(paths.shell, { prefix: `${this.prefix}-` }, lease === undefined ? [] : [lease]);
         const { exitCode } = await transport.run(argv, { user, timeoutMs: left() });
         if (exitCode !== 0) throw new Error(`the close-time sweep ended with ${exitCode === null ? 'a signal' : `exit status ${exitCode}`}`);
         // The background commands it started are gone with the sweep: so are their records.

@@ -1,6 +1,7 @@
 // What the drivers of one sandbox share, and the small pieces of the driver that need none of its state.
 import type { ExitStatus } from '@sandstream/types/runtime';
 import type { LaunchDefaults } from './launch.js';
+import type { OwnerLease } from './owner-lease.js';
 import type { ExitStatus as ReportedStatus } from './reports.js';
 import type { RetryPolicy } from './retry.js';
 import type { RemoteTransport, StartRequest } from './transport.js';
@@ -29,6 +30,11 @@ export interface RemoteDriverSettings extends LaunchDefaults {
   readonly lateSweepMs?: number | undefined;
   /** Where background commands' records are made, `${recordBase}${id}` (default `/tmp/.sandstream-`). */
   readonly recordBase?: string | undefined;
+  /**
+   * Spec 1.4: the owner lease every foreground command's supervisor watches (`owner-lease.ts`);
+   * {@link RemoteCommands} makes it. Absent: commands outlive a lost owner.
+   */
+  readonly lease?: OwnerLease | undefined;
 }
 
 export const utf8 = new TextDecoder();

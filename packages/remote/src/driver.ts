@@ -60,6 +60,10 @@ export class RemoteDriver implements ProcessDriver {
   readonly #following: Following | undefined;
   /** Followers started again in a row, without a byte between them. */
   #refollows = 0;
+  /** Lets go of the owner lease this command holds (foreground only). */
+  #releaseLease: (() => void) | undefined;
+  /** The supervisor reported `lost`: the owner lease lapsed and it ended the tree itself. */
+  #ownerLost = false;
 
   /**
    * @param onFateUnknown - Told the id once this driver gave up on ending what the command may
@@ -89,7 +93,9 @@ export class RemoteDriver implements ProcessDriver {
     });
     const following = this.#following;
     if (following === undefined) {
-      const request = launchRequest(this.#id, this.#command, this.#settings);
+      const held = this.#settings.lease?.hold(this.#command.user);
+      this.#releaseLease = held?.release;
+      const request = launchRequest(this.#id, this.#command, this.#settings, held?.lease);
       this.#process = this.#settings.transport.start(request, {
         output: (stream, data) => this.#onOutput(stream, data),
         end: (end) => void this.#onEnd(end),
@@ -207,6 +213,9 @@ export class RemoteDriver implements ProcessDriver {
       case 'gone':
         this.#gone = true;
         return;
+      case 'lost':
+        this.#ownerLost = true;
+        return;
     }
   }
 
@@ -250,6 +259,12 @@ export class RemoteDriver implements ProcessDriver {
       }
     }
     if (this.#terminal) return;
+    if (this.#ownerLost) {
+      // The renewals stopped reaching the sandbox while this host still read the stream: the
+      // status is the termination's, not the command's own end.
+      this.#fail(new TransportError(`command ${this.#identity!.pid} was ended in the sandbox: its owner lease lapsed (no renewal arrived in time), so its supervisor took the owner for lost (spec 1.4)`));
+      return;
+    }
     this.#terminal = true;
     this.#events!.exit(statusOf(this.#exit, transportStatus));
   }
@@ -363,6 +378,7 @@ export class RemoteDriver implements ProcessDriver {
     // while the start was pending). End what may have started, bounded, best effort.
     const abandoned = !this.#terminal;
     this.#released = true;
+    this.#releaseLease?.();
     this.#terminal = true;
     this.#process?.resume?.();
     this.#process?.close();

@@ -20,11 +20,15 @@
  * unknown: SIGKILL to the supervisor whose argv holds ID (it may not have
  * forked yet), then the sweep of ID and of its holder (`ID-holder`).
  *
- * `sh -c HELPER sandstream-helper sweep PATTERN`: SIGKILL, once, to every
+ * `sh -c HELPER sandstream-helper sweep PATTERN [FILE...]`: SIGKILL, once, to every
  * process whose environment holds `SANDSTREAM_COMMAND=` followed by PATTERN
  * (a basic regular expression over one variable: `ID$` for one command,
- * `PREFIX-` for every command of one sandbox). Needs `grep -z` (GNU or
- * busybox).
+ * `PREFIX-` for every command of one sandbox), then removes the FILEs (the
+ * handle's owner leases, at close). Needs `grep -z` (GNU or busybox).
+ *
+ * `sh -c HELPER sandstream-helper lease FILE LAPSE_CS`: renews an owner
+ * lease (spec 1.4, `owner-lease.ts`): FILE then holds the sandbox's uptime
+ * in centiseconds plus LAPSE_CS, the moment the renewal lapses.
  *
  * `abandon` repeats its sweep until nothing is left (exit 0) or 50 rounds
  * passed (exit 1): a start it races may still be forking. A zombie's
@@ -55,9 +59,12 @@ export const HELPER = [
   // itself waits for nothing (under load, waiting here for every death outran the request bound).
   '  kill) group KILL "$2" "$3"; once "$4\\$" ;;',
   // At close: once, without waiting (close() is bounded; what got SIGKILL is as good as gone).
-  '  sweep) once "$2" ;;',
+  // The files after the pattern are the handle's owner leases, gone with its commands.
+  '  sweep) once "$2"; shift 2; [ "$#" = 0 ] || rm -f -- "$@" ;;',
   // The supervisor's argv holds its name and the id as whole words.
   `  abandon) for f in $(grep -lzx -e "$2" /proc/[0-9]*/cmdline 2>/dev/null); do grep -qzx ${SUPERVISOR_NAME} "$f" 2>/dev/null && { f=\${f#/proc/}; kill -s KILL "\${f%/cmdline}" 2>/dev/null; }; done; sweep "$2" ;;`,
+  // The uptime's fraction without a leading 0, which would read as octal; one write(2) of a line.
+  "  lease) IFS=' .' read -r s c _ < /proc/uptime; c=${c#0}; printf '%s\\n' $((s * 100 + c + $3)) > \"$2\" || exit 1 ;;",
   '  *) exit 2 ;;',
   'esac',
   'exit 0',
@@ -79,11 +86,11 @@ export function treeKillArgv(shell: string, group: GroupIdentity, id: string): s
   return [shell, '-c', HELPER, HELPER_NAME, 'kill', String(group.pgid), group.startTime, id];
 }
 
-/** `sweep`: SIGKILL to everything tagged with `id` exactly, or with any id starting with `prefix` (`{ prefix }`). */
-export function sweepArgv(shell: string, tag: string | { readonly prefix: string }): string[] {
+/** `sweep`: SIGKILL to everything tagged with `id` exactly, or with any id starting with `prefix` (`{ prefix }`); then `remove` goes. */
+export function sweepArgv(shell: string, tag: string | { readonly prefix: string }, remove: readonly string[] = []): string[] {
   const pattern = typeof tag === 'string' ? `${tag}$` : tag.prefix;
   if (!/^[A-Za-z0-9_-]+\$?$/.test(pattern)) throw new TypeError(`a sweep pattern is an id or an id prefix, got ${JSON.stringify(pattern)}`);
-  return [shell, '-c', HELPER, HELPER_NAME, 'sweep', pattern];
+  return [shell, '-c', HELPER, HELPER_NAME, 'sweep', pattern, ...remove];
 }
 
 /** `abandon`: SIGKILL to the supervisor of a start whose outcome is unknown, and to everything tagged with its id. */
@@ -91,3 +98,9 @@ export function abandonArgv(shell: string, id: string): string[] {
   if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new TypeError(`an id, got ${JSON.stringify(id)}`);
   return [shell, '-c', HELPER, HELPER_NAME, 'abandon', id];
 }
+
+/** `lease`: renews the owner lease in `file` for `lapseMs` from now on the sandbox's clock. */
+export function leaseArgv(shell: string, file: string, lapseMs: number): string[] {
+  return [shell, '-c', HELPER, HELPER_NAME, 'lease', file, String(Math.ceil(lapseMs / 10))];
+}
+

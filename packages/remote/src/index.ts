@@ -7,17 +7,18 @@
  * @packageDocumentation
  */
 export { FORWARDED_SIGNALS, SUPERVISOR, SUPERVISOR_NAME, TAG_VARIABLE, supervisorArgv } from './supervisor.js';
-export type { SupervisorCommand } from './supervisor.js';
+export type { SupervisorCommand, SupervisorLease } from './supervisor.js';
 export { ReportSplitter, SupervisorReportError, parseReport } from './reports.js';
-export type { ExitReport, ExitStatus, GoneReport, HeldReport, NoExecReport, SplitResult, StartReport, SupervisorReport } from './reports.js';
+export type { ExitReport, ExitStatus, GoneReport, HeldReport, LostReport, NoExecReport, SplitResult, StartReport, SupervisorReport } from './reports.js';
 export type { HelperOptions, HelperResult, RemoteTransport, StartRequest, TransportEnd, TransportProcess, TransportSink } from './transport.js';
 export { RemoteDriver, type FollowMode, type RemoteDriverSettings } from './driver.js';
 export type { Offsets } from './driver-settings.js';
-export { RemoteCommands } from './commands.js';
+export { RemoteCommands, type RemoteCommandsOptions } from './commands.js';
+export { DEFAULT_OWNER_LEASE, OWNER_LOSS_MARGIN_MS, ownerLeaseTimes, ownerLossMs, type OwnerLeaseTimes } from './owner-lease.js';
 export { RemoteBackground, type BackgroundHandle } from './background-commands.js';
 export { severFollowers } from './following.js';
 export { BACKGROUND, BACKGROUND_NAME, DEFAULT_RECORD_BASE, FOLLOWER, FOLLOWER_NAME, RECORDS, RECORDS_NAME, recordBaseOption } from './background.js';
 export { CHANNEL_NAME } from './helper-channel.js';
 export { DEFAULT_PATHS, launchRequest, type LaunchDefaults, type LaunchPaths } from './launch.js';
-export { HELPER, HELPER_NAME, abandonArgv, groupSignalArgv, sweepArgv, treeKillArgv, type GroupIdentity } from './helpers.js';
+export { HELPER, HELPER_NAME, abandonArgv, groupSignalArgv, leaseArgv, sweepArgv, treeKillArgv, type GroupIdentity } from './helpers.js';
 export { DEFAULT_RETRY, backoffMs, parseRetryAfter, retry, type Attempt, type RetryOptions, type RetryPolicy } from './retry.js';

@@ -13,7 +13,7 @@
  * status stay the command's.
  */
 import { prlimitArgs, type CommandSpec } from '@sandstream/types/runtime';
-import { supervisorArgv } from './supervisor.js';
+import { supervisorArgv, type SupervisorLease } from './supervisor.js';
 import type { StartRequest } from './transport.js';
 
 /** Where the tools the launch needs live in the sandbox. */
@@ -39,7 +39,8 @@ export interface LaunchDefaults {
 }
 
 /**
- * The start request of a command with the given id.
+ * The start request of a command with the given id; a foreground command's
+ * supervisor watches `lease` (spec 1.4, `owner-lease.ts`).
  *
  * A command run as another account without a working directory starts in
  * `/` and moves to its `$HOME` if it can: the backend's default (the
@@ -53,10 +54,10 @@ export interface LaunchDefaults {
  * const request = launchRequest('0123456789abcdef', {
  *   argv: ['printf', '%s', 'x'], env: { A: '1' }, cwd: undefined, stdin: 'ignore', limits: undefined, user: undefined,
  * }, { env: {}, cwd: undefined, paths: DEFAULT_PATHS });
- * // request.argv: ['/bin/sh', '-c', SUPERVISOR, 'sandstream-supervisor', id, '3', '0', '/usr/bin/env', '--', 'A=1', 'printf', '%s', 'x']
+ * // request.argv: ['/bin/sh', '-c', SUPERVISOR, 'sandstream-supervisor', id, '3', '0', '', '/usr/bin/env', '--', 'A=1', 'printf', '%s', 'x']
  * ```
  */
-export function launchRequest(id: string, command: CommandSpec, defaults: LaunchDefaults): StartRequest {
+export function launchRequest(id: string, command: CommandSpec, defaults: LaunchDefaults, lease?: SupervisorLease): StartRequest {
   const { paths } = defaults;
   const env = { ...defaults.env, ...command.env };
   const prefix = command.limits === undefined ? [] : prlimitArgs(paths.prlimit, command.limits);
@@ -68,7 +69,7 @@ export function launchRequest(id: string, command: CommandSpec, defaults: Launch
   }
   const home = command.user !== undefined && command.cwd === undefined && defaults.cwd === undefined;
   return {
-    argv: supervisorArgv({ id, argv: command.argv, prefix, home, shell: paths.shell }),
+    argv: supervisorArgv({ id, argv: command.argv, prefix, home, shell: paths.shell, lease }),
     // Not the tag: the supervisor exports it to the command's tree, and stays out of the sweep
     // that SIGKILLs the tree, so it lives to report `gone`. Before it forked, the id in its argv
     // finds it (the helper's `abandon`).

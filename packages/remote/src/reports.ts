@@ -62,7 +62,16 @@ export interface GoneReport {
   readonly type: 'gone';
 }
 
-export type SupervisorReport = StartReport | NoExecReport | ExitReport | HeldReport | GoneReport;
+/**
+ * Spec 1.4: the owner lease lapsed (no renewal within its lapse time on the
+ * sandbox's clock), and the supervisor began the termination sequence on
+ * its own. Any time after `start`, at most once.
+ */
+export interface LostReport {
+  readonly type: 'lost';
+}
+
+export type SupervisorReport = StartReport | NoExecReport | ExitReport | HeldReport | GoneReport | LostReport;
 
 /** A frame with the command's mark that does not parse: the stream is not what the supervisor wrote. */
 export class SupervisorReportError extends Error {
@@ -117,6 +126,9 @@ export function parseReport(body: string): SupervisorReport {
     case 'gone':
       if (words.length !== 1) throw new SupervisorReportError('bad gone report', body);
       return { type: 'gone' };
+    case 'lost':
+      if (words.length !== 1) throw new SupervisorReportError('bad lost report', body);
+      return { type: 'lost' };
     default:
       throw new SupervisorReportError('unknown report', body);
   }

@@ -31,6 +31,12 @@
  *   holds it (the call comes late): up to 500 ms apart while the call may
  *   still come, up to 100 ms once it came. fd 7 is the one descriptor the
  *   command gets beyond its standard streams.
+ * - A foreground command's supervisor watches its owner lease (spec 1.4,
+ *   `owner-lease.ts`): a file the host rewrites while its commands run.
+ *   Once the lease lapsed on the sandbox's clock (the owner died, or its
+ *   link is gone), it reports `lost` and gives the tree the termination
+ *   sequence itself: SIGTERM and SIGCONT, SIGKILL after the grace period,
+ *   and the sweep of the tag. A background command has no lease.
  * - It reports `exit` as soon as the command ended, `held` when its first
  *   look then finds live processes of the command's group or session,
  *   `gone` once none is left, and then exits
@@ -62,7 +68,7 @@ export const FORWARDED_SIGNALS = Object.freeze([
 
 /**
  * The supervisor: `sh -c SUPERVISOR sandstream-supervisor ID N HOME
- * prefix... argv...` (see {@link supervisorArgv}).
+ * LEASE prefix... argv...` (see {@link supervisorArgv}).
  * Tools it needs besides the shell: `/proc`, `setsid` (util-linux or
  * busybox) and `sleep` with fractions of a second (coreutils or busybox),
  * found in the standard system directories whatever the command's PATH;
@@ -71,8 +77,9 @@ export const FORWARDED_SIGNALS = Object.freeze([
  */
 export const SUPERVISOR = [
   // I: the id; n: how many words of argv are a prefix (wrappers that exec the command in turn);
-  // h: 1 to start in $HOME if it can (else stay where the backend started it).
-  'I=$1 n=$2 h=$3; shift 3',
+  // h: 1 to start in $HOME if it can (else stay where the backend started it); the owner lease
+  // (empty: none), as `LAPSE GRACE FILE` (see owner below).
+  'I=$1 n=$2 h=$3 lease=$4; shift 4',
   '[ "$h" = 1 ] && { cd "$HOME" 2>/dev/null || cd /; }',
   // fd 9: the backend's standard error, for reports; fd 8: its standard input, for the command
   // (an asynchronous list gets /dev/null without an explicit redirection); fd 6: its standard
@@ -138,6 +145,40 @@ export const SUPERVISOR = [
   'exec 6>&- 8<&- 0</dev/null',
   // A: how far each nap moves the backoff, M: the furthest it goes (see nap).
   'B=$! H= C= Q= d=0.001 k=0 A=4 M=32',
+  // The owner lease (spec 1.4, the owner-loss rule): the host renews lease_file while its
+  // foreground commands run, writing the sandbox's uptime in centiseconds at which the renewal
+  // lapses; once the sandbox's clock passes the latest deadline seen, the owner is lost (dead,
+  // or cut off for good) and the tree gets the termination sequence: TERM and CONT now, KILL
+  // once the grace period passed, and the tag's sweep for what left the session. Checked at
+  // every nap, with builtins only: a command that ends at once costs it nothing. The deadline is
+  // kept here too, so a lease file that went missing or reads half-written never lapses early.
+  'lease_lapse= lease_grace= lease_file= lease_deadline= owner_lost= owner_killed=',
+  'if [ -n "$lease" ]; then lease_lapse=${lease%% *} lease=${lease#* }; lease_grace=${lease%% *} lease_file=${lease#* }; fi',
+  // now_cs: the sandbox's uptime in centiseconds (a leading 0 of the fraction would read as octal).
+  "now_cs() { IFS=' .' read -r up_s up_c _ < /proc/uptime; up_c=${up_c#0}; now=$((up_s * 100 + up_c)); }",
+  // renewed: the latest deadline, from the file when it holds a number (a renewal may be midway).
+  'renewed() { { read -r v < "$lease_file"; } 2>/dev/null && case $v in *[!0-9]*|\'\') ;; *) [ "$v" -gt "$lease_deadline" ] && lease_deadline=$v ;; esac; }',
+  'if [ -n "$lease_file" ]; then',
+  '  now_cs; lease_deadline=$((now + lease_lapse)); renewed',
+  // A lease that cannot be written cannot be renewed either: the command runs without one
+  // rather than being ended while its owner lives.
+  '  { printf \'%s\\n\' "$lease_deadline" > "$lease_file"; } 2>/dev/null || lease_file=',
+  'fi',
+  'owner() {',
+  '  [ -n "$lease_file" ] || return 0',
+  '  now_cs',
+  '  if [ -z "$owner_lost" ]; then',
+  '    renewed; [ "$now" -gt "$lease_deadline" ] || return 0',
+  "    owner_lost=$((now + lease_grace)); r lost; Q=\"$Q TERM CONT\"",
+  // The owner is gone for good: so is its lease (its other commands keep the deadline they read).
+  '    t rm_path rm && "$rm_path" -f -- "$lease_file"',
+  '  elif [ -z "$owner_killed" ] && [ "$now" -ge "$owner_lost" ]; then',
+  '    owner_killed=1; Q="$Q KILL"',
+  // What left the session too, by its tag (not the holder's, `$I-holder`); without grep, the
+  // group and the session are what the signals reach.
+  '    [ -n "$G" ] && for f in $(SANDSTREAM_COMMAND= "$G" -lz "^SANDSTREAM_COMMAND=$I\\$" /proc/[0-9]*/environ 2>/dev/null); do f=${f#/proc/}; kill -s KILL "${f%/environ}"; done',
+  '  fi',
+  '}',
   // Each shell forks both elements of the pipeline itself, the holder first, and has no other
   // child yet: the holder is the child that is not $!.
   'if [ -e "/proc/$$/task/$$/children" ]; then { read -r H l _ < "/proc/$$/task/$$/children"; }; [ "$H" = "$B" ] && H=$l',
@@ -156,6 +197,7 @@ export const SUPERVISOR = [
   // only its fallback: a step a nap, on to 500 ms. The waker calls once; from then on the polls
   // are as without it.
   'nap() {',
+  '  owner',
   '  [ -n "$U$Q" ] || { SANDSTREAM_COMMAND= "$Z" "$d" >/dev/null 9>&- & [ -z "$U$Q" ] && wait $! || kill $!; }',
   '  if [ -n "$U" ]; then U= A=1 M=24; [ "$k" -gt 24 ] && k=24 d=0.1; return 0; fi',
   '  k=$((k + A)); [ "$k" -gt "$M" ] && k=$M',
@@ -220,6 +262,20 @@ export const SUPERVISOR = [
   'exit 255',
 ].join('\n');
 
+/**
+ * The owner lease a foreground command's supervisor watches (spec 1.4, the
+ * owner-loss rule; see `owner-lease.ts`): the host rewrites `file` while its
+ * commands run, and once `lapseMs` passed on the sandbox's clock since the
+ * latest renewal the supervisor gives the tree the termination sequence
+ * (SIGTERM and SIGCONT, SIGKILL after `graceMs`) and reports `lost`.
+ */
+export interface SupervisorLease {
+  /** An absolute path in the sandbox, without NUL or a line break, writable by the command's account. */
+  readonly file: string;
+  readonly lapseMs: number;
+  readonly graceMs: number;
+}
+
 /** What {@link supervisorArgv} takes. */
 export interface SupervisorCommand {
   /**
@@ -243,6 +299,18 @@ export interface SupervisorCommand {
   readonly home?: boolean | undefined;
   /** The shell that runs the supervisor; default `/bin/sh`. */
   readonly shell?: string;
+  /** The owner lease to watch; none (a background command) outlives its owner. */
+  readonly lease?: SupervisorLease | undefined;
+}
+
+/** A lease's word in the supervisor's argv: `LAPSE GRACE FILE`, the times in centiseconds, rounded up. */
+function leaseWord(lease: SupervisorLease | undefined): string {
+  if (lease === undefined) return '';
+  if (!lease.file.startsWith('/') || /[\0\n\r]/.test(lease.file)) throw new TypeError(`a lease file is an absolute path without NUL or a line break, got ${JSON.stringify(lease.file)}`);
+  for (const [name, ms] of [['lapseMs', lease.lapseMs], ['graceMs', lease.graceMs]] as const) {
+    if (!Number.isFinite(ms) || ms < 0) throw new TypeError(`a lease's ${name} is a finite number of ms, got ${ms}`);
+  }
+  return `${Math.ceil(lease.lapseMs / 10)} ${Math.ceil(lease.graceMs / 10)} ${lease.file}`;
 }
 
 const ID = /^[A-Za-z0-9_-]{8,64}$/;
@@ -256,7 +324,7 @@ const ID = /^[A-Za-z0-9_-]{8,64}$/;
  * import { supervisorArgv } from '@sandstream/remote';
  *
  * const argv = supervisorArgv({ id: randomUUID(), argv: ['printf', '%s\n', 'a b'] });
- * // ['/bin/sh', '-c', SUPERVISOR, 'sandstream-supervisor', id, '0', '0', 'printf', '%s\n', 'a b']
+ * // ['/bin/sh', '-c', SUPERVISOR, 'sandstream-supervisor', id, '0', '0', '', 'printf', '%s\n', 'a b']
  * ```
  */
 export function supervisorArgv(command: SupervisorCommand): string[] {
@@ -267,5 +335,5 @@ export function supervisorArgv(command: SupervisorCommand): string[] {
     throw new TypeError('supervisor argv must name a program');
   }
   const prefix = command.prefix ?? [];
-  return [command.shell ?? '/bin/sh', '-c', SUPERVISOR, SUPERVISOR_NAME, command.id, String(prefix.length), command.home === true ? '1' : '0', ...prefix, ...command.argv];
+  return [command.shell ?? '/bin/sh', '-c', SUPERVISOR, SUPERVISOR_NAME, command.id, String(prefix.length), command.home === true ? '1' : '0', leaseWord(command.lease), ...prefix, ...command.argv];
 }

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isLive, killEach, markedProcesses, procStat } from '@sandstream/test-support/processes';
-import { ReportSplitter, SUPERVISOR, SUPERVISOR_NAME, TAG_VARIABLE, supervisorArgv, type SupervisorReport } from '../src/index.js';
+import { ReportSplitter, SUPERVISOR, SUPERVISOR_NAME, TAG_VARIABLE, supervisorArgv, type SupervisorLease, type SupervisorReport } from '../src/index.js';
 
 export interface Shell {
   readonly name: string;
@@ -82,10 +82,10 @@ export class Supervised {
   constructor(
     shell: Shell,
     argv: readonly string[],
-    options: { raw?: (id: string) => string[]; prefix?: readonly string[]; home?: boolean; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+    options: { raw?: (id: string) => string[]; prefix?: readonly string[]; home?: boolean; env?: NodeJS.ProcessEnv; cwd?: string; lease?: SupervisorLease } = {},
   ) {
     if (shell.path === undefined) throw new Error(`${shell.name} is not installed`);
-    const full = options.raw?.(this.id) ?? supervisorArgv({ id: this.id, argv, shell: shell.path, prefix: options.prefix, home: options.home });
+    const full = options.raw?.(this.id) ?? supervisorArgv({ id: this.id, argv, shell: shell.path, prefix: options.prefix, home: options.home, lease: options.lease });
     this.child = spawn(full[0] as string, full.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: options.env, cwd: options.cwd });
     this.child.stdout?.on('data', (chunk: Buffer) => this.#stdout.push(chunk));
     this.child.stderr?.on('data', (chunk: Buffer) => this.#take(this.#splitter.push(chunk)));
@@ -214,7 +214,7 @@ export class Supervised {
 
 /** The supervisor started by a wrapper shell that builds argv words Node cannot pass (bytes that are not UTF-8). */
 export function throughWrapper(shell: Shell, words: string): (id: string) => string[] {
-  return (id) => ['/bin/sh', '-c', `exec "$0" -c "$1" "$2" "$3" 0 0 ${words}`, shell.path as string, SUPERVISOR, SUPERVISOR_NAME, id];
+  return (id) => ['/bin/sh', '-c', `exec "$0" -c "$1" "$2" "$3" 0 0 '' ${words}`, shell.path as string, SUPERVISOR, SUPERVISOR_NAME, id];
 }
 
 function readArgv(pid: number): string[] | undefined {

@@ -1,0 +1,127 @@
+// The owner lease (spec 1.4, the owner-loss rule): a foreground command's supervisor ends the tree
+// once its owner stops renewing the lease, under each shell; renewals keep it; and an owner process
+// killed with SIGKILL leaves nothing once the bound it states passed.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { isLive, killEach, markedProcesses } from '@sandstream/test-support/processes';
+import { unless } from '@sandstream/test-support/skips';
+import { waitFor } from '@sandstream/test-support/timing';
+import { TAG_VARIABLE, leaseArgv } from '../src/index.js';
+import { SHELLS, Supervised, missing, removeLinks, uptime, type Shell } from './harness.js';
+
+const started: Supervised[] = [];
+const work = mkdtempSync(join(tmpdir(), 'sandstream-lease-'));
+
+afterEach(() => {
+  for (const s of started.splice(0)) s.cleanup();
+});
+afterAll(() => {
+  rmSync(work, { recursive: true, force: true });
+  removeLinks();
+});
+
+/** Generous bounds: these tests run beside whole suites on two cores. */
+const SETTLE_MS = 20_000;
+
+function run(shell: Shell, argv: readonly string[], lease: { file: string; lapseMs: number; graceMs: number }): Supervised {
+  const s = new Supervised(shell, argv, { lease });
+  started.push(s);
+  return s;
+}
+
+/** Renews `file` as the host does, through the helper. */
+function renew(file: string, lapseMs: number): void {
+  const [shell, ...args] = leaseArgv('/bin/sh', file, lapseMs);
+  execFileSync(shell as string, args);
+}
+
+describe.each(SHELLS)('the owner lease under $name', (shell) => {
+  const it_ = unless(it, missing(shell));
+
+  it_('once it lapses, the tree gets SIGTERM, then SIGKILL after the grace period, and what left the session goes by its tag', { timeout: 60_000 }, async () => {
+    const file = join(work, `${shell.name.replace(' ', '-')}-lapse`);
+    // The leader traps TERM and lives on; a child ignores it; a third moved to a session of its own.
+    const s = run(shell, ['sh', '-c', 'trap "echo term" TERM; (trap "" TERM; exec sleep 300) & setsid sleep 301 & while :; do sleep 0.05; done'], { file, lapseMs: 300, graceMs: 300 });
+    await s.report('start');
+    await waitFor(() => markedProcesses(TAG_VARIABLE, s.id).some((p) => p.cmdline === 'sleep 301'), SETTLE_MS, 'the escaped sleep');
+    await s.report('lost');
+    await s.report('gone');
+    const exit = s.reports.find((r) => r.type === 'exit');
+    // SIGTERM came first (the trap ran), and the leader, which outlived it, died of SIGKILL.
+    expect(s.stdout().toString()).toContain('term');
+    expect(exit).toEqual({ type: 'exit', status: { kind: 'signal', number: 9, signal: 'SIGKILL', core: false } });
+    await waitFor(() => markedProcesses(TAG_VARIABLE, s.id).length === 0, SETTLE_MS, 'the tree gone');
+    expect(existsSync(file), 'the lapsed lease is removed').toBe(false);
+  });
+
+  it_('renewals keep the command, and it ends once they stop', { timeout: 60_000 }, async () => {
+    const file = join(work, `${shell.name.replace(' ', '-')}-renewed`);
+    const lapseMs = 400;
+    const s = run(shell, ['sleep', '300'], { file, lapseMs, graceMs: 100 });
+    await s.report('start');
+    // Renewed for three lapses of the sandbox's clock (this machine's): the command runs on.
+    const from = uptime();
+    while (uptime() - from < (3 * lapseMs) / 1000) {
+      renew(file, lapseMs);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(s.reports.map((r) => r.type)).toEqual(['start']);
+    expect(isLive(s.pid)).toBe(true);
+    // Without renewals it lapses: the same supervisor was watching all along.
+    await s.report('lost');
+    await s.report('gone');
+    expect(s.reports.find((r) => r.type === 'exit')).toMatchObject({ status: { kind: 'signal', signal: 'SIGTERM' } });
+  });
+
+  it_('a lease that cannot be written leaves the command without one, never ended while its owner may live', { timeout: 60_000 }, async () => {
+    const file = join(work, 'no-such-directory', 'lease');
+    const s = run(shell, ['sh', '-c', 'read line; echo "got $line"'], { file, lapseMs: 100, graceMs: 100 });
+    await s.report('start');
+    const from = uptime();
+    await waitFor(() => uptime() - from > 0.5, SETTLE_MS, 'five lapses');
+    s.child.stdin?.end('x\n');
+    await s.report('gone');
+    expect(s.reports.map((r) => r.type)).toEqual(['start', 'exit', 'gone']);
+    expect(s.stdout().toString()).toBe('got x\n');
+  });
+});
+
+describe('an owner process killed with SIGKILL', () => {
+  const fixture = fileURLToPath(new URL('./fixtures/lease-owner.mjs', import.meta.url));
+
+  it('leaves nothing of its command once the bound it states passed', { timeout: 90_000 }, async () => {
+    const recordBase = join(work, 'records-');
+    const owner = spawn(process.execPath, [fixture, recordBase, 'sh', '-c', 'trap "" TERM; sleep 300 & sleep 301'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let prefix: string | undefined;
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let text = '';
+        owner.stdout.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+          if (text.includes('\n')) resolve(text.slice(0, text.indexOf('\n')));
+        });
+        owner.on('exit', (code) => reject(new Error(`the owner exited (${code}) before its command started: ${text}`)));
+      });
+      const said = JSON.parse(line) as { prefix: string; ownerLossMs: number };
+      prefix = said.prefix;
+      expect(said.ownerLossMs).toBe(1_000 + 500 + 2_000);
+      const tree = (): string[] => markedProcesses(TAG_VARIABLE, `${said.prefix}-`, { prefix: true }).map((p) => p.cmdline);
+      // The tree runs, and its lease is renewed past its lapse while the owner lives.
+      await waitFor(() => tree().includes('sleep 300') && tree().includes('sleep 301'), SETTLE_MS, 'the tree');
+      const lease = `${recordBase}owner-${said.prefix}-0`;
+      const first = readFileSync(lease, 'utf8');
+      await waitFor(() => readFileSync(lease, 'utf8') !== first, SETTLE_MS, 'a renewal');
+      owner.kill('SIGKILL');
+      // Scaled for a loaded machine; the stated bound is what a benchmark or the kit measures.
+      await waitFor(() => tree().length === 0, said.ownerLossMs * 4, 'the tree gone');
+      expect(existsSync(lease), 'the lapsed lease is removed').toBe(false);
+    } finally {
+      if (isLive(owner.pid!)) owner.kill('SIGKILL');
+      if (prefix !== undefined) killEach(markedProcesses(TAG_VARIABLE, `${prefix}-`, { prefix: true }));
+    }
+  });
+});
