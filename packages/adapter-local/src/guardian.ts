@@ -177,8 +177,25 @@ done
 exit 0
 `;
 
-/** The guardian's name in `ps`: its `$0`. */
-const GUARDIAN_NAME = 'sandstream-guardian';
+/**
+ * The guardian's arguments after the shell's path: the program comes in
+ * the environment, so that `ps` shows one short line, not the script, and
+ * `$0` names it.
+ */
+export const GUARDIAN_ARGS: readonly string[] = ['-c', 'eval "$SANDSTREAM_GUARDIAN"', 'sandstream-guardian'];
+
+/**
+ * The guardian's whole environment. PATH: builtins, or the system's own
+ * programs, never the caller's. SHLVL: bash, whose standard input is a
+ * socket here (Node.js makes its pipes with socketpair), takes itself for a
+ * shell run by rshd and reads ~/.bashrc unless it is nested.
+ */
+export const GUARDIAN_ENV: Readonly<Record<string, string>> = {
+  PATH: '/usr/bin:/bin:/usr/sbin:/sbin',
+  LC_ALL: 'C',
+  SHLVL: '1',
+  SANDSTREAM_GUARDIAN: GUARDIAN_SCRIPT,
+};
 
 /** What the guardian knows of a group. */
 interface Registration {
@@ -254,15 +271,13 @@ export class Guardian {
     const mark = spawnMark();
     let child: ChildProcess;
     try {
-      // The program comes in the environment: `ps` shows one short line, not the script.
-      child = spawn(this.shell, ['-c', 'eval "$SANDSTREAM_GUARDIAN"', GUARDIAN_NAME], {
+      child = spawn(this.shell, GUARDIAN_ARGS, {
         stdio: ['pipe', 'ignore', 'ignore'],
         // Its own session: a signal to this process's group (a Ctrl-C) does not reach it.
         detached: true,
         // Pinning no directory of the caller's for as long as it lives.
         cwd: '/',
-        // Builtins, or the system's own programs: never the caller's PATH.
-        env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin', LC_ALL: 'C', SANDSTREAM_GUARDIAN: GUARDIAN_SCRIPT },
+        env: GUARDIAN_ENV,
       });
     } catch {
       return undefined;
