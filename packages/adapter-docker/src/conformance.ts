@@ -16,7 +16,7 @@ import { severFollowers } from '@sandstream/remote';
 import { InvalidArgument, type Sandbox, type BackgroundProcess } from '@sandstream/types';
 import type Docker from 'dockerode';
 import { createDockerSandbox } from './index.js';
-import { clientOf } from './client.js';
+import { addressOf, clientOf } from './client.js';
 import { createOwnedContainer, removeOwnedContainer } from './container.js';
 
 /** The kit's hook interface (`ConformanceHooks` of `@sandstream/conformance`), restated to keep it a dev dependency. */
@@ -26,6 +26,8 @@ export interface DockerConformanceHooks {
   attach(sandbox: Sandbox): Promise<Sandbox>;
   /** Cuts this OS process's links to a background command, as a proxy would (spec 1.2, `attach.link-lost`). */
   sever(process: BackgroundProcess): number;
+  /** Spec 1.4, `owner.crash`: a second OS process borrows the same container on the same Engine. */
+  owner(sandbox: Sandbox): { env: Record<string, string> };
 }
 
 interface Shared {
@@ -63,6 +65,15 @@ export const conformanceHooks: DockerConformanceHooks = {
   },
   sever(process: BackgroundProcess) {
     return severFollowers(process.commandId ?? '');
+  },
+  owner(sandbox: Sandbox) {
+    const address = addressOf(shared?.docker ?? clientOf(undefined, undefined));
+    return {
+      env: {
+        SANDSTREAM_DOCKER_CONTAINER: (sandbox.native as Docker.Container).id,
+        ...(address.startsWith('unix://') || address.startsWith('http') ? { DOCKER_HOST: address.replace(/^https?:/, 'tcp:') } : {}),
+      },
+    };
   },
 };
 

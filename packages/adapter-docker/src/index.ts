@@ -109,7 +109,7 @@ export async function createDockerSandbox(options: DockerSandboxOptions): Promis
     // Every signal on Docker is a helper (exec has no signal call), and every exec is three Engine
     // requests and a `runc exec`: one exec per account takes the helpers' words on its stdin.
     helperChannel: true,
-  });
+  }, { graceMs });
   const user = options.user;
   const withUser = <C extends { readonly user: string | undefined }>(command: C): C => (user === undefined || command.user !== undefined ? command : { ...command, user });
   const background = commands.background;
@@ -120,6 +120,8 @@ export async function createDockerSandbox(options: DockerSandboxOptions): Promis
     native: container,
     graceMs,
     killWaitMs,
+    // Spec 1.4: the owner lease ends a foreground command's tree within this bound once its owner is lost.
+    ownerLossMs: commands.ownerLossMs,
     createDriver: (command) => commands.createDriver(withUser(command)),
     background: {
       start: (command) => background.start(withUser(command)),

@@ -2,6 +2,9 @@
  * `@sandstream/adapter-e2b/conformance`, the module's face for the conformance kit: a default-export
  * factory and `conformanceHooks`, both configured from the environment.
  *
+ * - `E2B_API_KEY` and `E2B_SANDBOX_ID` set: that E2B sandbox, borrowed
+ *   (never killed): how a second OS process joins a run's sandbox (the
+ *   `owner` hook, spec 1.4).
  * - `E2B_API_KEY` set: one real E2B sandbox for the whole run (template
  *   `E2B_TEMPLATE`, else the SDK's default), created in `setup()` and
  *   killed in `teardown()`; every factory call is a handle on it that does
@@ -23,11 +26,15 @@ export interface E2BConformanceHooks {
   attach(sandbox: Sandbox): Promise<Sandbox>;
   /** Cuts this OS process's links to a background command, as a proxy would (spec 1.2, `attach.link-lost`). */
   sever(process: BackgroundProcess): number;
+  /** Spec 1.4, `owner.crash`: a second OS process on the same sandbox (by its id on E2B, by its envd's URL on the emulator). */
+  owner(sandbox: Sandbox): { env: Record<string, string> };
 }
 
 interface Shared {
   sandbox: E2BSdkSandbox;
   owned: boolean;
+  /** Where a second OS process finds the same sandbox (`owner`). */
+  env: Record<string, string>;
   stop?: () => Promise<void>;
   /**
    * On the emulator: its record base (its commands share the host's `/tmp`), and no `user`
@@ -40,14 +47,18 @@ let shared: Shared | undefined;
 
 async function connect(): Promise<Shared> {
   const apiKey = process.env['E2B_API_KEY'];
+  const id = process.env['E2B_SANDBOX_ID'];
+  if (apiKey !== undefined && apiKey !== '' && id !== undefined && id !== '') {
+    return { sandbox: await E2BSdkSandbox.connect(id), owned: false, env: { E2B_SANDBOX_ID: id } };
+  }
   if (apiKey !== undefined && apiKey !== '') {
     const template = process.env['E2B_TEMPLATE'];
     const sandbox = template ? await E2BSdkSandbox.create(template) : await E2BSdkSandbox.create();
-    return { sandbox, owned: true };
+    return { sandbox, owned: true, env: { E2B_SANDBOX_ID: sandbox.sandboxId } };
   }
   const url = process.env['E2B_SANDBOX_URL'];
   if (url !== undefined && url !== '') {
-    return { sandbox: await E2BSdkSandbox.create({ debug: true, sandboxUrl: url }), owned: false };
+    return { sandbox: await E2BSdkSandbox.create({ debug: true, sandboxUrl: url }), owned: false, env: { E2B_SANDBOX_URL: url } };
   }
   const { startEnvdEmulator } = await import('./emulator/index.js');
   const emulator = await startEnvdEmulator();
@@ -55,6 +66,7 @@ async function connect(): Promise<Shared> {
   return {
     sandbox,
     owned: false,
+    env: { E2B_SANDBOX_URL: emulator.url },
     stop: () => emulator.close(),
     options: { recordBase: emulator.recordBase, ...(process.getuid?.() === 0 ? {} : { capabilities: { user: false } }) },
   };
@@ -78,6 +90,10 @@ export const conformanceHooks: E2BConformanceHooks = {
   },
   sever(process: BackgroundProcess) {
     return severFollowers(process.commandId ?? '');
+  },
+  owner() {
+    if (shared === undefined) throw new InvalidArgument('conformanceHooks', 'setup() has not run');
+    return { env: shared.env };
   },
 };
 

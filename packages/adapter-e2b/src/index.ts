@@ -181,7 +181,7 @@ export async function createE2BSandbox(options: E2BSandboxOptions = {}): Promise
     retry: { ...DEFAULT_RETRY, attempts: 50, deadlineMs: requestTimeoutMs },
     describe: describeEnvdError,
     recordBase,
-  });
+  }, { graceMs });
 
   return defineSandbox<E2BSdkSandbox>({
     name: 'e2b',
@@ -189,6 +189,8 @@ export async function createE2BSandbox(options: E2BSandboxOptions = {}): Promise
     native: sdkSandbox,
     graceMs,
     killWaitMs,
+    // Spec 1.4: the owner lease ends a foreground command's tree within this bound once its owner is lost.
+    ownerLossMs: commands.ownerLossMs,
     createDriver: (command) => commands.createDriver(command),
     background: commands.background,
     async close() {

@@ -9,6 +9,7 @@
 import { severFollowers } from '@sandstream/remote';
 import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
 import { InvalidArgument, type Sandbox, type BackgroundProcess } from '@sandstream/types';
+import { emulatorFetch } from './emulator/fetch.js';
 import { createVercelSandbox, type VercelCredentials } from './index.js';
 
 /** Credentials from the environment: `VERCEL_TOKEN` + `VERCEL_TEAM_ID` + `VERCEL_PROJECT_ID`, or `VERCEL_OIDC_TOKEN`. */
@@ -19,8 +20,30 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): Vercel
   return undefined;
 }
 
+/** How a second OS process joins a run's sandbox (the `owner` hook, spec 1.4): JSON in this variable. */
+const JOIN_VARIABLE = 'SANDSTREAM_VERCEL_JOIN';
+
+/** What {@link JOIN_VARIABLE} holds: the sandbox's name, and the emulator's address and credentials when it runs on one. */
+interface Join {
+  readonly name: string;
+  readonly emulator?: { readonly url: string; readonly credentials: VercelCredentials; readonly recordBase: string };
+}
+
+/** A handle on the sandbox {@link JOIN_VARIABLE} names, never its owner; undefined without it. */
+async function joinedSandbox(): Promise<Sandbox<VercelSdkSandbox> | undefined> {
+  const text = process.env[JOIN_VARIABLE];
+  if (text === undefined || text === '') return undefined;
+  const join = JSON.parse(text) as Join;
+  if (join.emulator === undefined) {
+    const credentials = credentialsFromEnv();
+    return createVercelSandbox({ sandbox: await VercelSdkSandbox.get({ name: join.name, ...(credentials === 'oidc' ? {} : credentials) }) });
+  }
+  const { url, credentials, recordBase } = join.emulator;
+  return createVercelSandbox({ sandbox: await VercelSdkSandbox.get({ name: join.name, ...credentials, fetch: emulatorFetch(url) }), recordBase });
+}
+
 /** The emulator the conformance hooks started, when no real credentials are set. */
-let hookEmulator: { credentials: VercelCredentials; fetch: typeof globalThis.fetch; recordBase: string; close(): Promise<void> } | undefined;
+let hookEmulator: { url: string; credentials: VercelCredentials; fetch: typeof globalThis.fetch; recordBase: string; close(): Promise<void> } | undefined;
 
 /**
  * The conformance kit's entry point: a fresh sandbox per call, on real
@@ -28,6 +51,8 @@ let hookEmulator: { credentials: VercelCredentials; fetch: typeof globalThis.fet
  * {@link conformanceHooks} started when there are none.
  */
 export default async function createSandbox(): Promise<Sandbox<VercelSdkSandbox>> {
+  const joined = await joinedSandbox();
+  if (joined !== undefined) return joined;
   if (hookEmulator !== undefined) {
     return createVercelSandbox({ ...hookEmulator.credentials, fetch: hookEmulator.fetch, recordBase: hookEmulator.recordBase });
   }
@@ -48,6 +73,8 @@ export interface VercelConformanceHooks {
   attach(sandbox: Sandbox): Promise<Sandbox>;
   /** Cuts this OS process's links to a background command, as a proxy would (spec 1.2, `attach.link-lost`). */
   sever(process: BackgroundProcess): number;
+  /** Spec 1.4, `owner.crash`: a second OS process on the same Vercel sandbox, by its name. */
+  owner(sandbox: Sandbox): { env: Record<string, string> };
 }
 
 /**
@@ -58,7 +85,7 @@ export interface VercelConformanceHooks {
  */
 export const conformanceHooks: VercelConformanceHooks = {
   async setup() {
-    if (credentialsFromEnv() !== undefined || hookEmulator !== undefined) return;
+    if (credentialsFromEnv() !== undefined || hookEmulator !== undefined || process.env[JOIN_VARIABLE]) return;
     const { VercelEmulator } = await import('./emulator/index.js');
     hookEmulator = await VercelEmulator.start();
   },
@@ -76,6 +103,13 @@ export const conformanceHooks: VercelConformanceHooks = {
   },
   sever(process: BackgroundProcess) {
     return severFollowers(process.commandId ?? '');
+  },
+  owner(sandbox) {
+    const native = sandbox.native;
+    if (!(native instanceof VercelSdkSandbox)) throw new InvalidArgument('sandbox', 'is not a sandbox of this adapter');
+    const emulator = hookEmulator === undefined ? undefined : { url: hookEmulator.url, credentials: hookEmulator.credentials, recordBase: hookEmulator.recordBase };
+    const join: Join = { name: native.name, ...(emulator === undefined ? {} : { emulator }) };
+    return { env: { [JOIN_VARIABLE]: JSON.stringify(join) } };
   },
 };
 

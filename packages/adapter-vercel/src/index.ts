@@ -185,13 +185,15 @@ export async function createVercelSandbox(options: VercelSandboxOptions = {}): P
     retry: { ...DEFAULT_RETRY, attempts: 50, deadlineMs: Math.max(requestTimeoutMs, 10_000) },
     describe: describeError,
     recordBase,
-  });
+  }, { graceMs });
   return defineSandbox<VercelSdkSandbox>({
     name: 'vercel',
     capabilities: manifest(stdinService),
     native,
     graceMs,
     killWaitMs,
+    // Spec 1.4: the owner lease ends a foreground command's tree within this bound once its owner is lost.
+    ownerLossMs: commands.ownerLossMs,
     createDriver: (command) => commands.createDriver(command),
     background: commands.background,
     async close() {

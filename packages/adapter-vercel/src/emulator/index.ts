@@ -24,6 +24,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { emulatorFetch } from './fetch.js';
 import { closeServer, Connections, FaultQueue, listenLocal, makeRecordArea, RequestRecorder, taggedProcesses, type RecordArea, type TaggedProcess } from '@sandstream/remote/emulator';
 import { OutputStore } from './output-store.js';
 import { scanProcesses, type EmulatedProcess } from './proc.js';
@@ -40,6 +41,8 @@ export type { EmulatorOptions, Fault, RecordedRequest, StartedCommand, VercelRou
  * The emulator. {@link VercelEmulator.start} listens; {@link close} kills
  * every process it started and stops listening.
  */
+export { emulatorFetch } from './fetch.js';
+
 export class VercelEmulator {
   /** Every request received, in arrival order (none with `recordRequests: false`). */
   readonly requests: readonly RecordedRequest[];
@@ -78,13 +81,7 @@ export class VercelEmulator {
     };
     this.requests = this.state.recorder.requests;
     this.recordBase = this.records.recordBase;
-    this.fetch = (input, init) => {
-      const original = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
-      const path = original.pathname.startsWith('/api/') ? original.pathname.slice(4) : original.pathname;
-      // The SDK passes its own undici dispatcher and retry settings; neither belongs to this fetch.
-      const { dispatcher: _dispatcher, ...rest } = (init ?? {}) as RequestInit & { dispatcher?: unknown };
-      return globalThis.fetch(`${url}${path}${original.search}`, rest);
-    };
+    this.fetch = emulatorFetch(url);
     this.connections = new Connections(server);
     server.on('request', (req, res) => void handle(this.state, url, req, res));
   }

@@ -42,7 +42,7 @@ export interface SandboxBackend<Native = unknown> {
    * backend keeps it (a guardian, an owner lease), not the runtime: the
    * runtime dies with its owner. Absent: no such promise is stated.
    */
-  readonly ownerLossMs?: number;
+  readonly ownerLossMs?: number | undefined;
   /** Queued bytes at which the driver is paused (default 4 MiB). */
   readonly highWaterMark?: number;
   /**
