@@ -189,7 +189,7 @@ describe("the guardian's registrations in this process", () => {
     expect(guardian.registered()).not.toContain(Number(result.stdoutText));
 
     const bare = defineSandbox(localBackend({ graceMs: GRACE_MS, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', [MARKER]: RUN_ID } }, { ownerGuard: false }));
-    expect(bare.termination.ownerLossMs).toBeUndefined();
+    expect(bare.termination?.ownerLossMs).toBeUndefined();
     const unguarded = bare.stream(['sleep', '300']);
     await unguarded.started();
     expect(guardian.registered()).not.toContain(unguarded.pid);
@@ -207,7 +207,7 @@ describe("the guardian's registrations in this process", () => {
     'the isolated mode states the same bound',
     async () => {
       const sb = testSandbox({ isolation: 'namespaces' });
-      expect(sb.termination.ownerLossMs).toBe(GRACE_MS + 1_000);
+      expect(sb.termination?.ownerLossMs).toBe(GRACE_MS + 1_000);
       await sb.close();
     },
   );
