@@ -33,8 +33,12 @@ function resolvePackage(name: string, from: string): string | undefined {
   }
 }
 
-/** The adapter module: its default export (the factory) and its optional `conformanceHooks`. */
-export async function loadAdapter(specifier: string): Promise<{ factory: SandboxFactory; hooks: ConformanceHooks }> {
+/**
+ * The adapter module: its default export (the factory), its optional
+ * `conformanceHooks`, and the file it was loaded from, which an owner
+ * process loads in turn (`ownerModule`, spec 1.4's `owner.crash`).
+ */
+export async function loadAdapter(specifier: string): Promise<{ factory: SandboxFactory; hooks: ConformanceHooks; ownerModule: string }> {
   const path = resolve(specifier);
   const file = existsSync(path) ? path : resolvePackage(specifier, process.cwd());
   if (file === undefined) throw new UsageError(`cannot find ${JSON.stringify(specifier)}: neither a file nor a package installed here`);
@@ -50,6 +54,6 @@ export async function loadAdapter(specifier: string): Promise<{ factory: Sandbox
   } catch (error) {
     throw new UsageError(`${specifier} exports a malformed conformanceHooks: ${error instanceof Error ? error.message : String(error)}`);
   }
-  return { factory: module.default as SandboxFactory, hooks };
+  return { factory: module.default as SandboxFactory, hooks, ownerModule: file };
 }
 

@@ -18,6 +18,10 @@ export interface CaseContext {
   readonly attach: ConformanceHooks['attach'];
   /** The adapter module's `sever` hook, if it has one (spec 1.2, `attach.link-lost`). */
   readonly sever: ConformanceHooks['sever'];
+  /** The adapter module's `owner` hook, if it has one (spec 1.4, `owner.crash`). */
+  readonly owner: ConformanceHooks['owner'];
+  /** The run's `ownerModule` option: the module an owner process loads (spec 1.4, `owner.crash`). */
+  readonly ownerModule: string | undefined;
   /** The termination settings this case's sandbox states (or the fallback), and where they came from. */
   readonly termination: Termination;
   /** The SIGTERM-to-SIGKILL grace period: `termination.graceMs`. */
@@ -100,9 +104,9 @@ export function helperExec(sandbox: Sandbox, signal?: AbortSignal): Exec {
 /** Builds the context of one case around its sandbox. */
 export function createContext(
   sandbox: Sandbox,
-  setup: { factory: SandboxFactory; termination: Termination; signal: AbortSignal; hooks: ConformanceHooks },
+  setup: { factory: SandboxFactory; termination: Termination; signal: AbortSignal; hooks: ConformanceHooks; ownerModule?: string | undefined },
 ): ContextHandle {
-  const { factory, termination, signal, hooks } = setup;
+  const { factory, termination, signal, hooks, ownerModule } = setup;
   const dirs: string[] = [];
   const tokens: string[] = [];
   let terminationRead = false;
@@ -162,6 +166,8 @@ export function createContext(
     factory,
     attach: hooks.attach?.bind(hooks),
     sever: hooks.sever?.bind(hooks),
+    owner: hooks.owner?.bind(hooks),
+    ownerModule,
     get termination() {
       terminationRead = true;
       return termination;

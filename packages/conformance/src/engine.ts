@@ -178,7 +178,7 @@ function watchFaults(options: ConformanceOptions) {
 
 async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof watchFaults>, testee?: TesteeRun): Promise<ConformanceReport> {
   const factory = options.factory!;
-  const { caseTimeoutMs, graceMs, concurrency, hooks } = validateOptions(options);
+  const { caseTimeoutMs, graceMs, concurrency, hooks, ownerModule } = validateOptions(options);
   const startedAt = new Date();
   const started = performance.now();
   const expected = new Set(options.expectedFailures ?? []);
@@ -248,7 +248,7 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
         const cannot = testee?.cannotCross[testCase.id];
         if (cannot !== undefined) return finish(index, testCase, { status: 'skipped', message: `not through a testee: ${cannot}`, durationMs: 0 });
         options.onCaseStart?.(testCase);
-        finish(index, testCase, await runCaseWatched({ testCase, manifest, factory, timeoutMs: caseTimeoutMs, graceMs, hooks }, faults.watch));
+        finish(index, testCase, await runCaseWatched({ testCase, manifest, factory, timeoutMs: caseTimeoutMs, graceMs, hooks, ownerModule }, faults.watch));
       },
       { waits: ({ testCase }) => waitsUnder(plan, testCase), longest: ({ testCase }) => runsAlone(testCase) !== undefined, waiting: WAITING_CONCURRENCY },
     );

@@ -32,9 +32,43 @@ export interface ConformanceHooks {
    * tested).
    */
   sever?(process: BackgroundProcess): Promise<number | void> | number | void;
+  /**
+   * Spec 1.4, `owner.crash` (SS-OWNER-1): how a second OS process becomes an
+   * owner of commands on the environment `sandbox` runs in. The kit starts a
+   * Node.js process that loads `module` (default export factory and
+   * `conformanceHooks`, as the CLI loads an adapter module) with `env` added
+   * to its environment, runs its `setup` hook and factory, starts a command
+   * tree in the foreground, and kills that process with SIGKILL. The tree
+   * must be seen from `sandbox`, so `env` says how the module's factory
+   * reaches the same environment (a container, a remote sandbox by its id);
+   * where every factory call of the module shares one environment (local
+   * processes on one host), the hook may be left out. `module` defaults to
+   * the run's `ownerModule` (the module the CLI loaded).
+   */
+  owner?(sandbox: Sandbox): Promise<OwnerProcess> | OwnerProcess;
 }
 
-const HOOK_NAMES = new Set(['setup', 'teardown', 'attach', 'sever']);
+/**
+ * What the `owner` hook answers: how a second OS process makes a sandbox on
+ * a given sandbox's environment (spec 1.4, `owner.crash`).
+ *
+ * @example
+ * ```ts
+ * import type { ConformanceHooks } from '@sandstream/conformance';
+ * export const conformanceHooks: ConformanceHooks = {
+ *   // The owner process's factory reaches the same container by the id this sandbox holds.
+ *   owner: (sandbox) => ({ env: { MY_CONTAINER: String((sandbox.native as { id: string }).id) } }),
+ * };
+ * ```
+ */
+export interface OwnerProcess {
+  /** The adapter module the process loads: a file path or an installed package name. Default: the run's `ownerModule`. */
+  readonly module?: string;
+  /** Environment variables added to the process's, under which the module's setup and factory reach the environment. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+const HOOK_NAMES = new Set(['setup', 'teardown', 'attach', 'sever', 'owner']);
 
 /** Checks a hooks object; throws InvalidArgument naming the first bad member. */
 export function checkHooks(hooks: unknown, option: string): ConformanceHooks {
@@ -42,7 +76,7 @@ export function checkHooks(hooks: unknown, option: string): ConformanceHooks {
   if (typeof hooks !== 'object' || hooks === null) throw new InvalidArgument(option, 'must be an object of hook functions');
   for (const [key, value] of Object.entries(hooks)) {
     // An unknown or misspelt hook would otherwise never run.
-    if (!HOOK_NAMES.has(key)) throw new InvalidArgument(`${option}.${key}`, 'unknown hook (known: setup, teardown, attach, sever)');
+    if (!HOOK_NAMES.has(key)) throw new InvalidArgument(`${option}.${key}`, 'unknown hook (known: setup, teardown, attach, sever, owner)');
     if (value !== undefined && typeof value !== 'function') throw new InvalidArgument(`${option}.${key}`, 'must be a function');
   }
   return hooks as ConformanceHooks;

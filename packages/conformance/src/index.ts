@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 export { runConformance, runCase, skipReason, isAdvisory, CASES, type ConformanceOptions, type CaseRun, type CaseOutcome } from './engine.js';
-export type { ConformanceHooks } from './hooks.js';
+export type { ConformanceHooks, OwnerProcess } from './hooks.js';
 export type { RunWarning } from './warnings.js';
 export type { ConformanceCase } from './case.js';
 export type { CaseContext } from './context.js';

@@ -20,6 +20,15 @@ export interface ConformanceOptions {
   readonly testee?: TesteeCommand;
   /** The adapter module's lifecycle and observation hooks (its `conformanceHooks` export). */
   readonly hooks?: ConformanceHooks;
+  /**
+   * Spec 1.4: the adapter module (a file path, or an installed package
+   * name) that `owner.crash` loads in a second OS process to crash an owner
+   * of commands (SS-OWNER-1): its default export is `factory`'s equivalent,
+   * and its `conformanceHooks` are `hooks`'. The CLI passes the module it
+   * loaded. Without it, and without a `module` from the `owner` hook, that
+   * case is a harness error that names this option. Not with `testee`.
+   */
+  readonly ownerModule?: string;
   /** Run only cases matching one of these (id, `prefix.*`, or requirement id). */
   readonly include?: readonly string[];
   /** Report cases matching one of these as `disabled`. */
@@ -68,6 +77,7 @@ const KNOWN_OPTIONS = new Set([
   'factory',
   'testee',
   'hooks',
+  'ownerModule',
   'include',
   'exclude',
   'expectedFailures',
@@ -89,6 +99,8 @@ export interface CheckedOptions {
   readonly graceMs: number | undefined;
   readonly concurrency: number | 'auto';
   readonly hooks: ConformanceHooks;
+  /** The module `owner.crash` loads in its owner process, if one was given. */
+  readonly ownerModule: string | undefined;
 }
 
 /** Checks the options shared by every entry point; throws InvalidArgument naming the first bad one. */
@@ -99,7 +111,9 @@ export function validateOptions(options: ConformanceOptions): CheckedOptions {
     if (!KNOWN_OPTIONS.has(key)) throw new InvalidArgument(`options.${key}`, 'unknown option');
   }
   if (options.testee !== undefined) {
-    if (options.factory !== undefined || options.hooks !== undefined) throw new InvalidArgument('options.testee', 'takes the place of factory and hooks: give one or the other');
+    if (options.factory !== undefined || options.hooks !== undefined || options.ownerModule !== undefined) {
+      throw new InvalidArgument('options.testee', 'takes the place of factory, hooks and ownerModule: give one or the other');
+    }
     checkTestee(options.testee);
   } else if (typeof options.factory !== 'function') {
     throw new InvalidArgument('options.factory', 'must be a function returning a Sandbox (or give options.testee)');
@@ -118,9 +132,13 @@ export function validateOptions(options: ConformanceOptions): CheckedOptions {
     throw new InvalidArgument('options.concurrency', "must be 'auto' or an integer from 1 to 64");
   }
   const hooks = checkHooks(options.hooks, 'options.hooks');
+  const ownerModule = options.ownerModule;
+  if (ownerModule !== undefined && (typeof ownerModule !== 'string' || ownerModule.trim() === '')) {
+    throw new InvalidArgument('options.ownerModule', 'must be a non-empty string: the adapter module\'s file path or package name');
+  }
   checkSelectors(CASES, options.include ?? [], 'options.include');
   checkSelectors(CASES, options.exclude ?? [], 'options.exclude');
-  return { caseTimeoutMs, graceMs, concurrency, hooks };
+  return { caseTimeoutMs, graceMs, concurrency, hooks, ownerModule };
 }
 
 

@@ -66,6 +66,8 @@ export interface CaseRun {
   readonly graceMs?: number | undefined;
   /** The adapter module's hooks; `attach` is used to observe a sandbox after its close(). */
   readonly hooks?: ConformanceHooks | undefined;
+  /** The module an owner process loads (see {@link ConformanceOptions.ownerModule}). */
+  readonly ownerModule?: string | undefined;
 }
 
 /** A case's outcome. */
@@ -150,7 +152,7 @@ async function runCaseScoped(run: CaseRun, scope: LiveScope): Promise<CaseOutcom
           termination = terminationOf(sandbox, { graceMs: run.graceMs, label: 'the graceMs option (--grace-ms)' });
           // The case's calls into the adapter go through a view that knows which are pending.
           tracker = trackCalls(sandbox, { bound: () => deliveryBound(handle!.ctx), hung: cutShort });
-          handle = createContext(tracker.sandbox, { factory, termination, signal: controller.signal, hooks: unwrappingAttach(hooks, tracker) });
+          handle = createContext(tracker.sandbox, { factory, termination, signal: controller.signal, hooks: unwrappingAttach(hooks, tracker), ownerModule: run.ownerModule });
           await testCase.run(handle.ctx);
         }),
         hung,
@@ -210,8 +212,12 @@ function timeoutMessage(timeoutMs: number, tracker: CallTracker | undefined, han
 
 /** `hooks` whose attach() gets the adapter's own sandbox, not the case's view of it. */
 function unwrappingAttach(hooks: ConformanceHooks, tracker: CallTracker): ConformanceHooks {
-  const attach = hooks.attach;
-  return attach === undefined ? hooks : { ...hooks, attach: (sandbox) => attach.call(hooks, tracker.unwrap(sandbox)) };
+  const { attach, owner } = hooks;
+  return {
+    ...hooks,
+    ...(attach === undefined ? {} : { attach: (sandbox: Sandbox) => attach.call(hooks, tracker.unwrap(sandbox)) }),
+    ...(owner === undefined ? {} : { owner: (sandbox: Sandbox) => owner.call(hooks, tracker.unwrap(sandbox)) }),
+  };
 }
 
 async function attachBounded(hooks: ConformanceHooks, sandbox: Sandbox): Promise<Sandbox | undefined> {

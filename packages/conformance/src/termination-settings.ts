@@ -10,6 +10,8 @@ export interface Termination {
   readonly graceMs: number;
   /** Wait for an exit report after SIGKILL, in ms. */
   readonly killWaitMs: number;
+  /** Spec 1.4: the bound within which a foreground command's tree is gone once its owner is lost, where the sandbox states it. */
+  readonly ownerLossMs?: number;
   /** Where the values came from, in words ("the sandbox's `termination`", ...). */
   readonly source: string;
 }
@@ -33,7 +35,7 @@ export function terminationOf(sandbox: Sandbox, option: { graceMs?: number | und
   // Read defensively: a 1.0 adapter has no such property, and its value is the adapter's claim.
   const stated = (sandbox as { termination?: unknown }).termination;
   if (stated !== undefined && stated !== null) {
-    const { graceMs, killWaitMs } = stated as { graceMs?: unknown; killWaitMs?: unknown };
+    const { graceMs, killWaitMs, ownerLossMs } = stated as { graceMs?: unknown; killWaitMs?: unknown; ownerLossMs?: unknown };
     if (!isDuration(graceMs) || !isDuration(killWaitMs)) {
       throw new HarnessError(
         `the sandbox's \`termination\` is malformed (${JSON.stringify(stated)}): graceMs and killWaitMs must be non-negative numbers of ms`,
@@ -44,7 +46,8 @@ export function terminationOf(sandbox: Sandbox, option: { graceMs?: number | und
         `${option.label} says ${option.graceMs} ms but the sandbox's \`termination\` states a grace period of ${graceMs} ms: drop the option, the kit reads the sandbox's`,
       );
     }
-    return { graceMs, killWaitMs, source: "the sandbox's `termination`" };
+    // ownerLossMs is judged by owner.bound-stated (SS-OWNER-2), not here: kept only when it is a duration.
+    return { graceMs, killWaitMs, ...(isDuration(ownerLossMs) ? { ownerLossMs } : {}), source: "the sandbox's `termination`" };
   }
   if (option.graceMs !== undefined) {
     return { graceMs: option.graceMs, killWaitMs: SPEC_TERMINATION.killWaitMs, source: `${option.label}; the kill wait is the spec's default, since the sandbox states no \`termination\`` };

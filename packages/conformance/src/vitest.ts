@@ -32,7 +32,7 @@ export type DescribeConformanceOptions = Omit<ConformanceOptions, 'onCaseStart' 
  */
 export function describeConformance(options: DescribeConformanceOptions): void {
   // The engine's rules: unknown options and selectors that match nothing throw here.
-  const { caseTimeoutMs: timeoutMs, graceMs, concurrency, hooks } = validateOptions(options);
+  const { caseTimeoutMs: timeoutMs, graceMs, concurrency, hooks, ownerModule } = validateOptions(options);
   const expected = new Set(options.expectedFailures ?? []);
   let manifest: CapabilityManifest | undefined;
   let problem: string | undefined;
@@ -87,7 +87,7 @@ export function describeConformance(options: DescribeConformanceOptions): void {
           ctx.skip(`not through a testee: ${cannot}`);
           return;
         }
-        const outcome = await runCase({ testCase, manifest: manifest!, factory, timeoutMs, graceMs, hooks: testee?.hooks ?? hooks });
+        const outcome = await runCase({ testCase, manifest: manifest!, factory, timeoutMs, graceMs, hooks: testee?.hooks ?? hooks, ownerModule });
         linkFault();
         if (outcome.status === 'skipped') {
           ctx.skip(outcome.message);

@@ -7,6 +7,7 @@
  * Broken adapters leak processes on purpose: each test has its own Lab,
  * whose marker variable finds and kills what its sandboxes left running.
  */
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, test } from 'vitest';
 import { captureWarnings, type CapturedWarnings } from '@sandstream/test-support/warnings';
 import { hasCapability, type Capability, type ConformanceReport } from '@sandstream/types';
@@ -16,6 +17,10 @@ import { expectCaught } from './broken/expect-caught.js';
 import { localCapabilities } from './broken/local-capabilities.js';
 import { BROKEN_ADAPTERS, Lab, markedProcesses } from './broken/index.js';
 import { unboundedReplay } from './broken/background.js';
+import { labEnv, labSandbox } from './fixtures/owner-lab-adapter.mjs';
+
+/** The module an owner process loads in owner.crash: the lab's adapters, configured by the owner hook's env. */
+const OWNER_LAB = fileURLToPath(new URL('./fixtures/owner-lab-adapter.mjs', import.meta.url));
 
 /** What the local adapter can do on this machine. */
 const LOCAL_CAPABILITIES = await localCapabilities();
@@ -39,7 +44,14 @@ describe('the real local adapter', () => {
     const lab = new Lab('local');
     let report: ConformanceReport;
     try {
-      report = await runConformance({ factory: () => lab.local(), caseTimeoutMs: 20_000, concurrency: SERIAL });
+      report = await runConformance({
+        factory: () => lab.local(),
+        // owner.crash's owner process makes the same sandboxes, marked by the same lab.
+        ownerModule: OWNER_LAB,
+        hooks: { owner: () => ({ env: labEnv('local', lab.marker) }) },
+        caseTimeoutMs: 20_000,
+        concurrency: SERIAL,
+      });
     } finally {
       const survivors = await lab.cleanup();
       expect(survivors, 'processes the real adapter left running').toEqual([]);
@@ -119,6 +131,82 @@ describe('the real local adapter', () => {
       const negative = report.cases.find((c) => c.id === 'capabilities.absent-streaming');
       expect(negative?.status, negative?.message).toBe('pass');
       expect(report.ok).toBe(true);
+    } finally {
+      expect(await lab.cleanup()).toEqual([]);
+    }
+  });
+});
+
+// Spec 1.4 section 9.11: an owner process really crashed (SS-OWNER-1), and the bound stated (SS-OWNER-2).
+describe('owner loss', () => {
+  test('the real local adapter passes owner.crash and owner.bound-stated; the owner module comes from the owner hook too', { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
+    const lab = new Lab('owner-local');
+    try {
+      const report = await runConformance({
+        factory: () => lab.local(),
+        hooks: { owner: () => ({ module: OWNER_LAB, env: labEnv('local', lab.marker) }) },
+        include: ['owner.*'],
+        concurrency: SERIAL,
+      });
+      expect(report.cases.filter((c) => c.status !== 'disabled').map((c) => `${c.id}: ${c.status} ${c.message ?? ''}`)).toEqual([
+        'owner.bound-stated: pass ',
+        'owner.crash: pass ',
+      ]);
+    } finally {
+      expect(await lab.cleanup()).toEqual([]);
+    }
+  });
+
+  test("an adapter whose commands outlive a crashed owner (the plain local backend without its guardian) fails owner.crash naming the survivors, and owner.bound-stated", { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
+    const lab = new Lab('owner-unguarded');
+    try {
+      const report = await runConformance({
+        factory: () => lab.track(labSandbox('unguarded', lab.marker)),
+        ownerModule: OWNER_LAB,
+        hooks: { owner: () => ({ env: labEnv('unguarded', lab.marker) }) },
+        include: ['owner.*'],
+        concurrency: SERIAL,
+      });
+      const byId = new Map(report.cases.map((c) => [c.id, c]));
+      const crash = byId.get('owner.crash');
+      expect(crash?.status, crash?.message).toBe('fail');
+      // Every process of the tree survived, and the message names each by its role.
+      for (const role of ['owner-leader', 'owner-background', 'owner-foreground']) expect(crash?.message).toMatch(new RegExp(`killed with SIGKILL .* still runs: .*pid [0-9]+ \\(${role}\\)`));
+      expect(crash?.message).toMatch(/kit's fallback.*states no `termination.ownerLossMs`/);
+      expect(byId.get('owner.bound-stated')?.message).toMatch(/states no `termination.ownerLossMs`/);
+      expect(byId.get('owner.bound-stated')?.status).toBe('fail');
+      expect(report.ok).toBe(false);
+      // The kit killed the tree it could not see end: nothing of the lab's is left (cleanup below).
+    } finally {
+      expect(await lab.cleanup()).toEqual([]);
+    }
+  });
+
+  test('without an owner module, owner.crash is a harness error that names ownerModule and the owner hook, never a verdict', { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
+    const lab = new Lab('owner-no-module');
+    try {
+      const report = await runConformance({ factory: () => lab.local(), include: ['owner.crash'], concurrency: SERIAL });
+      const crash = report.cases.find((c) => c.id === 'owner.crash');
+      expect(crash?.status).toBe('error');
+      expect(crash?.message).toMatch(/give `ownerModule`.*`conformanceHooks.owner`/);
+    } finally {
+      expect(await lab.cleanup()).toEqual([]);
+    }
+  });
+
+  test('an owner process that fails is a harness error naming its error, never a verdict', { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
+    const lab = new Lab('owner-fails');
+    try {
+      const report = await runConformance({
+        factory: () => lab.local(),
+        ownerModule: OWNER_LAB,
+        hooks: { owner: () => ({ env: { ...labEnv('local', lab.marker), SANDSTREAM_OWNER_LAB: 'nowhere' } }) },
+        include: ['owner.crash'],
+        concurrency: SERIAL,
+      });
+      const crash = report.cases.find((c) => c.id === 'owner.crash');
+      expect(crash?.status).toBe('error');
+      expect(crash?.message).toMatch(/the owner process \(.*owner-lab-adapter\.mjs.*\) failed: .*unknown kind "nowhere"/);
     } finally {
       expect(await lab.cleanup()).toEqual([]);
     }

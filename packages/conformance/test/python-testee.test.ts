@@ -53,6 +53,15 @@ const SERIAL = 1;
 const TEST_TIMEOUT_MS = 110_000;
 
 /**
+ * The cases the Python adapter fails as an adapter of spec 1.3: it states no
+ * `termination.ownerLossMs` (SS-OWNER-2, spec 1.4 section 9.11), and
+ * owner.crash, which would hold it to that bound, cannot run through a
+ * testee. Listed as the kit's baseline, so the day it states the bound the
+ * list is stale and this test says so.
+ */
+const PYTHON_AT_1_3 = ['owner.bound-stated'];
+
+/**
  * Runs the kit against `args` (a script under python/ and its arguments) and
  * returns its report with the marked processes it left running, killed.
  */
@@ -67,7 +76,12 @@ async function runTestee(args: readonly string[], include?: readonly string[]): 
     forwardStderr: include === undefined,
   };
   try {
-    const report = await runConformance({ testee, concurrency: SERIAL, caseTimeoutMs: 20_000, ...(include === undefined ? {} : { include }) });
+    const report = await runConformance({
+      testee,
+      concurrency: SERIAL,
+      caseTimeoutMs: 20_000,
+      ...(include === undefined ? { expectedFailures: PYTHON_AT_1_3 } : { include }),
+    });
     const left = markedProcesses(MARKER, marker);
     return { report, survivors: left.map((p) => `pid ${p.pid}: ${p.cmdline}`) };
   } finally {
@@ -86,7 +100,8 @@ unless(describe, NO_PYTHON)('the Python adapter through its testee', () => {
   test('passes every case but those its manifest rules out, and leaves no process behind', { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
     const { report, survivors } = await runTestee(['testee.py']);
     expect(survivors, 'processes the Python adapter left running').toEqual([]);
-    const problems = report.cases.filter((c) => c.status !== 'pass' && c.status !== 'skipped');
+    const problems = report.cases.filter((c) => c.status !== 'pass' && c.status !== 'skipped' && !(c.status === 'fail' && c.expectedFailure));
+    expect(listed(report, PYTHON_AT_1_3)).toMatch(/^owner\.bound-stated: fail the sandbox states no `termination\.ownerLossMs`/);
     expect(problems.map((c) => `${c.id}: ${c.status} ${c.message ?? ''}`)).toEqual([]);
     expect(report.ok).toBe(true);
     expect(report.summary.fail).toBe(0);

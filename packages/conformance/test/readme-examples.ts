@@ -68,6 +68,7 @@ describeConformance({ factory: () => createMySandbox() });
 
 declare const daemon: { start(): Promise<void>; stop(): Promise<void> };
 declare function attachToSameEnvironment(sandbox: Sandbox): Promise<Sandbox>;
+declare function environmentIdOf(sandbox: Sandbox): string;
 
 export const conformanceHooks: ConformanceHooks = {
   // Once before the first case: start a daemon, open a connection.
@@ -81,5 +82,9 @@ export const conformanceHooks: ConformanceHooks = {
   // A second handle on the environment `sandbox` runs in (see below).
   async attach(sandbox) {
     return attachToSameEnvironment(sandbox);
+  },
+  // Spec 1.4: how a second OS process makes sandboxes on `sandbox`'s environment (see below).
+  owner(sandbox) {
+    return { env: { MY_ADAPTER_ENVIRONMENT: environmentIdOf(sandbox) } };
   },
 };

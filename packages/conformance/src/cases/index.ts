@@ -25,6 +25,7 @@ import { processTreeCases } from './9.7-process-tree.js';
 import { terminationSequenceCases } from './9.8-termination-sequence.js';
 import { callerSignalCases } from './9.9-independence-from-the-callers-signal.js';
 import { safetyNetCases } from './9.10-safety-net.js';
+import { ownerLossCases } from './9.11-owner-loss.js';
 import { resultCases } from './10-exec-result-and-exit-status.js';
 import { concurrencyCases } from './11-concurrency.js';
 import { limitsCases } from './12.1-resource-limits.js';
@@ -85,4 +86,6 @@ export const CASES: readonly ConformanceCase[] = Object.freeze([
   ...backgroundCases,
   ...attachCases,
   ...reconnectCases,
+  // Spec 1.4 (ADR-0050).
+  ...ownerLossCases,
 ]);

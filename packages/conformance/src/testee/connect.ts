@@ -16,6 +16,8 @@ import type { HelloAnswer, SandboxInfo } from './protocol.js';
 export const CANNOT_CROSS: Readonly<Record<string, string>> = {
   'teardown.garbage-collected':
     "it drops the last reference to a running Process and collects garbage; a testee holds every Process in its table and cannot see the kit's reference go",
+  'owner.crash':
+    'it crashes an owner by starting a second process that loads the adapter as a JavaScript module, and the testee protocol of spec 1.4 has no request that starts such a process (spec 1.4 section 18.6)',
 };
 
 /** A connected testee. */

@@ -1,0 +1,107 @@
+import { hasCapability } from '@sandstream/types';
+import { check, ConformanceFailure, HarnessError } from '../assert.js';
+import { defineCase } from '../case.js';
+import type { CaseContext } from '../context.js';
+import { bound, readMarker, scratch } from './support/observe.js';
+import { killTree, named, openLookout, ownerProcessOf, ownerTree, ROLES, scanTree, startOwner, type Owner, type Seen } from './support/owner.js';
+
+/**
+ * The bound owner.crash holds a sandbox that states no `ownerLossMs` to (a
+ * 1.3 adapter, which fails owner.bound-stated): the remote backends' 10 s at
+ * their defaults, after its own grace period and kill wait.
+ */
+const UNSTATED_OWNER_LOSS_MS = 10_000;
+
+/** The bound of owner loss the case holds the sandbox to, and where it came from. */
+function ownerLossOf(ctx: CaseContext): { ms: number; source: string } {
+  const { ownerLossMs, graceMs, killWaitMs } = ctx.termination;
+  if (ownerLossMs !== undefined) return { ms: ownerLossMs, source: "the sandbox's `termination.ownerLossMs`" };
+  return {
+    ms: graceMs + killWaitMs + UNSTATED_OWNER_LOSS_MS,
+    source: `the kit's fallback, the grace period and kill wait plus ${UNSTATED_OWNER_LOSS_MS} ms, since the sandbox states no \`termination.ownerLossMs\` (SS-OWNER-2)`,
+  };
+}
+
+/** Waits until the lookout sees every process of the tree, and the leader's file through the case's sandbox. */
+async function provePresence(ctx: CaseContext, look: Awaited<ReturnType<typeof openLookout>>, token: string, dir: string): Promise<Seen[]> {
+  const within = await bound(ctx, 5_000);
+  const deadline = performance.now() + within;
+  let seen: Seen[] = [];
+  for (;;) {
+    seen = await scanTree(look.exec, token);
+    const all = ROLES.every((role) => seen.some((s) => s.role === role));
+    if (all && (await readMarker(ctx, `${dir}/leader-up`)) !== undefined) return seen;
+    if (performance.now() > deadline) break;
+    await ctx.sleep(25);
+  }
+  throw new HarnessError(
+    `the owner process reported its command started, but the kit does not see its tree through ${look.what} ` +
+      `(it sees ${seen.length === 0 ? 'none of it' : named(seen)}, and ${dir}/leader-up ` +
+      `${(await readMarker(ctx, `${dir}/leader-up`)) === undefined ? 'is missing' : 'exists'}): its absence after the kill would prove nothing. ` +
+      'Export `conformanceHooks.owner` answering the `env` under which the adapter module\'s factory makes sandboxes on the environment of the sandbox it is given ' +
+      '(the same processes and files), and `conformanceHooks.attach` where the case\'s sandbox cannot see them itself',
+  );
+}
+
+/** Owner loss: SS-OWNER-* (spec 1.4). */
+export const ownerLossCases = [
+  defineCase({
+    id: 'owner.bound-stated',
+    title: '"A sandbox MUST state termination.ownerLossMs, the bound of SS-OWNER-1 in milliseconds": a number no smaller than graceMs, the same before and after a command',
+    requirements: ['SS-OWNER-2'],
+    async run(ctx) {
+      const read = (): unknown => (ctx.sandbox as { termination?: { ownerLossMs?: unknown } }).termination;
+      const stated = read() as { graceMs?: unknown; ownerLossMs?: unknown } | undefined;
+      check(stated !== undefined && stated !== null, 'the sandbox states no `termination` at all, so no `ownerLossMs`: it is an implementation of 1.0 at most');
+      const { ownerLossMs, graceMs } = stated;
+      check(ownerLossMs !== undefined, 'the sandbox states no `termination.ownerLossMs`, the bound within which a foreground command\'s tree is gone once its owner is lost: it is an implementation of 1.3 at most');
+      check(typeof ownerLossMs === 'number' && Number.isFinite(ownerLossMs) && ownerLossMs >= 0, `termination.ownerLossMs must be a non-negative number of ms; it is ${JSON.stringify(ownerLossMs)}`);
+      check(typeof graceMs !== 'number' || ownerLossMs >= graceMs, `termination.ownerLossMs (${ownerLossMs} ms) is smaller than the grace period (${String(graceMs)} ms), which a command that ignores SIGTERM is given in full`);
+      await ctx.exec(['sh', '-c', 'exit 0']);
+      const after = (read() as { ownerLossMs?: unknown } | undefined)?.ownerLossMs;
+      check(after === ownerLossMs, `termination.ownerLossMs changed during the sandbox's lifetime: ${ownerLossMs} ms, then ${JSON.stringify(after)} after a command`);
+    },
+  }),
+  defineCase({
+    id: 'owner.crash',
+    title: '"A foreground command MUST NOT outlive its owner": an owner process killed with SIGKILL while its command tree runs (under stream(), or run() without streaming); the whole tree is gone within termination.ownerLossMs, SIGTERM first',
+    requirements: ['SS-OWNER-1'],
+    runsAlone: 'it starts a second Node.js process and measures how soon a tree is gone against the bound of owner loss',
+    timeoutMs: 90_000,
+    async run(ctx) {
+      const how = await ownerProcessOf(ctx);
+      const token = ctx.token('owner');
+      const dir = await scratch(ctx);
+      const look = await openLookout(ctx);
+      let owner: Owner | undefined;
+      try {
+        // A foreground command of stream(), or of run() where the adapter has no streaming.
+        const via = hasCapability(ctx.sandbox.capabilities, 'streaming') ? 'stream' : 'run';
+        owner = await startOwner(how, ownerTree(token, dir), via, await bound(ctx, 30_000));
+        // Presence first: the kit must see the tree from its side, or its absence later proves nothing.
+        await provePresence(ctx, look, token, dir);
+        const { ms, source } = ownerLossOf(ctx);
+        const within = await bound(ctx, ms);
+        const lostAt = await owner.crash();
+        let left: Seen[];
+        for (;;) {
+          left = await scanTree(look.exec, token);
+          if (left.length === 0) break;
+          if (performance.now() - lostAt > within) {
+            throw new ConformanceFailure(
+              `the owner process was killed with SIGKILL ${Math.round(performance.now() - lostAt)} ms ago, and its foreground command still runs: ${named(left)} ` +
+                `(the bound is ${ms} ms, from ${source}${within > ms ? `, ${within} ms on this backend's measured round trip` : ''})`,
+            );
+          }
+          await ctx.sleep(25);
+        }
+        const term = await readMarker(ctx, `${dir}/background-term`);
+        check(term?.includes('term') === true, 'the tree of a crashed owner was ended without SIGTERM first: its background child, which records SIGTERM, never recorded it (section 9.8)');
+      } finally {
+        owner?.dispose();
+        await killTree(ctx, token);
+        await look.close();
+      }
+    },
+  }),
+];
