@@ -3,6 +3,7 @@
  * face (`./conformance`: its hooks and default factory) against a real
  * dockerd of this file's own, on a container created from the test image.
  */
+import { fileURLToPath } from 'node:url';
 import { describeConformance } from '@sandstream/conformance/vitest';
 import { unless } from '@sandstream/test-support/skips';
 import { describe } from 'vitest';
@@ -23,6 +24,9 @@ unless(describe, SKIP)('adapter-docker: the conformance kit on a real Engine', (
       teardown: () => conformanceHooks.teardown(),
       attach: (sandbox) => conformanceHooks.attach(sandbox),
       sever: (process) => conformanceHooks.sever(process),
+      owner: (sandbox) => conformanceHooks.owner(sandbox),
     },
+    // Spec 1.4, owner.crash: the built module in a second OS process, borrowing the same container.
+    ownerModule: fileURLToPath(new URL('../dist/conformance.js', import.meta.url)),
   });
 });

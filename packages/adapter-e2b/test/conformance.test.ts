@@ -4,6 +4,7 @@
  * read whatever the environment holds (test/conformance-e2b.test.ts runs
  * the module's own hooks against real E2B).
  */
+import { fileURLToPath } from 'node:url';
 import { describeConformance } from '@sandstream/conformance/vitest';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
 import { startEnvdEmulator, type EnvdEmulator } from '../src/emulator/index.js';
@@ -28,5 +29,8 @@ describeConformance({
     },
     attach: (sandbox) => createE2BSandbox({ sandbox: sandbox.native as E2BSdkSandbox, recordBase: envd!.recordBase, ...ACCOUNTS }),
     sever: (process) => conformanceHooks.sever(process),
+    // Spec 1.4, owner.crash: the built module in a second OS process, on the same envd.
+    owner: () => ({ env: { E2B_SANDBOX_URL: envd!.url } }),
   },
+  ownerModule: fileURLToPath(new URL('../dist/conformance.js', import.meta.url)),
 });

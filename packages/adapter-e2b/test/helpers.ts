@@ -45,8 +45,8 @@ export function isSupervisorStart(request: { readonly route?: string | undefined
   return request.route === 'Start' && startArgs(request)[2] === 'sandstream-supervisor';
 }
 
-/** The Start of a helper command in the given mode (`signal`, `kill`, `sweep`, `abandon`). */
-export function isHelperStart(mode: 'signal' | 'kill' | 'sweep' | 'abandon') {
+/** The Start of a helper command in the given mode (`signal`, `kill`, `sweep`, `abandon`, `lease`: an owner lease's renewal). */
+export function isHelperStart(mode: 'signal' | 'kill' | 'sweep' | 'abandon' | 'lease') {
   return (request: { readonly route?: string | undefined; readonly body: unknown }): boolean => {
     const args = startArgs(request);
     return request.route === 'Start' && args[2] === 'sandstream-helper' && args[3] === mode;

@@ -5,6 +5,7 @@
  * with the reason; the text-only wire is checked by the kit's SS-TEXT-1 case.
  */
 import type { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { describeConformance } from '@sandstream/conformance/vitest';
 import { createVercelSandbox } from '../src/index.js';
@@ -30,5 +31,15 @@ describeConformance({
     // A second handle on the same sandbox, to observe it after close() (teardown.close).
     attach: (sandbox) => createVercelSandbox({ sandbox: sandbox.native as VercelSdkSandbox, recordBase: emulator!.recordBase }),
     sever: conformanceHooks.sever,
+    // Spec 1.4, owner.crash: the built module in a second OS process, on the same sandbox of the emulator.
+    owner: (sandbox) => ({
+      env: {
+        SANDSTREAM_VERCEL_JOIN: JSON.stringify({
+          name: (sandbox.native as VercelSdkSandbox).name,
+          emulator: { url: emulator!.url, credentials: emulator!.credentials, recordBase: emulator!.recordBase },
+        }),
+      },
+    }),
   },
+  ownerModule: fileURLToPath(new URL('../dist/conformance.js', import.meta.url)),
 });
