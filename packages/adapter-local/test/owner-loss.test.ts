@@ -175,6 +175,20 @@ describe("a plain command's tree does not outlive its owner", () => {
   });
 });
 
+describe("an isolated command's tree does not outlive its owner", () => {
+  // The kit's owner.crash cannot watch it (test/conformance-isolated.test.ts): this is its check of the isolated mode.
+  unless(it, probe() instanceof Error ? 'this machine cannot make the namespaces' : undefined)(
+    "killed with SIGKILL, the owner's tree is gone within the bound it states: its namespace ends",
+    async () => {
+      const { owner, report, token } = await startOwner('isolated', TREE);
+      expect(report.termination.ownerLossMs).toBe(OWNER_LOSS_MS);
+      // Seen from the host: its /proc lists the namespace's processes too.
+      await running(token, ['fg']);
+      await killOwnerAndWait(owner, token, ['fg']);
+    },
+  );
+});
+
 describe("the guardian's registrations in this process", () => {
   it('holds a group while it lives and forgets it once it is gone; the variant without a guardian registers nothing', async () => {
     const sb = testSandbox();
