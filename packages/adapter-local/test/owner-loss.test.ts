@@ -17,7 +17,7 @@ import { killEach, markedProcesses } from '@sandstream/test-support/processes';
 import { unless } from '@sandstream/test-support/skips';
 import { waitFor, within } from '@sandstream/test-support/timing';
 import { InvalidArgument } from '@sandstream/types';
-import { defineSandbox, readProcStat } from '@sandstream/types/runtime';
+import { defineSandbox, liveProcesses, readProcStat } from '@sandstream/types/runtime';
 import { GUARDIAN_ARGS, GUARDIAN_ENV, GUARDIAN_SCRIPT, processGuardian } from '../src/guardian.js';
 import { localBackend } from '../src/index.js';
 import { probe } from '../src/isolation/probe.js';
@@ -234,6 +234,15 @@ const SHELLS: readonly (readonly [string, readonly string[]])[] = [
   ['busybox ash', ['/bin/busybox', 'ash']],
 ];
 
+/** The name of a process (its `comm`), or undefined once it is gone. */
+function commandName(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'latin1').trimEnd();
+  } catch {
+    return undefined;
+  }
+}
+
 /** A process in a session of its own, killed by pid however the test ends. */
 function detached(argv: readonly string[]): number {
   const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: 'ignore' });
@@ -244,14 +253,25 @@ function detached(argv: readonly string[]): number {
 describe("the guardian's script", () => {
   for (const [name, shell] of SHELLS) {
     unless(it, existsSync(shell[0]!) ? undefined : `${shell[0]} is not installed`)(
-      `under ${name}: at end-of-file ends what is registered (SIGKILL after the grace period), and neither a group unregistered nor a number another process holds`,
+      `under ${name}: at end-of-file ends what is registered (SIGKILL after the grace period, a group of zombies counted gone), and neither a group unregistered nor a number another process holds`,
       async () => {
         const forgotten = detached(['sleep', '300']);
         const reused = detached(['sleep', '300']);
         const plain = detached(['sleep', '300']);
         const stubborn = detached(['sh', '-c', "trap '' TERM; exec sleep 300"]);
         // Registered once it ignores SIGTERM: its shell has run the trap and exec'd sleep.
-        await waitFor(() => readProcStat(stubborn)?.state !== undefined && readFileSync(`/proc/${stubborn}/comm`, 'latin1') === 'sleep\n', 5_000, 'the stubborn sleep');
+        await waitFor(() => commandName(stubborn) === 'sleep', 5_000, 'the stubborn sleep');
+        // A group whose one member, once ended, stays a zombie: its parent, outside the group, never reaps.
+        const parent = detached(['sh', '-c', 'setsid sleep 300 & exec sleep 1000']);
+        let zombie = 0;
+        await waitFor(
+          () => {
+            zombie = liveProcesses().find((entry) => entry.ppid === parent && entry.pgrp === entry.pid && commandName(entry.pid) === 'sleep')?.pid ?? 0;
+            return zombie !== 0;
+          },
+          5_000,
+          'the sleep in a group of its own',
+        );
         const start = (pid: number): number => readProcStat(pid)!.startTicks;
         // As the host starts it, but with its standard error kept, which must stay empty.
         const guardian = spawn(shell[0]!, [...shell.slice(1), ...GUARDIAN_ARGS], { stdio: ['pipe', 'ignore', 'pipe'], detached: true, cwd: '/', env: GUARDIAN_ENV });
@@ -267,6 +287,8 @@ describe("the guardian's script", () => {
             `+${reused} ${start(reused) + 1} 100`,
             `+${plain} ${start(plain)} 100`,
             `+${stubborn} ${start(stubborn)} 200`,
+            // A grace period the guardian must not wait out: a group of zombies only is gone.
+            `+${zombie} ${start(zombie)} 10000`,
             // No request of a host's: ignored.
             '+0 1 1',
             'garbage',
@@ -282,6 +304,8 @@ describe("the guardian's script", () => {
         expect(stderr).toBe('');
         // It does not wait for SIGKILL's delivery, which a loaded machine may make late.
         await waitFor(() => !isAlive(plain) && !isAlive(stubborn), 5_000, 'the registered groups ended');
+        expect(readProcStat(zombie)?.state, 'the group left with a zombie').toBe('Z');
+        expect(elapsed, 'the guardian waited for a group of zombies only').toBeLessThan(10_000);
         expect([forgotten, reused].map(isAlive), 'the unregistered group and the reused number').toEqual([true, true]);
         expect(elapsed, 'SIGKILL came before the grace period was over').toBeGreaterThanOrEqual(200 - 20);
       },
