@@ -33,7 +33,9 @@ if (runtimeFailures.length > 0) {
  * that made it: no other process can join it, and one that made its own
  * would run its tree in a PID namespace the kit's sandbox cannot see.
  * test/owner-loss.test.ts crashes an owner of this mode and watches its
- * tree from the host instead.
+ * tree from the host instead. (The case would fail this mode too: the
+ * init's end kills the namespace at once, with no SIGTERM first, as the
+ * README says.)
  */
 const NO_SECOND_OWNER = ['owner.crash'];
 
