@@ -107,7 +107,7 @@ describe('sandstream-conformance CLI', () => {
     const validate = validatorFor('ConformanceReport');
     expect(validate(report), JSON.stringify(validate.issues)).toBe(true);
     expect(report.adapter.name).toBe('local');
-    expect(report.specVersion).toBe('1.3');
+    expect(report.specVersion).toBe('1.4');
     expect(report.cases.find((c) => c.id === 'stream.single-iteration')?.status).toBe('disabled');
     expect(report.cases.find((c) => c.id === 'stream.synchronous')?.status).toBe('pass');
     expect(report.cases.find((c) => c.id === 'teardown.break')?.status).toBe('disabled');
@@ -140,7 +140,7 @@ describe('sandstream-conformance CLI', () => {
     expect(list.stdout).toMatch(/^limits\.cpu .*runs alone/m);
     expect(list.stdout).not.toMatch(/^stream\.synchronous .*runs alone/m);
     const version = await cli(['--version']);
-    expect(version.stdout).toMatch(/^sandstream-conformance \d+\.\d+\.\d+ \(spec 1\.3\)$/m);
+    expect(version.stdout).toMatch(/^sandstream-conformance \d+\.\d+\.\d+ \(spec 1\.4\)$/m);
   });
 
   test('loads an adapter by package name from the current directory, import-only exports and an exported subpath included', async () => {

@@ -162,6 +162,9 @@ describe('termination settings', () => {
     expect(terminationOf(stating(undefined), { label: 'x' })).toMatchObject({ graceMs: 2_000, killWaitMs: 5_000, source: expect.stringMatching(/spec's defaults/) });
     expect(() => terminationOf(stating({ graceMs: 300, killWaitMs: 1_000 }), { graceMs: 2_000, label: '--grace-ms' })).toThrow(/--grace-ms says 2000 ms but the sandbox's `termination` states a grace period of 300 ms/);
     expect(() => terminationOf(stating({ graceMs: -1, killWaitMs: 1_000 }), { label: 'x' })).toThrow(/malformed/);
+    // Spec 1.4: the bound of owner loss is kept where stated as a duration; owner.bound-stated judges any other statement.
+    expect(terminationOf(stating({ graceMs: 300, killWaitMs: 1_000, ownerLossMs: 1_300 }), { label: 'x' })).toMatchObject({ ownerLossMs: 1_300 });
+    expect(terminationOf(stating({ graceMs: 300, killWaitMs: 1_000, ownerLossMs: 'soon' }), { label: 'x' })).not.toHaveProperty('ownerLossMs');
   });
 
   test('a case measures against the grace period the sandbox states, with no option given', async () => {
@@ -182,7 +185,7 @@ describe('termination settings', () => {
   test('an adapter with a 300 ms grace period passes the grace-period cases with no flag', { timeout: 60_000 }, async () => {
     // Without the sandbox's statement the kit would assume the spec's 2000 ms and call the kill at 300 ms premature.
     const sandbox = local();
-    expect((sandbox as { termination?: unknown }).termination).toEqual({ graceMs: 300, killWaitMs: 5_000 });
+    expect((sandbox as { termination?: unknown }).termination).toEqual({ graceMs: 300, killWaitMs: 5_000, ownerLossMs: 1_300 });
     await sandbox.close();
     const out = await cli([fixture('local-fast.mjs'), '--include', 'teardown.sigkill-after-grace,teardown.leader-exit', '--reporter', 'tap']);
     expect(out.stdout).toMatch(/^ok \d+ teardown\.sigkill-after-grace/m);

@@ -208,7 +208,7 @@ describe('describeConformance', () => {
     const factory = () => createLocalSandbox();
     expect(() => describeConformance({ factory, bogus: true } as never)).toThrow(/options\.bogus: unknown option/);
     expect(() => describeConformance({ factory, include: ['no-such.*'] })).toThrow(/matches no case/);
-    expect(() => describeConformance({ factory, testee: { command: 'x' } })).toThrow(/options\.testee: takes the place of factory and hooks/);
+    expect(() => describeConformance({ factory, testee: { command: 'x' } })).toThrow(/options\.testee: takes the place of factory, hooks and ownerModule/);
     expect(() => describeConformance({ testee: { command: ' ' } })).toThrow(/options\.testee\.command: must be a non-empty command line/);
   });
 });
