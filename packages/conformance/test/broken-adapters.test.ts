@@ -182,6 +182,29 @@ describe('owner loss', () => {
     }
   });
 
+  test('an adapter that states the bound the real one keeps, and does not keep it, passes owner.bound-stated and fails owner.crash within that bound', { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
+    const lab = new Lab('owner-unkept');
+    try {
+      const report = await runConformance({
+        factory: () => lab.track(labSandbox('unkept', lab.marker)),
+        ownerModule: OWNER_LAB,
+        hooks: { owner: () => ({ env: labEnv('unkept', lab.marker) }) },
+        include: ['owner.*'],
+        concurrency: SERIAL,
+      });
+      const byId = new Map(report.cases.map((c) => [c.id, c]));
+      expect(byId.get('owner.bound-stated')?.status, byId.get('owner.bound-stated')?.message).toBe('pass');
+      const crash = byId.get('owner.crash');
+      expect(crash?.status, crash?.message).toBe('fail');
+      for (const role of ['owner-leader', 'owner-background', 'owner-foreground']) expect(crash?.message).toMatch(new RegExp(`killed with SIGKILL .* still runs: .*pid [0-9]+ \\(${role}\\)`));
+      // Held to the bound it states, not the kit's fallback.
+      expect(crash?.message).not.toMatch(/fallback/);
+      expect(report.ok).toBe(false);
+    } finally {
+      expect(await lab.cleanup()).toEqual([]);
+    }
+  });
+
   test('without an owner module, owner.crash is a harness error that names ownerModule and the owner hook, never a verdict', { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
     const lab = new Lab('owner-no-module');
     try {
