@@ -349,3 +349,48 @@ export function processGuardian(): Guardian | undefined {
   }
   return slot.guardian ?? undefined;
 }
+
+/** Interval of the look at a group still alive when its command was released. */
+const LINGER_POLL_MS = 1_000;
+
+/**
+ * One command's process group registered with this process's guardian,
+ * for a driver that does not use the guardian's registration by itself
+ * (the isolated mode's, for an environment this process joined).
+ */
+export class GuardedGroup {
+  private registered = true;
+
+  private constructor(private readonly pgid: number) {}
+
+  /**
+   * Registers group `pgid` (its host number, its leader alive) with
+   * `graceMs` between SIGTERM and SIGKILL; undefined where there is no
+   * guardian or the leader's start time cannot be read.
+   */
+  static register(pgid: number, graceMs: number): GuardedGroup | undefined {
+    return processGuardian()?.register(pgid, graceMs) === true ? new GuardedGroup(pgid) : undefined;
+  }
+
+  /** The group is gone: the guardian forgets it, so that it never signals a later group of that number. */
+  forget(): void {
+    if (!this.registered) return;
+    this.registered = false;
+    processGuardian()?.unregister(this.pgid);
+  }
+
+  /**
+   * The command was released, perhaps with its group alive (the kill wait
+   * ran out): it stays registered, so that this process's death still ends
+   * it, until `alive()`, asked now and every second, says it is gone.
+   */
+  forgetOnceGone(alive: () => boolean): void {
+    if (!this.registered || !alive()) return this.forget();
+    const timer = setInterval(() => {
+      if (alive()) return;
+      clearInterval(timer);
+      this.forget();
+    }, LINGER_POLL_MS);
+    timer.unref();
+  }
+}

@@ -21,7 +21,8 @@ import { ChildDriver } from './child-driver.js';
 import { processGuardian } from './guardian.js';
 import { Environment, type IsolatedMount } from './isolation/environment.js';
 import { probeIsolation } from './isolation/probe.js';
-import { createIsolatedSandbox, type IsolatedEnvironmentInfo } from './isolation/sandbox.js';
+import { JoinedEnvironment } from './isolation/join.js';
+import { createIsolatedSandbox, createJoinedSandbox, type IsolatedEnvironmentInfo } from './isolation/sandbox.js';
 import { findPrlimit } from './limits.js';
 import { findUtility } from './utilities.js';
 import { canSwitchUser, resolveUser } from './users.js';
@@ -63,6 +64,18 @@ export interface LocalSandboxOptions {
    * in the sandbox or lie under /tmp or the work directory.
    */
   readonly mounts?: readonly LocalMount[];
+  /**
+   * `'namespaces'` only: join the environment of an existing isolated
+   * sandbox, of this process or another one of the same account, by its
+   * init's host pid (`native.sandbox.initPid()` of that sandbox) instead of
+   * making one; `network` and `mounts` are that environment's. The sandbox
+   * runs its commands beside that environment's own, and its `close()` ends
+   * only its own commands; once that environment has ended, every command
+   * fails with `SpawnFailed`. Should this process die first, its commands
+   * there get the termination sequence from its guardian, as in the plain
+   * mode, while the environment lives on.
+   */
+  readonly join?: number;
 }
 
 /** A host path bound into an isolated sandbox. */
@@ -122,7 +135,7 @@ function isolatedEnv(): Record<string, string> {
   return env;
 }
 
-const OPTION_KEYS = new Set(['cwd', 'env', 'graceMs', 'capabilities', 'isolation', 'network', 'mounts']);
+const OPTION_KEYS = new Set(['cwd', 'env', 'graceMs', 'capabilities', 'isolation', 'network', 'mounts', 'join']);
 const MOUNT_KEYS = new Set(['source', 'target', 'readonly']);
 const VARIANT_KEYS = new Set(['ownerGuard']);
 
@@ -202,6 +215,15 @@ export function localBackend(options: LocalSandboxOptions = {}, variant: LocalBa
   return configured.backend;
 }
 
+/** The environment whose init runs as `pid`, to join. */
+function joinedEnvironment(pid: number): JoinedEnvironment {
+  try {
+    return new JoinedEnvironment(pid);
+  } catch (error) {
+    throw new InvalidArgument('options.join', (error as Error).message);
+  }
+}
+
 type Configured =
   | { readonly backend: SandboxBackend<LocalNative> }
   | { readonly isolated: () => Sandbox<LocalNative> };
@@ -214,8 +236,15 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
     throw new InvalidArgument('options.isolation', "must be 'none' or 'namespaces'");
   }
   if (isolation === 'none') {
-    for (const key of ['network', 'mounts'] as const) {
+    for (const key of ['network', 'mounts', 'join'] as const) {
       if (options[key] !== undefined) throw new InvalidArgument(`options.${key}`, "applies only to isolation: 'namespaces'");
+    }
+  }
+  const join: unknown = options.join;
+  if (join !== undefined) {
+    if (typeof join !== 'number' || !Number.isSafeInteger(join) || join < 2) throw new InvalidArgument('options.join', 'must be a process id (an integer above 1)');
+    for (const key of ['network', 'mounts'] as const) {
+      if (options[key] !== undefined) throw new InvalidArgument(`options.${key}`, 'is the joined environment\'s: not an option with `join`');
     }
   }
   const network: unknown = options.network ?? false;
@@ -226,7 +255,10 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
     throw new InvalidArgument('options.cwd', 'must be a non-empty string without NUL');
   }
   // Checked before anything starts: never a silent fallback to no isolation.
-  const support = isolation === 'namespaces' ? probeIsolation() : undefined;
+  const probed = isolation === 'namespaces' ? probeIsolation() : undefined;
+  const joined = join === undefined ? undefined : joinedEnvironment(join as number);
+  // A joined environment was made the way it was made: its user namespace is entered if it has one.
+  const support = probed === undefined || joined === undefined ? probed : { ...probed, via: joined.via };
   const prlimitPath = findPrlimit();
   const setprivPath = findUtility('setpriv');
   const available: CapabilityManifest = {
@@ -248,28 +280,32 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
     // Inside, paths are the sandbox's: a relative cwd is taken from the work directory.
     const defaultCwd = posix.resolve(ISOLATED_WORK_DIR, (cwd as string | undefined) ?? '.');
     const baseEnv = options.env === undefined ? isolatedEnv() : validateEnv(options.env);
-    const environment = new Environment({ support, network, workDir: ISOLATED_WORK_DIR, mounts });
+    const environment = joined ?? new Environment({ support, network, workDir: ISOLATED_WORK_DIR, mounts, graceMs });
     const info: IsolatedEnvironmentInfo = {
       via: support.via,
       workDir: ISOLATED_WORK_DIR,
-      network,
-      mounts,
+      network: joined?.network ?? network,
+      mounts: joined?.mounts ?? mounts,
       initPid: () => environment.initPid,
+    };
+    const settings = {
+      name: 'local',
+      capabilities,
+      native: { kind: 'local', prlimitPath, setprivPath, isolation: 'namespaces', sandbox: Object.freeze(info) } satisfies LocalNative,
+      graceMs,
+      killWaitMs,
+      // A joined environment's commands are this process's guardian's to end, where it has one.
+      ownerLossMs: joined === undefined || processGuardian() !== undefined ? graceMs + OWNER_LOSS_LEEWAY_MS : undefined,
+      support,
+      baseEnv,
+      defaultCwd,
+      prlimitPath,
     };
     return {
       isolated: () =>
-        createIsolatedSandbox<LocalNative>(environment, {
-          name: 'local',
-          capabilities,
-          native: { kind: 'local', prlimitPath, setprivPath, isolation: 'namespaces', sandbox: Object.freeze(info) },
-          graceMs,
-          killWaitMs,
-          ownerLossMs: graceMs + OWNER_LOSS_LEEWAY_MS,
-          support,
-          baseEnv,
-          defaultCwd,
-          prlimitPath,
-        }),
+        environment instanceof Environment
+          ? createIsolatedSandbox<LocalNative>(environment, settings)
+          : createJoinedSandbox<LocalNative>(environment, settings),
     };
   }
 

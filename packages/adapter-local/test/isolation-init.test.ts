@@ -74,7 +74,7 @@ describe("the isolated mode's init", () => {
     const inner = ['unshare', '--pid', '--fork', '--mount', '--propagation', 'private', '--ipc', '--uts', '--net', '--'];
     const child = spawn(
       support!.unshare,
-      [...outer, ...inner, '/bin/sh', '-c', INIT_SCRIPT, 'sandstream-init', skeleton.path, '1', table],
+      [...outer, ...inner, '/bin/sh', '-c', INIT_SCRIPT, 'sandstream-init', skeleton.path, '1', table, '250'],
       { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], detached: true },
     );
     pids.push(-child.pid!);

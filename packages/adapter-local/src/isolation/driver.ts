@@ -7,7 +7,9 @@ import { prlimitArgs, type CommandSpec, type DriverEvents, type ExitStatus, type
 import { CommandPipes } from '../pipes.js';
 import { switchUserArgs, type UserIds } from '../users.js';
 import { closeOrphanedPipes, describeExhaustion, exhaustionHint, exhaustionInText, spawnMark } from '../exhaustion.js';
-import { hostStat, readFirstChild, type Environment } from './environment.js';
+import { GuardedGroup } from '../guardian.js';
+import { hostStat, readFirstChild } from './environment.js';
+import type { EnvironmentHandle } from './handle.js';
 import type { IsolationSupport } from './probe.js';
 import { ENTRY_SCRIPT, entryAssignments } from './scripts.js';
 
@@ -15,13 +17,18 @@ import { ENTRY_SCRIPT, entryAssignments } from './scripts.js';
 export interface IsolatedDriverOptions {
   /** Keeps the environment from being collected as abandoned while this command may run. */
   readonly anchor: object;
-  readonly environment: Environment;
+  readonly environment: EnvironmentHandle;
   readonly support: IsolationSupport;
   readonly baseEnv: Readonly<Record<string, string>>;
   /** Absolute path inside the sandbox. */
   readonly defaultCwd: string;
   readonly prlimitPath: string | undefined;
   readonly user: UserIds | undefined;
+  /**
+   * For an environment this process joined: the grace period with which its guardian ends the group
+   * should this process die first. (An environment's own init does that for the process that made it.)
+   */
+  readonly ownerLossGraceMs?: number | undefined;
 }
 
 /** The reason of a spawn of `nsenter` that failed. */
@@ -83,6 +90,8 @@ export class IsolatedDriver implements ProcessDriver {
   private pollTimer: NodeJS.Timeout | undefined;
   private pollDelay = POLL_FIRST_MS;
   private watchTimer: NodeJS.Timeout | undefined;
+  /** The group as registered with this process's guardian, by its host number. */
+  private guarded: GuardedGroup | undefined;
   /** The command's end of its standard input, as /proc names it (`pipe:[…]`, `socket:[…]`). */
   private stdinLink: string | undefined;
 
@@ -122,7 +131,7 @@ export class IsolatedDriver implements ProcessDriver {
     wrapper.push('--');
     const { support } = options;
     const namespaces = ['--pid', '--mount', '--ipc', '--uts'];
-    if (!environment.settings.network) namespaces.push('--net');
+    if (!environment.network) namespaces.push('--net');
     if (support.via === 'user-namespace') namespaces.unshift('--user', '--preserve-credentials');
     const args = [
       '--target',
@@ -208,6 +217,8 @@ export class IsolatedDriver implements ProcessDriver {
           return false;
         }
         this.hostLeader = leader;
+        // Now, while the entry waits for its go: the leader is the entry's shell, its start time the command's.
+        if (options.ownerLossGraceMs !== undefined) this.guarded = GuardedGroup.register(leader, options.ownerLossGraceMs);
         if (command.stdin === 'pipe') {
           try {
             // nsenter's fd 0 is the command's standard input; the handshake's shell may have
@@ -277,7 +288,10 @@ export class IsolatedDriver implements ProcessDriver {
     clearTimeout(this.pollTimer);
     this.pollTimer = undefined;
     if (this.finished || this.leaderStatus === undefined || this.sandboxLeader === undefined) return;
-    if (!this.groupGone && !this.options.environment.groupAlive(this.sandboxLeader)) this.groupGone = true;
+    if (!this.groupGone && !this.options.environment.groupAlive(this.sandboxLeader)) {
+      this.groupGone = true;
+      this.guarded?.forget();
+    }
     if (this.pipesClosed && this.groupGone) return this.finish();
     if (!this.leaderReported) {
       // Others of the tree live on, or hold the pipes: the runtime winds them down.
@@ -377,6 +391,8 @@ export class IsolatedDriver implements ProcessDriver {
     clearTimeout(this.pollTimer);
     clearTimeout(this.watchTimer);
     this.finished = true;
+    const leader = this.sandboxLeader;
+    this.guarded?.forgetOnceGone(() => leader !== undefined && this.options.environment.groupAlive(leader));
     const child = this.child;
     if (!child) return;
     for (const stream of child.stdio) stream?.destroy();

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { readProcStat } from '@sandstream/types/runtime';
 import { closeOrphanedPipes, describeExhaustion, spawnMark } from '../exhaustion.js';
-import { groupHasLiveMember } from '../process-group.js';
 import { mountTable, removeSkeletons, skeletonFor } from './layout.js';
 import type { IsolationSupport } from './probe.js';
+import { groupAliveIn, holdsIn, type EnvironmentHandle } from './handle.js';
+import { janitorDescriptor } from './janitor.js';
 import { secureRoot, strayMountsOf } from './root-check.js';
 import { INIT_SCRIPT } from './scripts.js';
 
@@ -25,6 +26,8 @@ export interface EnvironmentSettings {
   /** The private, writable work directory's path inside the sandbox. */
   readonly workDir: string;
   readonly mounts: readonly IsolatedMount[];
+  /** The grace period of the termination sequence the init runs should this process die without close(). */
+  readonly graceMs: number;
 }
 
 /** Environments not yet destroyed, ended with this process on a normal exit. */
@@ -49,11 +52,12 @@ export class EnvironmentGone extends Error {
  *
  * The init's descriptor 3 and standard output are pipes to this process.
  * Should this process die without `destroy()`, the init sees end-of-file on
- * descriptor 3 and ends, and the environment with it. The end of its standard output says the
+ * descriptor 3, runs the termination sequence on the namespace's processes
+ * and ends, and the environment with it (scripts.ts). The end of its standard output says the
  * init (and `unshare`) are gone. Nothing else ties the environment to
  * `unshare`: a stray signal to it does not end the sandbox.
  */
-export class Environment {
+export class Environment implements EnvironmentHandle {
   /**
    * Resolves once the init has pivoted into the new root: a command may
    * enter the namespaces from then on, and waits for {@link ready} before
@@ -71,7 +75,7 @@ export class Environment {
   private failure: Error | undefined;
 
   constructor(readonly settings: EnvironmentSettings) {
-    const { support, network, workDir, mounts } = settings;
+    const { support, network, workDir, mounts, graceMs } = settings;
     // Worked out here, so the init runs as few programs as it can (layout.ts).
     const skeleton = skeletonFor(support, workDir);
     const table = mountTable(skeleton, support, workDir, network);
@@ -100,11 +104,13 @@ export class Environment {
         skeleton.path,
         network ? '0' : support.sysfsLoopback ? 'sysfs' : '1',
         table,
+        String(Math.ceil(Math.min(graceMs, 2 ** 31 - 1))),
         ...mountArgs,
       ],
       {
         // Not standard input: Node.js closes a child's stdin when the child (unshare) exits.
-        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+        // Descriptor 4 holds the janitor back until the namespace has ended (janitor.ts).
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe', janitorDescriptor() ?? 'ignore'],
         detached: true,
         // The init's programs started before the pivot keep their working directory: the host's
         // root, which the pivot moves to the new one, not a directory of this process's.
@@ -247,6 +253,11 @@ export class Environment {
     }
   }
 
+  /** Whether the environment shares the host's network namespace. */
+  get network(): boolean {
+    return this.settings.network;
+  }
+
   /** The init's pid on the host, once it has pivoted. */
   get initPid(): number | undefined {
     return this.failure === undefined && this.destroying === undefined ? this.initPidValue : undefined;
@@ -266,9 +277,7 @@ export class Environment {
    */
   groupAlive(pgid: number): boolean {
     const init = this.initPidValue;
-    if (init === undefined) return false;
-    // An unreadable /proc of the sandbox: the namespace has ended.
-    return groupHasLiveMember(`/proc/${init}/root/proc`, pgid) ?? false;
+    return init !== undefined && groupAliveIn(init, pgid);
   }
 
   /**
@@ -278,35 +287,7 @@ export class Environment {
    */
   holds(target: string): boolean {
     const init = this.initPidValue;
-    if (init === undefined || this.destroying !== undefined) return false;
-    const proc = `/proc/${init}/root/proc`;
-    let entries: string[];
-    try {
-      entries = readdirSync(proc);
-    } catch (error) {
-      // The namespace has ended: nothing of it holds anything.
-      return (error as NodeJS.ErrnoException).code !== 'ENOENT';
-    }
-    for (const entry of entries) {
-      const first = entry.charCodeAt(0);
-      if (first < 48 || first > 57) continue;
-      let fds: string[];
-      try {
-        fds = readdirSync(`${proc}/${entry}/fd`);
-      } catch (error) {
-        // A process that is gone holds nothing; one that cannot be read may.
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        return true;
-      }
-      for (const fd of fds) {
-        try {
-          if (readlinkSync(`${proc}/${entry}/fd/${fd}`) === target) return true;
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return true;
-        }
-      }
-    }
-    return false;
+    return init !== undefined && this.destroying === undefined && holdsIn(init, target);
   }
 
   /**

@@ -52,6 +52,19 @@ function start(): ChildProcess | null {
 }
 
 /**
+ * The descriptor of this process's end of the janitor's pipe, once the
+ * janitor runs; undefined otherwise. A process given a copy of it (an
+ * environment's `unshare` and init) holds the janitor back until it is gone
+ * too: the root skeleton is then removed only once no namespace has it for
+ * its root, where removing its mount points would take the namespace's
+ * mounts from under its commands.
+ */
+export function janitorDescriptor(): number | undefined {
+  const fd = (slot.janitor?.stdin as unknown as { _handle?: { fd?: unknown } } | undefined)?._handle?.fd;
+  return typeof fd === 'number' && fd >= 0 ? fd : undefined;
+}
+
+/**
  * Has `dir` removed once this process has ended, however it ends (see the
  * module's comment). A path holding a newline is left to the exit hook.
  */

@@ -2,7 +2,8 @@ import type { CapabilityManifest, Sandbox } from '@sandstream/types';
 import { defineSandbox } from '@sandstream/types/runtime';
 import { resolveUser } from '../users.js';
 import { IsolatedDriver } from './driver.js';
-import { Environment, type IsolatedMount } from './environment.js';
+import type { Environment, IsolatedMount } from './environment.js';
+import type { EnvironmentHandle } from './handle.js';
 import type { IsolationSupport } from './probe.js';
 
 /** What `sandbox.native.sandbox` tells about an isolated sandbox's environment. */
@@ -27,11 +28,14 @@ export interface IsolatedSettings {
   readonly graceMs: number;
   readonly killWaitMs: number;
   /**
-   * The bound stated as `termination.ownerLossMs`: the environment ends
-   * with this process (its init sees the end of its pipe, and the kernel
-   * ends the PID namespace with everything in it).
+   * The bound stated as `termination.ownerLossMs`: an environment this
+   * process made ends with it (its init sees the end of its pipe, runs the
+   * termination sequence and ends, and the kernel ends the PID namespace
+   * with whatever is left); the commands this process started in an
+   * environment it joined are ended by its guardian (guardian.ts).
+   * Undefined when neither can be promised.
    */
-  readonly ownerLossMs: number;
+  readonly ownerLossMs: number | undefined;
   readonly support: IsolationSupport;
   readonly baseEnv: Readonly<Record<string, string>>;
   readonly defaultCwd: string;
@@ -39,7 +43,9 @@ export interface IsolatedSettings {
 }
 
 interface Registered {
-  readonly environment: Environment;
+  readonly environment: EnvironmentHandle;
+  /** The environment was joined: this process's guardian ends its commands should it die. */
+  readonly joined: boolean;
   readonly settings: IsolatedSettings;
   /** Held by every handle on the environment and every command's driver: its collection ends the environment. */
   readonly anchor: object;
@@ -62,7 +68,8 @@ const abandoned = new FinalizationRegistry<Environment>((environment) => {
 /** Which environment each isolated sandbox (owner or attached) runs in. */
 const environments = new WeakMap<Sandbox, Registered>();
 
-function build<Native>(registered: Registered, owner: boolean): Sandbox<Native> {
+/** Builds a handle on `registered`'s environment; `owner`, the environment that its close() destroys. */
+function build<Native>(registered: Registered, owner: Environment | undefined): Sandbox<Native> {
   const { environment, settings, anchor } = registered;
   const sandbox = defineSandbox<Native>({
     name: settings.name,
@@ -70,7 +77,7 @@ function build<Native>(registered: Registered, owner: boolean): Sandbox<Native> 
     native: settings.native as Native,
     graceMs: settings.graceMs,
     killWaitMs: settings.killWaitMs,
-    ownerLossMs: settings.ownerLossMs,
+    ...(settings.ownerLossMs === undefined ? {} : { ownerLossMs: settings.ownerLossMs }),
     createDriver: (command) =>
       new IsolatedDriver(command, {
         anchor,
@@ -80,11 +87,12 @@ function build<Native>(registered: Registered, owner: boolean): Sandbox<Native> 
         defaultCwd: settings.defaultCwd,
         prlimitPath: settings.prlimitPath,
         user: command.user === undefined ? undefined : resolveUser(command.user),
+        ownerLossGraceMs: registered.joined && settings.ownerLossMs !== undefined ? settings.graceMs : undefined,
       }),
     // The owner's close() ends the environment once its own commands are
     // wound down: the namespace's end is the last word. An attached handle
     // leaves the environment alone.
-    ...(owner ? { close: () => environment.destroy() } : {}),
+    ...(owner === undefined ? {} : { close: () => owner.destroy() }),
   });
   environments.set(sandbox, registered);
   return sandbox;
@@ -97,19 +105,30 @@ export function createIsolatedSandbox<Native>(
 ): Sandbox<Native> {
   const anchor = {};
   abandoned.register(anchor, environment);
-  return build<Native>({ environment, settings, anchor }, true);
+  return build<Native>({ environment, settings, anchor, joined: false }, environment);
+}
+
+/**
+ * Creates an isolated sandbox on an environment this process joined
+ * (join.ts): never destroyed by this process, whose guardian ends the
+ * sandbox's commands should it die first.
+ */
+export function createJoinedSandbox<Native>(environment: EnvironmentHandle, settings: IsolatedSettings): Sandbox<Native> {
+  return build<Native>({ environment, settings, anchor: {}, joined: true }, undefined);
 }
 
 /**
  * A second handle on the environment an isolated sandbox runs in: its
  * commands run beside the owner's, and its `close()` ends only its own
  * commands. Once the owner's `close()` has ended the environment, every
- * command of this handle fails with `SpawnFailed`.
+ * command of this handle fails with `SpawnFailed`. (Another process joins
+ * an environment by its init's pid instead: `createLocalSandbox`'s `join`
+ * option.)
  *
  * @throws TypeError when `sandbox` is not an isolated local sandbox.
  */
 export function attachIsolatedSandbox<Native>(sandbox: Sandbox<Native>): Sandbox<Native> {
   const registered = environments.get(sandbox as Sandbox);
   if (registered === undefined) throw new TypeError('not an isolated local sandbox');
-  return build<Native>(registered, false);
+  return build<Native>(registered, undefined);
 }

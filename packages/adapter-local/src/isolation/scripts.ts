@@ -11,15 +11,23 @@
  * adds the caller's mounts, pivots into the new root (and reports `pivoted` on standard output:
  * commands may start to enter), unmounts the old one, reports `ready` and
  * then only reaps the orphans its namespace hands it, until its descriptor
- * 3 (a pipe from the host) reaches end-of-file. When it ends, the kernel
- * kills everything else in the namespace. Loopback comes up meanwhile (by
- * `ip` in the background, or at once through sysfs).
+ * 3 (a pipe from the host) reaches end-of-file: the host process died, or
+ * exited, without `close()` (which kills this process instead). Then it runs
+ * the termination sequence (spec 9.8) on every other process of the
+ * namespace: SIGTERM and SIGCONT, and once the grace period is over, or
+ * sooner once none is left, it ends, and the kernel kills whatever is left
+ * in the namespace by SIGKILL. Loopback comes up meanwhile (by `ip` in the
+ * background, or at once through sysfs). Its descriptor 3 closed says to a
+ * process joining the environment (join.ts) that it is ready; its
+ * descriptor 4, the host's cleanup pipe (janitor.ts), is held open for as
+ * long as it lives, so that the root skeleton is removed only after the
+ * namespace has ended.
  *
  * Parameters: `$1` the root skeleton's host path (it is bound onto itself:
  * nothing is written into it), `$2` whether to bring up loopback (`0`: no, `1`: by `ip`,
  * `sysfs`: through the sysfs the table mounts over the old root's /sys), `$3`
- * the mount table's file, then triples `source target mode` (mode `ro` or
- * `rw`) of extra mounts. Nothing is created on a host filesystem: the extra
+ * the mount table's file, `$4` the grace period in ms, then triples `source
+ * target mode` (mode `ro` or `rw`) of extra mounts. Nothing is created on a host filesystem: the extra
  * mounts' missing mount points are made only in /tmp or the work directory,
  * which are private tmpfs mounts by then.
  *
@@ -33,8 +41,8 @@
  * command runs (root-check.ts): one program fewer here.
  */
 export const INIT_SCRIPT = String.raw`set -eu
-root=$1 loopback=$2 table=$3
-shift 3
+root=$1 loopback=$2 table=$3 grace_ms=$4
+shift 4
 # The table first, as everything else waits for it (set -e: a failed mount ends this shell at
 # its wait).
 mount --all --no-canonicalize --fstab "$table" &
@@ -109,6 +117,26 @@ echo ready
 exec </dev/null 2>/dev/null
 exec 3<&-
 wait "$holder" || :
+# End-of-file: the host process is gone without close(). Every other process of the namespace
+# gets SIGTERM, then SIGCONT (a stopped one acts on SIGTERM only once continued): kill -1 from
+# pid 1 reaches all of its namespace but itself. This shell's end, once none is left or the
+# grace period is over, has the kernel kill what is left. A sleep collects the orphans handed
+# to pid 1 meanwhile; kill -0 counts a zombie not yet collected, for one tick more.
+clock() {
+  read -r uptime _ </proc/uptime
+  uptime_hundredths=${"${uptime#*.}"}
+  now_ms=$((${"${uptime%.*}"} * 1000 + ${"${uptime_hundredths#0}"} * 10))
+}
+clock
+deadline_ms=$((now_ms + grace_ms))
+kill -TERM -1 2>/dev/null || :
+kill -CONT -1 2>/dev/null || :
+while kill -0 -1 2>/dev/null; do
+  clock
+  [ "$now_ms" -lt "$deadline_ms" ] || break
+  # A sleep that takes no fraction (not coreutils', nor busybox's) waits a second.
+  sleep 0.05 2>/dev/null || sleep 1
+done
 `;
 
 /**
