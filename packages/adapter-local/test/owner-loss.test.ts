@@ -6,14 +6,12 @@
  * is replaced when it is killed. Real processes throughout: each owner is
  * a Node.js process running test/fixtures/owner.mjs on the built package.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { killEach, markedProcesses } from '@sandstream/test-support/processes';
+import { killEach } from '@sandstream/test-support/processes';
 import { unless } from '@sandstream/test-support/skips';
 import { waitFor, within } from '@sandstream/test-support/timing';
 import { InvalidArgument } from '@sandstream/types';
@@ -21,93 +19,8 @@ import { defineSandbox, liveProcesses, readProcStat } from '@sandstream/types/ru
 import { GUARDIAN_ARGS, GUARDIAN_ENV, GUARDIAN_SCRIPT, processGuardian } from '../src/guardian.js';
 import { localBackend } from '../src/index.js';
 import { probe } from '../src/isolation/probe.js';
-import { GRACE_MS, isAlive, MARKER, NODE, RUN_ID, testSandbox } from './helpers.js';
-
-const OWNER = new URL('./fixtures/owner.mjs', import.meta.url).pathname;
-/** The variable that names each owner's commands: `<token>-<role>`. */
-const TOKEN = 'SANDSTREAM_OWNER_TOKEN';
-/** The grace period of the owners' sandboxes. */
-const OWNER_GRACE_MS = 500;
-/** What the owners' sandboxes promise: their grace period plus 1 s. */
-const OWNER_LOSS_MS = OWNER_GRACE_MS + 1_000;
-/** What these tests add to the promise before they fail: generous, for a loaded machine. */
-const SLOW_MACHINE_MS = 15_000;
-/** A shell that leaves two children in its group. */
-const TREE = ['sh', '-c', 'sleep 300 & sleep 301'];
-
-interface OwnerReport {
-  readonly pids: Record<string, number>;
-  readonly guardians: number[];
-  readonly termination: { readonly graceMs: number; readonly ownerLossMs?: number };
-  readonly unguardedTermination?: { readonly ownerLossMs?: number };
-}
-
-/** Live processes of an owner's commands: of one role, or of all. */
-function commandProcesses(token: string, role?: string): number[] {
-  const found = role === undefined ? markedProcesses(TOKEN, `${token}-`, { prefix: true }) : markedProcesses(TOKEN, `${token}-${role}`);
-  return found.map((entry) => entry.pid);
-}
-
-/** Signals `pid` if it is still a guardian (its number was not given out again). */
-function killGuardian(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    if (readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('sandstream-guardian')) process.kill(pid, 'SIGKILL');
-  } catch {
-    // gone
-  }
-}
-
-/**
- * Starts an owner in `mode` running `argv`; resolves with its report once
- * its commands run. However the test ends, the owner, its guardians and
- * every process of its commands are killed, by pid.
- */
-async function startOwner(
-  mode: string,
-  argv: readonly string[],
-  graceMs = OWNER_GRACE_MS,
-): Promise<{ owner: ChildProcess; report: OwnerReport; token: string }> {
-  const token = randomUUID();
-  const config = { mode, token, graceMs, env: { [MARKER]: RUN_ID }, argv };
-  const owner = spawn(NODE, [OWNER, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let report: OwnerReport | undefined;
-  onTestFinished(() => {
-    owner.kill('SIGKILL');
-    for (const pid of report?.guardians ?? []) killGuardian(pid);
-    killEach(commandProcesses(token).map((pid) => ({ pid })));
-  });
-  const line = new Promise<string>((resolve, reject) => {
-    createInterface({ input: owner.stdout! }).once('line', resolve);
-    owner.once('close', (code, signal) => reject(new Error(`the owner ended (${code ?? signal}) before its report`)));
-  });
-  report = JSON.parse(await within(30_000, line, "the owner's report")) as OwnerReport;
-  return { owner, report, token };
-}
-
-/** Waits until `roles` each have `count` live processes (a shell and its children). */
-async function running(token: string, roles: readonly string[], count = 3): Promise<void> {
-  await waitFor(() => roles.every((role) => commandProcesses(token, role).length === count), 10_000, `the commands ${roles.join(', ')} running`);
-}
-
-/**
- * SIGKILLs the owner; resolves with the ms until none of its commands'
- * processes is live, within a generous bound past `ownerLossMs`.
- */
-async function killOwnerAndWait(owner: ChildProcess, token: string, roles: readonly string[], ownerLossMs = OWNER_LOSS_MS): Promise<number> {
-  const tree = roles.flatMap((role) => commandProcesses(token, role));
-  const killedAt = Date.now();
-  owner.kill('SIGKILL');
-  await waitFor(
-    () => tree.every((pid) => !isAlive(pid)) && roles.every((role) => commandProcesses(token, role).length === 0),
-    ownerLossMs + SLOW_MACHINE_MS,
-    `the owner's commands gone (promised within ${ownerLossMs} ms)`,
-  );
-  const elapsed = Date.now() - killedAt;
-  // The promise itself is not asserted here: a loaded machine may be late.
-  if (elapsed > ownerLossMs) console.log(`the owner's commands took ${elapsed} ms to end, past ownerLossMs ${ownerLossMs}`);
-  return elapsed;
-}
+import { GRACE_MS, isAlive, MARKER, RUN_ID, testSandbox } from './helpers.js';
+import { commandProcesses, killOwnerAndWait, OWNER_LOSS_MS, running, startOwner, TREE } from './owner-helpers.js';
 
 describe("a plain command's tree does not outlive its owner", () => {
   it("killed with SIGKILL, the owner's foreground and background trees are gone within the bound it states, and the guardian exits", async () => {
@@ -173,20 +86,6 @@ describe("a plain command's tree does not outlive its owner", () => {
     }
     await waitFor(() => unguarded.every((pid) => !isAlive(pid)), 5_000, 'the unguarded tree, killed by pid');
   });
-});
-
-describe("an isolated command's tree does not outlive its owner", () => {
-  // The kit's owner.crash cannot watch it (test/conformance-isolated.test.ts): this is its check of the isolated mode.
-  unless(it, probe() instanceof Error ? 'this machine cannot make the namespaces' : undefined)(
-    "killed with SIGKILL, the owner's tree is gone within the bound it states: its namespace ends",
-    async () => {
-      const { owner, report, token } = await startOwner('isolated', TREE);
-      expect(report.termination.ownerLossMs).toBe(OWNER_LOSS_MS);
-      // Seen from the host: its /proc lists the namespace's processes too.
-      await running(token, ['fg']);
-      await killOwnerAndWait(owner, token, ['fg']);
-    },
-  );
 });
 
 describe("the guardian's registrations in this process", () => {
