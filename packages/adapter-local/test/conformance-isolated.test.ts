@@ -1,15 +1,16 @@
 /**
- * The full conformance kit against the isolated mode, nothing disabled
- * but the one case no second process can take part in (below),
+ * The full conformance kit against the isolated mode, nothing disabled,
  * with the module's own hooks: its `attach` lets `teardown.close` observe
- * the environment after close(). The cases that check a capability's
+ * the environment after close(); and an `owner` hook, whose owner process
+ * joins the case's environment (below). The cases that check a capability's
  * absence (skipped above, as the mode has every capability) run against
  * the same mode with those capabilities turned off.
  */
 import { describe, expect, it } from 'vitest';
-import { runConformance } from '@sandstream/conformance';
+import { runConformance, type ConformanceHooks } from '@sandstream/conformance';
+import type { Sandbox } from '@sandstream/types';
 import { describeConformance } from '@sandstream/conformance/vitest';
-import { createLocalSandbox } from '../src/index.js';
+import { createLocalSandbox, type LocalNative } from '../src/index.js';
 import createSandbox, { conformanceHooks } from '../src/isolated.js';
 
 /**
@@ -26,21 +27,31 @@ if (runtimeFailures.length > 0) {
   console.warn(`failing in the plain mode too, so expected to fail here: ${runtimeFailures.join(', ')}`);
 }
 
+/** The module of owner.crash's owner process, and the variable naming the init of the environment it joins. */
+const JOIN_MODULE = new URL('./fixtures/join-isolated.mjs', import.meta.url).pathname;
+const JOIN_VARIABLE = 'SANDSTREAM_JOIN_INIT';
+
 /**
- * owner.crash (SS-OWNER-1) needs a second OS process that makes a sandbox on
- * the environment of the kit's sandbox, for the kit to watch the crashed
- * owner's tree from there. An isolated environment belongs to the process
- * that made it: no other process can join it, and one that made its own
- * would run its tree in a PID namespace the kit's sandbox cannot see.
- * test/owner-loss.test.ts crashes an owner of this mode and watches its
- * tree from the host instead. (The case would fail this mode too: the
- * init's end kills the namespace at once, with no SIGTERM first, as the
- * README says.)
+ * The module's hooks, and the `owner` hook of owner.crash (SS-OWNER-1):
+ * its owner process joins the environment of the case's sandbox by the
+ * init's pid (`join`), so the kit sees the owner's tree from its own
+ * sandbox, and its guardian ends that tree once the owner is killed, while
+ * the environment lives on.
  */
-const NO_SECOND_OWNER = ['owner.crash'];
+const hooks: ConformanceHooks = {
+  ...conformanceHooks,
+  async owner(sandbox: Sandbox) {
+    const info = (sandbox as Sandbox<LocalNative>).native.sandbox!;
+    // Known once the init has pivoted; a command waits for it.
+    if (info.initPid() === undefined) await sandbox.run(['true']);
+    const init = info.initPid();
+    if (init === undefined) throw new Error("the case's sandbox has no environment to join");
+    return { module: JOIN_MODULE, env: { [JOIN_VARIABLE]: String(init) } };
+  },
+};
 
 describe("isolation: 'namespaces'", () => {
-  describeConformance({ factory: createSandbox, hooks: conformanceHooks, expectedFailures: runtimeFailures, exclude: NO_SECOND_OWNER });
+  describeConformance({ factory: createSandbox, hooks, ownerModule: JOIN_MODULE, expectedFailures: runtimeFailures });
 });
 
 /** The capabilities this mode has and can turn off. (Output stays byte-exact: `binary-output` is not one to turn off.) */
