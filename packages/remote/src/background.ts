@@ -26,8 +26,13 @@
  * The files hold everything the command wrote (`replay-full`): a bounded
  * spool of segments is the design's next step, and until then a background
  * command's output costs its size in the sandbox's `/tmp`.
+ *
+ * The programs are `src/sh/background.sh`, `follower.sh` and `records.sh`,
+ * embedded without their comments; a record's liveness (its supervisor's
+ * pid and start time) is `src/sh/lib/alive.sh`.
  */
 import { InvalidArgument } from '@sandstream/types';
+import { BACKGROUND_SH, FOLLOWER_SH, RECORDS_SH } from './generated/programs.js';
 import { SUPERVISOR_NAME } from './supervisor.js';
 
 /** Where records are made: a directory `${base}${id}` each. */
@@ -62,67 +67,11 @@ export const BACKGROUND_NAME = 'sandstream-background';
 export const FOLLOWER_NAME = 'sandstream-follower';
 export const RECORDS_NAME = 'sandstream-records';
 
-/** Tools by the system's directories (the command's PATH is the caller's). */
-const TOOLS = 't() { for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do [ -x "$d/$2" ] && { eval "$1=\\$d/\\$2"; return 0; }; done; return 1; }';
-
-/**
- * Whether the supervisor of a record still runs (pid in S, its start time in J, id in I): the
- * process with that pid started at that time and is no zombie. The start time, not the argv, is
- * the identity: the supervisor is the start's shell after an exec, and while a process execs its
- * argv reads empty (the new image has none yet), which beside a second test suite had a follower
- * take a starting command for ended. A record without a start time (made by an earlier driver)
- * falls back to the argv: one word of it is the id (`-z`: the words are NUL-terminated, and
- * busybox's grep would stop at the first NUL of a line).
- */
-const ALIVE = [
-  'alive() {',
-  '  [ -n "$S" ] || return 1',
-  '  [ -n "$J" ] || { [ -r "/proc/$S/cmdline" ] && "$G" -qzxF -e "$I" "/proc/$S/cmdline" 2>/dev/null; return; }',
-  // Field 3 of a stat line (the state) is the first after the name, which may hold ") "; field 22
-  // (the start time) the twentieth.
-  `  { IFS= read -r v < "/proc/$S/stat"; } 2>/dev/null && set -- \${v##*') '} && case $1 in Z|X|x) return 1 ;; esac && [ "\${20}" = "$J" ]`,
-  '}',
-].join('\n');
-
 /** `sh -c BACKGROUND sandstream-background DIR ARGV_JSON ACCOUNT supervisor-argv...` */
-export const BACKGROUND = [
-  'D=$1 A=$2 U=$3; shift 3',
-  // Output files for the command's account alone; the rest readable by every account (a listing).
-  'umask 077',
-  // The answer goes to standard error: a backend may hold standard output back until the end or
-  // until standard error speaks (Docker's adapter does, to tell its runtime's refusals).
-  'mkdir "$D" 2>/dev/null || { echo nospool >&2; exit 127; }',
-  // This shell's start time (field 22 of its stat line), which the supervisor keeps across the
-  // exec: with the pid, the identity a follower and a listing check (ALIVE). In a function, so
-  // the positional parameters stay the supervisor's argv.
-  `st() { set -- \${1##*') '}; J=\${20}; }; J=; { IFS= read -r l < /proc/$$/stat; } && st "$l"`,
-  // argv.json last, and whole (a rename): a record with it is complete, for a listing and an attach.
-  `{ printf '%s\\n' "$U" > "$D/account" && echo "$$ $J" > "$D/pid" && : > "$D/out" && : > "$D/err" && printf '%s\\n' "$A" > "$D/argv.new" && chmod 755 "$D" && chmod 644 "$D/account" "$D/pid" "$D/argv.new" && mv -f "$D/argv.new" "$D/argv.json"; } 2>/dev/null || { echo nospool >&2; exit 127; }`,
-  'echo ok >&2',
-  // The supervisor keeps this pid; its streams are the record's files from here on.
-  'exec "$@" </dev/null >"$D/out" 2>"$D/err"',
-].join('\n');
+export const BACKGROUND: string = BACKGROUND_SH;
 
 /** `sh -c FOLLOWER sandstream-follower DIR ID OUT_OFFSET ERR_OFFSET`; exit 3: no such record. */
-export const FOLLOWER = [
-  'D=$1 I=$2 O=$3 E=$4',
-  TOOLS,
-  't Z sleep && t G grep && t W wc && t T tail && t H head || exit 2',
-  '{ read -r S J < "$D/pid"; } 2>/dev/null || exit 3',
-  ALIVE,
-  // r FILE OFFSET: prints the bytes of FILE past OFFSET that are there now; N is its new size.
-  'r() { N=$("$W" -c < "$1") || return 1; [ "$N" -gt "$2" ] || return 0; c=1; "$T" -c +$(($2 + 1)) "$1" | "$H" -c $((N - $2)); }',
-  'c= d=0.001 k=0',
-  'while :; do',
-  // Alive before the reads: once it is seen gone, the reads after it have every byte it wrote.
-  '  a=; alive && a=1',
-  '  r "$D/out" "$O" || exit 4; O=$N',
-  '  r "$D/err" "$E" >&2 || exit 4; E=$N',
-  '  [ -n "$a" ] || exit 0',
-  '  if [ -n "$c" ]; then c= d=0.001 k=0; else k=$((k + 1)); case $k in 4) d=0.002 ;; 8) d=0.005 ;; 12) d=0.01 ;; 16) d=0.02 ;; 20) d=0.05 ;; 24) d=0.1 ;; esac; fi',
-  '  "$Z" "$d"',
-  'done',
-].join('\n');
+export const FOLLOWER: string = FOLLOWER_SH;
 
 /**
  * `sh -c RECORDS sandstream-records list BASE`: a line `ID STATE ARGV_JSON` per record.
@@ -131,23 +80,7 @@ export const FOLLOWER = [
  * record.
  * `sh -c RECORDS sandstream-records remove PATTERN`: removes `PATTERN*` records (exit 0 when none).
  */
-export const RECORDS = [
-  TOOLS,
-  't G grep && t W wc || exit 2',
-  ALIVE,
-  'case $1 in',
-  // A record removed as it is read is left out: one line each, whole, or none.
-  '  list) B=$2; for x in "$B"*; do { IFS= read -r a < "$x/argv.json"; } 2>/dev/null && [ -n "$a" ] || continue; I=${x#"$B"}; { read -r S J < "$x/pid"; } 2>/dev/null || S=; s=ended; alive && s=running; printf \'%s %s %s\\n\' "$I" "$s" "$a"; done ;;',
-  '  show) D=$2 I=$3',
-  '    [ -f "$D/argv.json" ] || exit 3',
-  '    { read -r S J < "$D/pid"; } 2>/dev/null || S=; s=ended; alive && s=running',
-  '    O=0 E=0; [ "$4" = 1 ] && { O=$("$W" -c < "$D/out") && E=$("$W" -c < "$D/err") || exit 4; }',
-  '    printf \'offsets %s %s\\n\' $O $E; printf \'account %s\\n\' "$(cat "$D/account")"; printf \'state %s\\n\' "$s"; printf \'argv \'; cat "$D/argv.json"',
-  '    exit 0 ;;',
-  '  remove) for x in "$2"*; do [ -d "$x" ] && rm -rf -- "$x"; done; exit 0 ;;',
-  '  *) exit 2 ;;',
-  'esac',
-].join('\n');
+export const RECORDS: string = RECORDS_SH;
 
 const ID = /^[A-Za-z0-9_-]{8,64}$/;
 

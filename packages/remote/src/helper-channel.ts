@@ -16,6 +16,7 @@
  * goes the ordinary way.
  */
 import { randomUUID } from 'node:crypto';
+import { CHANNEL_SH } from './generated/programs.js';
 import { HELPER, HELPER_NAME } from './helpers.js';
 import type { HelperOptions, HelperResult, RemoteTransport, TransportEnd, TransportProcess } from './transport.js';
 
@@ -28,17 +29,10 @@ export const CHANNEL_NAME = 'sandstream-helper-channel';
  * request's number. One line on standard error first: a backend may hold a
  * process's standard output back until its standard error has spoken (Docker
  * does, to tell a refused start's message from the command's output).
+ * The program is `src/sh/channel.sh`, with {@link HELPER} in it, embedded
+ * without its comments.
  */
-export const CHANNEL = [
-  'echo ready >&2',
-  'while IFS=" " read -r n op a b c d; do',
-  '  (',
-  '    set -- "$op" $a $b $c $d',
-  HELPER,
-  '  ) </dev/null >/dev/null 2>&1',
-  '  echo "$n $?"',
-  'done',
-].join('\n');
+export const CHANNEL: string = CHANNEL_SH;
 
 /** What a transport without signals delivers: none. */
 const NO_SIGNALS: ReadonlySet<string> = new Set();

@@ -34,41 +34,13 @@
  * passed (exit 1): a start it races may still be forking. A zombie's
  * environment reads empty, so zombies count as gone.
  */
-import { SUPERVISOR_NAME, TAG_VARIABLE } from './supervisor.js';
+import { HELPER_SH } from './generated/programs.js';
 
 /** What the helper is called in its own argv. */
 export const HELPER_NAME = 'sandstream-helper';
 
-export const HELPER = [
-  'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-  'reused() { [ -n "$t" ] && { IFS= read -r l < "/proc/$p/stat"; } 2>/dev/null && set -- ${l##*") "} && [ "${20}" != "$t" ]; }',
-  'group() { s=$1 p=$2 t=$3; reused || kill -s "$s" -- "-$p" 2>/dev/null; return 0; }',
-  // once PATTERN: SIGKILL to what carries the tag now, without waiting for it to die.
-  `once() { for f in $(grep -lz "^${TAG_VARIABLE}=$1" /proc/[0-9]*/environ 2>/dev/null); do f=\${f#/proc/}; kill -s KILL "\${f%/environ}" 2>/dev/null; done; }`,
-  'sweep() {',
-  '  i=0',
-  `  while l=$(grep -lz "^${TAG_VARIABLE}=$1" /proc/[0-9]*/environ 2>/dev/null); [ -n "$l" ]; do`,
-  '    for f in $l; do f=${f#/proc/}; kill -s KILL "${f%/environ}" 2>/dev/null; done',
-  '    i=$((i + 1)); [ "$i" -lt 50 ] || exit 1',
-  '    sleep 0.01',
-  '  done',
-  '}',
-  'case $1 in',
-  '  signal) group "$2" "$3" "$4" ;;',
-  // The supervisor lives on and reports `gone` once its group and session are empty: the kill
-  // itself waits for nothing (under load, waiting here for every death outran the request bound).
-  '  kill) group KILL "$2" "$3"; once "$4\\$" ;;',
-  // At close: once, without waiting (close() is bounded; what got SIGKILL is as good as gone).
-  // The files after the pattern are the handle's owner leases, gone with its commands.
-  '  sweep) once "$2"; shift 2; [ "$#" = 0 ] || rm -f -- "$@" ;;',
-  // The supervisor's argv holds its name and the id as whole words.
-  `  abandon) for f in $(grep -lzx -e "$2" /proc/[0-9]*/cmdline 2>/dev/null); do grep -qzx ${SUPERVISOR_NAME} "$f" 2>/dev/null && { f=\${f#/proc/}; kill -s KILL "\${f%/cmdline}" 2>/dev/null; }; done; sweep "$2" ;;`,
-  // The uptime's fraction without a leading 0, which would read as octal; one write(2) of a line.
-  "  lease) IFS=' .' read -r s c _ < /proc/uptime; c=${c#0}; printf '%s\\n' $((s * 100 + c + $3)) > \"$2\" || exit 1 ;;",
-  '  *) exit 2 ;;',
-  'esac',
-  'exit 0',
-].join('\n');
+// The program is src/sh/helper.sh, embedded without its comments.
+export const HELPER: string = HELPER_SH;
 
 /** The command's identity, as its `start` report gave it. */
 export interface GroupIdentity {

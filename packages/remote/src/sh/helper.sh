@@ -1,0 +1,71 @@
+#!/bin/sh
+# The helper commands the driver runs in the sandbox when the supervisor cannot do the job itself
+# (ADR-0033; each command's contract: src/helpers.ts):
+#   sh -c HELPER sandstream-helper signal SIG PGID START
+#   sh -c HELPER sandstream-helper kill PGID START ID
+#   sh -c HELPER sandstream-helper abandon ID
+#   sh -c HELPER sandstream-helper sweep PATTERN [FILE...]
+#   sh -c HELPER sandstream-helper lease FILE LAPSE_CS
+# The helper channel (channel.sh) runs it too, once per request, in a subshell.
+
+# Its tools by the system's directories, in the order lib/tools.sh looks: the command's PATH is the
+# caller's.
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+grep='grep'
+
+. ./lib/stat.sh
+. ./lib/tags.sh
+. ./lib/uptime.sh
+
+# reused PGID START: whether the group's number was given out again: the process with that pid
+# started at another time than START, the command's start time (the kernel gives a number out
+# again only once nothing of its group is left, so the command's group is gone).
+reused() { [ -n "$2" ] && proc_stat "/proc/$1/stat" 2>/dev/null && [ "$st_start" != "$2" ]; }
+# group SIG PGID START: SIG to the command's process group, unless its number was given out again.
+group() { reused "$2" "$3" || kill -s "$1" -- "-$2" 2>/dev/null; return 0; }
+
+# sweep PATTERN: SIGKILL to what carries the tag, until nothing does (exit 0) or 50 rounds passed
+# (exit 1): a start it races may still be forking.
+sweep() {
+  round=0
+  while listed=$(tagged "$1"); [ -n "$listed" ]; do
+    # Split on purpose: one word per /proc/<pid>/environ.
+    # shellcheck disable=SC2086
+    kill_listed $listed
+    round=$((round + 1)); [ "$round" -lt 50 ] || exit 1
+    sleep 0.01
+  done
+}
+
+case $1 in
+  signal) group "$2" "$3" "$4" ;;
+  # SIGKILL to the group, then once to what carries the command's tag now, without waiting for it
+  # to die. The supervisor lives on and reports `gone` once its group and session are empty: the
+  # kill itself waits for nothing (under load, waiting here for every death outran the request
+  # bound).
+  kill)
+    group KILL "$2" "$3"
+    # shellcheck disable=SC2046 # split on purpose: one word per /proc/<pid>/environ
+    kill_listed $(tagged "$4\$") ;;
+  # At close: once, without waiting (close() is bounded; what got SIGKILL is as good as gone). The
+  # files after the pattern are the handle's owner leases, gone with its commands.
+  sweep)
+    # shellcheck disable=SC2046 # split on purpose: one word per /proc/<pid>/environ
+    kill_listed $(tagged "$2")
+    shift 2; [ "$#" = 0 ] || rm -f -- "$@" ;;
+  # A start whose outcome is unknown: SIGKILL to the supervisor whose argv holds the id (it may not
+  # have forked yet), whose argv holds its name and the id as whole words; then the sweep of the
+  # id and of its holder (`ID-holder`).
+  abandon)
+    # The paths have no blanks: a word each.
+    # shellcheck disable=SC2013
+    for f in $(grep -lzx -e "$2" /proc/[0-9]*/cmdline 2>/dev/null); do
+      grep -qzx sandstream-supervisor "$f" 2>/dev/null && kill_listed "$f"
+    done
+    sweep "$2" ;;
+  # Renews an owner lease: FILE holds the sandbox's uptime in centiseconds plus LAPSE_CS, the
+  # moment the renewal lapses; one write(2) of a line.
+  lease) now_cs; printf '%s\n' $((now + $3)) > "$2" || exit 1 ;;
+  *) exit 2 ;;
+esac
+exit 0

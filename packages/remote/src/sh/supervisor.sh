@@ -1,0 +1,251 @@
+#!/bin/sh
+# The in-sandbox supervisor (ADR-0033; what it promises: src/supervisor.ts), run by dash, bash
+# and busybox ash alike:
+#   sh -c SUPERVISOR sandstream-supervisor ID N HOME LEASE prefix... argv...
+# ID: the command's id; N: how many words of argv are a prefix (wrappers that exec the command
+# in turn); HOME: 1 to start in $HOME if it can (else stay where the backend started it); LEASE:
+# the owner lease, `LAPSE GRACE FILE` (empty: none; see owner below).
+# Embedded without comments, blank lines or indentation (scripts/embed-sh.mjs): it travels in
+# argv. No here-document, no string over two lines: the embed strips leading blanks.
+
+# `a && b || c` means "c when a or b failed" throughout, as intended.
+# shellcheck disable=SC2015
+# `a= b=` assigns empty strings, several to a line.
+# shellcheck disable=SC1007
+
+id=$1 nprefix=$2 home=$3 lease=$4; shift 4
+[ "$home" = 1 ] && { cd "$HOME" 2>/dev/null || cd /; }
+# fd 9: the backend's standard error, for reports; fd 8: its standard input, for the command (an
+# asynchronous list gets /dev/null without an explicit redirection); fd 6: its standard output,
+# for the command (the pipeline below takes the holder's). The shell's own complaints (a `kill`
+# of a gone group, bash's job notices) go nowhere.
+exec 9>&2 8<&0 6>&1 2>/dev/null
+# report WORDS: one frame `\036sandstream:<id> WORDS`, one write(2) (see reports.ts).
+report() { printf '\036sandstream:%s %s\n' "$id" "$1" >&9; }
+# noexec WHY: the command cannot start (a `noexec` report, not exit status 127).
+noexec() { report "noexec $1"; exit 127; }
+
+. ./lib/tools.sh
+. ./lib/stat.sh
+. ./lib/tags.sh
+. ./lib/uptime.sh
+
+# Its tools by the system's directories: the command's PATH is the caller's. Each variable is
+# named after its tool (`tool` sets it).
+tool setsid || noexec 'ENOENT setsid'
+tool sleep || noexec 'ENOENT sleep'
+# grep (GNU or busybox), if there is one, spares the end of a command most of a /proc scan.
+tool grep || grep=
+# A shell without job control starts an asynchronous list with INT and QUIT ignored, and the
+# command would inherit that; GNU env resets them as it execs the command. The probe is one
+# program start: env takes the option (coreutils 8.31 and later) and then prints its version.
+# intquit: what the `start` report says of INT and QUIT.
+intquit=default
+tool env && "$env" --default-signal=INT,QUIT --version >/dev/null || { env= intquit=ignored; }
+
+# exe FILE: whether FILE is a regular file this account may execute.
+exe() { [ -f "$1" ] && [ -x "$1" ]; }
+# first: the first word, what is exec'd; prog: the command's argv[0], after the prefix. Every
+# program of the prefix (a word that is an absolute path and no assignment) must exist.
+first=$1 i=0
+for prog; do
+  [ "$i" = "$nprefix" ] && break
+  case $prog in
+    /*=*) ;;
+    /*) exe "$prog" || noexec "ENOENT $prog" ;;
+  esac
+  i=$((i+1))
+done
+# argv[0] must be executable: a missing program is a report, not exit status 127.
+case $prog in
+  */*)
+    [ -e "$prog" ] || noexec ENOENT
+    exe "$prog" || noexec EACCES ;;
+  *)
+    found=; IFS=:
+    for d in $PATH; do exe "${d:-.}/$prog" && { found=1; break; }; done
+    unset IFS
+    [ -n "$found" ] || noexec ENOENT ;;
+esac
+# env(1) would take a program name holding `=` for an assignment.
+case $first in *=*) env= intquit=ignored ;; esac
+
+export SANDSTREAM_COMMAND="$id"
+# woken: the waker's call (below) came. A handler, not an ignore, so the command does not inherit
+# an ignored SIGPIPE; set before the fork, as the waker may call as soon as the command ended. A
+# forked shell resets a caught signal, so neither the holder nor the command runs it.
+woken=; trap 'woken=1' PIPE
+# setsid and sleep are set by `tool`, above.
+# shellcheck disable=SC2154
+# The holder: forks the command, then becomes a `sleep` that never reaps it. It is the first
+# element of a pipeline whose write end the command alone keeps, as fd 7.
+{
+  (
+    # The command's own pid (a subshell's $$ is its parent's) and start time, reported before it
+    # can write a byte; setsid, which does not fork for a process that leads no group, makes
+    # that pid its session and group. fd 9 is closed here: the report goes to fd 2, the same file.
+    proc_stat /proc/self/stat && report "start $st_pid $st_pid $st_start $intquit" 9>&2
+    # Not before the holder is a `sleep`: a shell there could reap the command, and its status.
+    IFS= read -r m < /proc/self/comm && while IFS= read -r h < "/proc/$st_ppid/comm" && [ "$h" = "$m" ]; do :; done
+    [ -n "$env" ] && exec "$setsid" "$env" --default-signal=INT,QUIT -- "$@"
+    exec "$setsid" "$@"
+  ) <&8 7>&1 >&6 2>&9 6>&- 8<&- 9>&- &
+  # The holder's tag is the id and `-holder`: the SIGKILL of the tree (a sweep of the id) leaves
+  # it, or the command's zombie would go to init and its status with it; a sweep of the
+  # sandbox's prefix still finds it once the supervisor is gone.
+  SANDSTREAM_COMMAND=$id-holder; exec "$sleep" 2147483647 <&- >/dev/null 6>&- 8<&- 9>&-
+} | {
+  # The waker: end-of-file on the read end comes once nothing holds fd 7 any more, which is the
+  # command's end unless something it started keeps the descriptor (then the polls see the end).
+  # It calls only while it is still this shell's child: a supervisor gone (killed) may have a
+  # successor at its pid. No copy of the backend's streams: it may outlive the supervisor.
+  exec >/dev/null 6>&- 8<&- 9>&-; while read -r _; do :; done
+  proc_stat /proc/self/stat && [ "$st_ppid" = $$ ] && kill -s PIPE $$
+} &
+# Standard input is the command's alone: a command that closes it leaves the pipe without a
+# reader, so a writer learns it (EPIPE) instead of filling a pipe the supervisor holds.
+exec 6>&- 8<&- 0</dev/null
+# waker, cmd: the waker's and the command's pids (the latter once known); sigs: the signals
+# caught and not yet forwarded; delay: the next nap's length; step, stride, top: the backoff (see nap).
+waker=$! cmd= sigs= delay=0.001 step=0 stride=4 top=32
+
+# The owner lease (spec 1.4, the owner-loss rule): the host renews lease_file while its foreground
+# commands run, writing the sandbox's uptime in centiseconds at which the renewal lapses; once
+# the sandbox's clock passes the latest deadline seen, the owner is lost (dead, or cut off for
+# good) and the tree gets the termination sequence: TERM and CONT now, KILL once the grace period
+# passed, and the tag's sweep for what left the session. Checked at every nap, with builtins
+# only: a command that ends at once costs it nothing. The deadline is kept here too, so a lease
+# file that went missing or reads half-written never lapses early.
+lease_lapse= lease_grace= lease_file= lease_deadline= owner_lost= owner_killed=
+if [ -n "$lease" ]; then lease_lapse=${lease%% *} lease=${lease#* }; lease_grace=${lease%% *} lease_file=${lease#* }; fi
+# renewed: the latest deadline, from the file when it holds a number (a renewal may be midway).
+renewed() { { read -r v < "$lease_file"; } 2>/dev/null && case $v in *[!0-9]*|'') ;; *) [ "$v" -gt "$lease_deadline" ] && lease_deadline=$v ;; esac; }
+if [ -n "$lease_file" ]; then
+  now_cs; lease_deadline=$((now + lease_lapse)); renewed
+  # A lease that cannot be written cannot be renewed either: the command runs without one rather
+  # than being ended while its owner lives.
+  { printf '%s\n' "$lease_deadline" > "$lease_file"; } 2>/dev/null || lease_file=
+fi
+owner() {
+  [ -n "$lease_file" ] || return 0
+  now_cs
+  if [ -z "$owner_lost" ]; then
+    renewed; [ "$now" -gt "$lease_deadline" ] || return 0
+    owner_lost=$((now + lease_grace)); report lost; sigs="$sigs TERM CONT"
+    # The owner is gone for good: so is its lease (its other commands keep the deadline they read).
+    # shellcheck disable=SC2154 # tool sets rm
+    tool rm && "$rm" -f -- "$lease_file"
+  elif [ -z "$owner_killed" ] && [ "$now" -ge "$owner_lost" ]; then
+    owner_killed=1; sigs="$sigs KILL"
+    # What left the session too, by its tag (not the holder's, `<id>-holder`); without grep, the
+    # group and the session are what the signals reach.
+    # shellcheck disable=SC2046 # split on purpose: one word per /proc/<pid>/environ
+    [ -n "$grep" ] && kill_listed $(tagged "$id\$")
+  fi
+}
+
+# child_of PARENT [OTHER]: sets child to a child of PARENT other than OTHER; false when it has
+# none. /proc/<pid>/task/<pid>/children is a list of pids, each followed by a space, with no
+# newline (`read` fails at its end yet splits the first off by the default IFS); where the kernel
+# has none (no CONFIG_PROC_CHILDREN) the parent fields of every process are read instead.
+child_of() {
+  child=
+  if [ -e "/proc/$1/task/$1/children" ]; then
+    read -r child other _ < "/proc/$1/task/$1/children"
+    [ "$child" = "$2" ] && child=$other
+  else
+    for f in /proc/[0-9]*/stat; do
+      proc_stat "$f" && [ "$st_ppid" = "$1" ] && [ "$st_pid" != "$2" ] && { child=$st_pid; break; }
+    done
+  fi
+  [ -n "$child" ]
+}
+# Each shell forks both elements of the pipeline itself, the holder first, and has no other child
+# yet: the holder is the child that is not the waker.
+child_of $$ "$waker"; holder=$child
+
+# A trap only records the signal: the main loop forwards it, so a handler never runs a scan in
+# the middle of another. `wait` returns at once when a trapped signal arrives. The list is
+# FORWARDED_SIGNALS of supervisor.ts (a test holds them equal).
+for s in HUP INT QUIT TERM USR1 USR2 ALRM WINCH CONT TSTP TTIN TTOU; do
+  # Expanded now on purpose: each trap appends its own signal's name.
+  # shellcheck disable=SC2064
+  trap "sigs=\"\$sigs $s\"" "$s"
+done
+
+# nap: a `sleep` waited for, which a trapped signal (a forwarded one, the waker's) cuts short; one
+# that came before the wait began (during a scan, say) is seen in sigs or woken, and the nap
+# skipped or killed, so a forwarded signal never waits for a nap to end. A nap cut short is
+# killed, not waited for again (bash, its status reaped meanwhile, can wait forever); a later
+# wait reaps it. Untagged: a sweep of the tree must not find the supervisor's own naps; holding
+# none of the backend's streams, a nap cut short ends no later for them.
+# Polls back off from 1 ms to 100 ms, four naps a step: a short command is seen ending at once, a
+# long one costs ten `sleep`s a second. While the waker may still call (stride 4) they are only
+# its fallback: a step a nap, on to 500 ms. The waker calls once; from then on the polls are as
+# without it. Each nap first looks at the owner lease.
+nap() {
+  owner
+  [ -n "$woken$sigs" ] || { SANDSTREAM_COMMAND= "$sleep" "$delay" >/dev/null 9>&- & [ -z "$woken$sigs" ] && wait $! || kill $!; }
+  if [ -n "$woken" ]; then woken= stride=1 top=24; [ "$step" -gt 24 ] && step=24 delay=0.1; return 0; fi
+  step=$((step + stride)); [ "$step" -gt "$top" ] && step=$top
+  case $step in 4) delay=0.002 ;; 8) delay=0.005 ;; 12) delay=0.01 ;; 16) delay=0.02 ;; 20) delay=0.05 ;; 24) delay=0.1 ;; 28) delay=0.2 ;; 32) delay=0.5 ;; esac
+}
+
+# scan SIG: sends SIG to live members of the session outside the group.
+# scan '': true while a live process of the command's group or session exists.
+scan() {
+  # First one grep over every stat line: no line with the group or session after the name is a
+  # certain "none" (status 1), the usual end; a line that vanished as it was read (status 2: a
+  # process reaped meanwhile, such as the waker) takes one more grep; a match, or a second
+  # vanished line, takes the exact scan below, which no name can fool.
+  [ -z "$1" ] && [ -n "$grep" ] && for f in 1 2; do SANDSTREAM_COMMAND= "$grep" -qsE "\) [^ZXx] [0-9]+ ($cmd [0-9]+|[0-9]+ $cmd) " /proc/[0-9]*/stat; case $? in 0) break ;; 1) return 1 ;; esac; done
+  for f in /proc/[0-9]*/stat; do
+    proc_stat "$f" || continue
+    case $st_state in Z|X|x) continue ;; esac
+    if [ -n "$1" ]; then [ "$st_sid" = "$cmd" ] && [ "$st_pgrp" != "$cmd" ] && kill -s "$1" "$st_pid"
+    elif [ "$st_pgrp" = "$cmd" ] || [ "$st_sid" = "$cmd" ]; then return 0; fi
+  done
+  return 1
+}
+
+# flush: forwards the signals in sigs, taken and cleared in one command, which a trap cannot split.
+flush() {
+  [ -n "$cmd" ] || return 0
+  q=$sigs sigs=
+  # Before setsid ran, the command leads no group yet: its pid alone.
+  for s in $q; do kill -s "$s" -- "-$cmd" || kill -s "$s" "$cmd"; scan "$s"; done
+  return 0
+}
+
+# The command: the holder's one child.
+until child_of "$holder"; do kill -0 "$holder" || { report 'exit unknown'; report gone; exit 255; }; nap; done
+cmd=$child
+
+# zombie: 0, the command is a zombie, its wait status in status; 1: running; 2: gone (reaped by
+# someone else).
+zombie() { proc_stat "/proc/$cmd/stat" || return 2; [ "$st_state" = Z ] || return 1; status=$st_wait; }
+status=
+while :; do flush; zombie; case $? in 0|2) break ;; esac; nap; done
+# how, value, sig: how the command ended, for the supervisor's own exit below.
+case $status in
+  '') how=unknown; report 'exit unknown' ;;
+  *)
+    value=$((status & 127))
+    if [ "$value" = 0 ]; then how=code value=$((status >> 8 & 255)); report "exit code $value"
+    else how=signal sig=$(kill -l "$value"); report "exit signal $value $sig$( [ $((status & 128)) = 0 ] || echo ' core')"; fi ;;
+esac
+# Signals still reach the group while holders live on after the command's end; whether any does
+# is reported at once (`held`), so the driver need not guess it from a timer.
+flush; if scan ''; then report held; while flush && scan ''; do nap; done; fi
+# The command's zombie goes to init (or the nearest subreaper) with its holder. The waker, if the
+# command left something holding fd 7, and only while it is this shell's child: once it ended,
+# its pid may have been given out again.
+proc_stat "/proc/$waker/stat" && [ "$st_ppid" = $$ ] && [ "$st_state" != Z ] && kill -s KILL "$waker"
+kill -s KILL "$holder"; wait "$holder" "$waker"
+report gone
+# Exit with the command's status, dying of the same signal.
+case $how in
+  code) exit "$value" ;;
+  signal) trap - "$sig"; kill -s "$sig" $$; exit $((128 + value)) ;;
+esac
+exit 255

@@ -1,0 +1,65 @@
+// The in-sandbox programs as embedded: equal to what src/sh/ generates, and read by every shell.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { unless } from '@sandstream/test-support/skips';
+// A plain ES module, the generator itself (npm run generate).
+import { GENERATED, PROGRAMS, embedLines, renderPrograms } from '../scripts/embed-sh.mjs';
+import * as generated from '../src/generated/programs.js';
+import { BACKGROUND, FOLLOWER, FORWARDED_SIGNALS, HELPER, RECORDS, SUPERVISOR, SUPERVISOR_NAME, TAG_VARIABLE } from '../src/index.js';
+import { CHANNEL } from '../src/helper-channel.js';
+import { SHELLS, missing, removeLinks } from './harness.js';
+
+afterAll(() => removeLinks());
+
+const REGENERATE = 'npm run generate -w @sandstream/remote';
+
+/** Each exported program, by the generated constant it comes from. */
+const EXPORTED: Record<string, string> = {
+  SUPERVISOR_SH: SUPERVISOR,
+  HELPER_SH: HELPER,
+  CHANNEL_SH: CHANNEL,
+  BACKGROUND_SH: BACKGROUND,
+  FOLLOWER_SH: FOLLOWER,
+  RECORDS_SH: RECORDS,
+};
+
+describe('src/generated/programs.ts', () => {
+  it('is exactly what src/sh/ generates', () => {
+    expect(readFileSync(GENERATED, 'utf8'), `stale; run ${REGENERATE}`).toBe(renderPrograms());
+  });
+
+  it('is where every exported program comes from, and exports nothing else', () => {
+    expect(Object.keys(generated).sort()).toEqual(PROGRAMS.map(([name]) => name).sort());
+    for (const [name, value] of Object.entries(generated)) expect(EXPORTED[name], name).toBe(value);
+  });
+
+  it('embeds no comment, blank line or indentation', () => {
+    for (const [name, file] of PROGRAMS) {
+      for (const line of embedLines(file)) expect(line, `${name}: ${line}`).toMatch(/^[^\s#](.*\S)?$/);
+    }
+  });
+
+  // The supervisor travels in argv with every command: it may not grow past its size as strings in
+  // TypeScript (5637 characters) for want of a few names.
+  it('keeps the supervisor within its argv budget', () => {
+    expect(SUPERVISOR.length).toBeLessThanOrEqual(5637);
+  });
+
+  it('holds the names the TypeScript side states', () => {
+    expect(SUPERVISOR).toContain(`for s in ${FORWARDED_SIGNALS.join(' ')}; do`);
+    for (const program of [SUPERVISOR, HELPER]) expect(program).toContain(`"^${TAG_VARIABLE}=$1"`);
+    expect(SUPERVISOR).toContain(`export ${TAG_VARIABLE}=`);
+    expect(HELPER).toContain(`grep -qzx ${SUPERVISOR_NAME} `);
+    // The channel runs the helper itself, whole.
+    expect(CHANNEL).toContain(`\n${HELPER}\n`);
+  });
+});
+
+describe.each(SHELLS)('the programs under $name', (shell) => {
+  unless(it, missing(shell)).each(PROGRAMS.map(([name]) => [name] as const))('parses %s (sh -n)', (name) => {
+    const checked = spawnSync(shell.path as string, ['-n', '-c', EXPORTED[name] as string], { encoding: 'utf8' });
+    expect(checked.stderr).toBe('');
+    expect(checked.status).toBe(0);
+  });
+});
