@@ -207,6 +207,11 @@ export class Environment implements EnvironmentHandle {
           const line = stdout.slice(0, newline);
           stdout = stdout.slice(newline + 1);
           if (this.failure !== undefined) return;
+          if (line === 'ending') {
+            // Its pipe from this process was closed under it: it is ending the namespace.
+            this.failure = new EnvironmentGone("the sandbox's environment has ended (its init lost its pipe to this process)");
+            return;
+          }
           if (line === 'pivoted' && this.initPidValue === undefined) pivotedNow();
           else if (line === 'ready') {
             if (this.initPidValue === undefined) pivotedNow();

@@ -10,7 +10,10 @@
  * runner's worker torn down) is covered by a small shell started once per
  * process in a session of its own: it reads the directories' paths from a
  * pipe and removes them when the pipe reaches end-of-file, which the
- * kernel brings about when this process ends, whatever the way.
+ * kernel brings about when this process ends, whatever the way, and every
+ * environment's `unshare` and init with it: each holds a copy of the pipe
+ * ({@link janitorDescriptor}), as an init outlives this process for the
+ * grace period of its termination sequence.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 

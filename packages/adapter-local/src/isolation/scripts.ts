@@ -12,7 +12,9 @@
  * commands may start to enter), unmounts the old one, reports `ready` and
  * then only reaps the orphans its namespace hands it, until its descriptor
  * 3 (a pipe from the host) reaches end-of-file: the host process died, or
- * exited, without `close()` (which kills this process instead). Then it runs
+ * exited, without `close()` (which kills this process instead), or a command
+ * killed its helper (`ending` on standard output tells a host process still
+ * reading that no command is to enter). Then it runs
  * the termination sequence (spec 9.8) on every other process of the
  * namespace: SIGTERM and SIGCONT, and once the grace period is over, or
  * sooner once none is left, it ends, and the kernel kills whatever is left
@@ -117,6 +119,10 @@ echo ready
 exec </dev/null 2>/dev/null
 exec 3<&-
 wait "$holder" || :
+# Said to a host process still reading (its pipe's writer was killed): no command is to enter.
+# Nobody reads once the host process is gone: no SIGPIPE, and the failed write is no error.
+trap '' PIPE
+echo ending 2>/dev/null || :
 # End-of-file: the host process is gone without close(). Every other process of the namespace
 # gets SIGTERM, then SIGCONT (a stopped one acts on SIGTERM only once continued): kill -1 from
 # pid 1 reaches all of its namespace but itself. This shell's end, once none is left or the
