@@ -3,6 +3,7 @@ import Docker from 'dockerode';
 import { createDockerSandbox } from '@sandstream/adapter-docker';
 import { startDockerd, type TestEngine } from '@sandstream/adapter-docker/engine';
 import type { Sandbox } from '@sandstream/types';
+import { ownerProcess } from './owner-join.js';
 import { createRawDockerSandbox } from './raw-docker.js';
 import type { KitTarget, Side, Vendor } from './vendor.js';
 
@@ -10,7 +11,8 @@ import type { KitTarget, Side, Vendor } from './vendor.js';
 const IMAGE = 'sandstream-busybox:verdicts';
 const IMAGE_TOOLS = ['/usr/bin/env', '/usr/bin/nice', '/usr/bin/prlimit'];
 
-function handle(side: Side, docker: Docker, container: Docker.Container): Promise<Sandbox> | Sandbox {
+/** A sandbox of one side on the run's container: the factory's, the attach hook's and the owner process's. */
+export function dockerHandle(side: Side, docker: Docker, container: Docker.Container): Promise<Sandbox> | Sandbox {
   if (side === 'raw') return createRawDockerSandbox({ docker, container });
   // As adapter-docker's own kit run: a handle that borrows the run's container.
   return createDockerSandbox({ docker, container });
@@ -37,7 +39,7 @@ export const DOCKER: Vendor = {
     let docker: Docker | undefined;
     let container: Docker.Container | undefined;
     return {
-      factory: () => handle(side, docker!, container!),
+      factory: () => dockerHandle(side, docker!, container!),
       hooks: {
         async setup() {
           engine = await startDockerd();
@@ -59,9 +61,11 @@ export const DOCKER: Vendor = {
           }
         },
         // Another handle on the run's container, which its close() leaves.
-        attach: (sandbox) => Promise.resolve(handle(side, docker!, sandbox.native as Docker.Container)),
+        attach: (sandbox) => Promise.resolve(dockerHandle(side, docker!, sandbox.native as Docker.Container)),
         // The adapter's links to a background command, cut as a proxy would (attach.link-lost).
         sever: (process) => severFollowers(process.commandId ?? ''),
+        // owner.crash: a second OS process borrows the same container through the run's Engine.
+        owner: (sandbox) => ownerProcess({ vendor: 'docker', side, socketPath: engine!.socketPath, container: (sandbox.native as Docker.Container).id }),
       },
     };
   },

@@ -6,13 +6,15 @@ import { Sandbox as E2BSdkSandbox } from 'e2b';
 import { createE2BSandbox } from '@sandstream/adapter-e2b';
 import { startEnvdEmulator, type EnvdEmulator } from '@sandstream/adapter-e2b/emulator';
 import type { Sandbox } from '@sandstream/types';
+import { ownerProcess } from './owner-join.js';
 import { createRawE2BSandbox } from './raw-e2b.js';
 import type { KitTarget, Side, Vendor } from './vendor.js';
 
 /** The emulator switches accounts only when it runs as root (envd always does). */
 const CAN_SWITCH_USER = process.getuid?.() === 0;
 
-function handle(side: Side, native: E2BSdkSandbox, recordBase: string): Promise<Sandbox> | Sandbox {
+/** A sandbox of one side on an SDK sandbox: the factory's, the attach hook's and the owner process's. */
+export function e2bHandle(side: Side, native: E2BSdkSandbox, recordBase: string): Promise<Sandbox> | Sandbox {
   if (side === 'raw') return createRawE2BSandbox(native, { user: CAN_SWITCH_USER });
   // As adapter-e2b's own kit run: a handle on the run's SDK sandbox that does not own it.
   return createE2BSandbox({ sandbox: native, owned: false, recordBase, ...(CAN_SWITCH_USER ? {} : { capabilities: { user: false } }) });
@@ -39,7 +41,7 @@ export const E2B: Vendor = {
     let native: E2BSdkSandbox | undefined;
     let home: string | undefined;
     return {
-      factory: () => handle(side, native!, envd!.recordBase),
+      factory: () => e2bHandle(side, native!, envd!.recordBase),
       hooks: {
         async setup() {
           home = mkdtempSync(join(tmpdir(), 'sandstream-verdicts-e2b-'));
@@ -51,9 +53,11 @@ export const E2B: Vendor = {
           if (home !== undefined) rmSync(home, { recursive: true, force: true });
         },
         // Another handle on the one SDK sandbox.
-        attach: (sandbox) => Promise.resolve(handle(side, sandbox.native as E2BSdkSandbox, envd!.recordBase)),
+        attach: (sandbox) => Promise.resolve(e2bHandle(side, sandbox.native as E2BSdkSandbox, envd!.recordBase)),
         // The adapter's links to a background command, cut as a proxy would (attach.link-lost).
         sever: (process) => severFollowers(process.commandId ?? ''),
+        // owner.crash: a second OS process on the same envd, its SDK sandbox in debug mode as this run's.
+        owner: () => ownerProcess({ vendor: 'e2b', side, url: envd!.url, recordBase: envd!.recordBase }),
       },
     };
   },

@@ -15,6 +15,9 @@ const SIGKILL_ONLY =
 const NO_DOCKER_SIGNAL =
   "no signal reaches the command: the Engine API has no call that signals an exec'd process ([moby/moby#9098](https://github.com/moby/moby/issues/9098)), and every signal of the wrapper only drops the attach connection, which the process never sees";
 
+const NO_BOUND =
+  'no bound to state: nothing of the SDK ends a command once its owner is gone (SS-OWNER-1), so the wrapper states no `termination.ownerLossMs`: a sandbox of 1.3 at most';
+
 export const EXPLANATIONS: Explanations = {
   e2b: {
     'SS-START':
@@ -41,6 +44,9 @@ export const EXPLANATIONS: Explanations = {
       "teardown is SIGKILL only: the command's SIGTERM handler never runs, so what it writes on its way out never comes",
     'SS-USER':
       "with no directory given, envd starts a command in its account's home and refuses when that home does not exist (`nobody`'s is `/nonexistent`); the SDK sends none of its own, where adapter-e2b starts such a command in `/` and moves to `$HOME` if it can",
+    'SS-OWNER-1':
+      "nothing outlives the owner to end its command: envd runs a process it started until it ends or is signalled, and when the owner dies the connection of the process's event stream goes with it, which envd takes for a reader gone, not for an end; the SDK has no lease or keepalive that would tell it more, so the whole tree (leader, foreground and background child) runs on past the bound, without SIGTERM",
+    'SS-OWNER-2': NO_BOUND,
   },
   vercel: {
     'SS-START':
@@ -59,6 +65,11 @@ export const EXPLANATIONS: Explanations = {
       'signals reported as 128+n: the service reports a death by SIGKILL as exit code 137, and the SDK has no field for a signal',
     'SS-RESULT':
       'signals reported as 128+n: the service reports a death by SIGKILL as exit code 137, and the SDK has no field for a signal',
+    'SS-ARGV':
+      "the argument arrives whole, but its echo comes through the SDK's log reader (jsonlines 0.1.1), which decodes each network read on its own: a character split between two reads arrives as U+FFFD (where the reads split is chance, so the case can pass)",
+    'SS-OWNER-1':
+      "nothing outlives the owner to end its command: the service runs a command until it ends or is killed, and the owner's death only ends its request for the logs, which the service takes for a reader gone; the SDK has no lease or keepalive, so the whole tree (leader, foreground and background child) runs on past the bound, without SIGTERM",
+    'SS-OWNER-2': NO_BOUND,
   },
   docker: {
     'SS-START-1':
@@ -77,6 +88,9 @@ export const EXPLANATIONS: Explanations = {
     'SS-ONOUT-2': `${NO_DOCKER_SIGNAL}; the command's SIGTERM handler never runs, so what it writes on its way out never comes`,
     'SS-STDIN-5':
       "a write to a command that closed its standard input waits forever: once the exec's pipe has lost its reader, dockerd's copy stops on `EPIPE` and stops reading the connection, and nothing reports it (ADR-0035), where the contract wants `StdinClosed`",
+    'SS-OWNER-1':
+      "a process started by `docker exec` outlives its client ([moby/moby#9098](https://github.com/moby/moby/issues/9098)): the owner's death drops the attach connection, which the process never sees, and the Engine keeps the exec running, so the whole tree (leader, foreground and background child) runs on in the container past the bound, without SIGTERM",
+    'SS-OWNER-2': NO_BOUND,
   },
 };
 

@@ -2,11 +2,19 @@ import { severFollowers } from '@sandstream/remote';
 import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
 import { createVercelSandbox } from '@sandstream/adapter-vercel';
 import { VercelEmulator } from '@sandstream/adapter-vercel/emulator';
+import type { Sandbox } from '@sandstream/types';
+import { ownerProcess } from './owner-join.js';
 import { createRawVercelSandbox } from './raw-vercel.js';
 import type { KitTarget, Side, Vendor } from './vendor.js';
 
 /** The grace period of adapter-vercel's own kit run, used by both runs here. */
 const GRACE_MS = 500;
+
+/** Another sandbox of one side on an existing SDK sandbox, which its close() leaves running: the attach hook's and the owner process's. */
+export function vercelHandle(side: Side, native: VercelSdkSandbox, recordBase: string): Promise<Sandbox> | Sandbox {
+  if (side === 'adapter') return createVercelSandbox({ sandbox: native, recordBase, graceMs: GRACE_MS });
+  return createRawVercelSandbox({ native, owned: false, graceMs: GRACE_MS });
+}
 
 /** Vercel Sandbox: its emulator, a new SDK sandbox per factory call, as adapter-vercel's kit run has it. */
 export const VERCEL: Vendor = {
@@ -41,13 +49,14 @@ export const VERCEL: Vendor = {
           await emulator?.close();
         },
         // Another handle on the same SDK sandbox, which its close() leaves running.
-        async attach(sandbox) {
-          const native = sandbox.native as VercelSdkSandbox;
-          if (side === 'adapter') return createVercelSandbox({ sandbox: native, recordBase: emulator!.recordBase, graceMs: GRACE_MS });
-          return createRawVercelSandbox({ native, owned: false, graceMs: GRACE_MS });
-        },
+        attach: (sandbox) => Promise.resolve(vercelHandle(side, sandbox.native as VercelSdkSandbox, emulator!.recordBase)),
         // The adapter's links to a background command, cut as a proxy would (attach.link-lost).
         sever: (process) => severFollowers(process.commandId ?? ''),
+        // owner.crash: a second OS process on the same SDK sandbox, by its name, through the emulator.
+        owner: (sandbox) => {
+          const { url, credentials, recordBase } = emulator!;
+          return ownerProcess({ vendor: 'vercel', side, name: (sandbox.native as VercelSdkSandbox).name, url, credentials, recordBase });
+        },
       },
     };
   },
