@@ -6,6 +6,7 @@
  */
 import { SandstreamError, type ExecResult, type Process, type Sandbox } from '@sandstream/types';
 import type { PlannedEnd } from './behaviours.js';
+import type { OwnerContext } from './consume-owner.js';
 import type { OutputCheck } from './output-check.js';
 import type { ProcessPlan } from './plan.js';
 import type { Progress } from './progress.js';
@@ -26,6 +27,11 @@ export interface ProcessOutcome {
   readonly forkRefused?: boolean;
   /** From the consumer's ending action to the command being settled, in ms (undefined when it read to the end). */
   readonly teardownMs: number | undefined;
+  /**
+   * `owner-killed` only, once the owner was killed: how soon after the kill nothing of the
+   * command's tree was left, or the survivors past the bound (a violation of SS-OWNER-1).
+   */
+  readonly ownerLoss?: { readonly goneMs: number } | { readonly outlived: string };
 }
 
 /** Where a process runs. */
@@ -43,6 +49,8 @@ export interface ConsumeContext {
    * commands are this host's processes): a command's own fork may fail.
    */
   readonly forksMayFail?: boolean;
+  /** How an owner process of the `owner-killed` ending joins the run's environment, and the bound it is held to. */
+  readonly owner?: OwnerContext;
 }
 
 export const WAIT_TIMEOUT = Symbol('wait-timeout');

@@ -5,6 +5,7 @@
  */
 import { AbortError, SandstreamError, type ExecResult, type Process } from '@sandstream/types';
 import { consumeBackground } from './consume-background.js';
+import { consumeOwnerKilled } from './consume-owner.js';
 import { bounded, checkEnd, conclude, describeThrown, verifySettled as settledWithin, WAIT_TIMEOUT, type ConsumeContext, type ProcessOutcome } from './consume-support.js';
 import { isBackground } from './endings.js';
 import { feed } from './feed.js';
@@ -48,6 +49,7 @@ function streamOptions(plan: ProcessPlan, extra: { signal?: AbortSignal; timeout
  */
 export async function consume(plan: ProcessPlan, context: ConsumeContext, progress: Progress = new Progress()): Promise<ProcessOutcome> {
   if (isBackground(plan.ending)) return consumeBackground(plan, plan.ending, context, progress);
+  if (plan.ending.kind === 'owner-killed') return consumeOwnerKilled(plan, context, progress);
   const argv = ['sh', '-c', plan.command.script];
   const check = new OutputCheck(plan.command.expected(), context.textOnly);
   const accept = (chunk: { stream: 'stdout' | 'stderr'; data: Uint8Array }): void => {

@@ -1,7 +1,9 @@
 /**
  * The ways a consumer ends a soak command: it reads to the end (streamed or
  * buffered), or it leaves early by `break`, by a throw, by aborting its
- * signal, by a timeout, or by closing the whole sandbox the command runs in.
+ * signal, by a timeout, or by closing the whole sandbox the command runs in;
+ * or the command is started by an owner process of its own, which is then
+ * killed with SIGKILL (spec 1.4, SS-OWNER-1).
  * Where the target has `attach` (spec 1.2, ADR-0036), a command may also be
  * started in the background and detached, then read to its end through
  * `attach()`, killed by id, ended with its owner's `close()`, or waited for
@@ -17,6 +19,7 @@ export const ENDINGS = [
   'abort',
   'timeout',
   'close-sandbox',
+  'owner-killed',
   'detach-attach',
   'kill-by-id',
   'owner-closed',
@@ -39,6 +42,12 @@ export type EndingPlan =
   | { readonly kind: 'timeout'; readonly ms: number }
   /** The command runs in a sandbox of its own with `companions` (silent, lingering commands nobody reads); the sandbox is closed after `atChunk` chunks. */
   | { readonly kind: 'close-sandbox'; readonly atChunk: number; readonly companions: readonly string[] }
+  /**
+   * Started in the foreground by a child Node.js process of the soak (its owner), which reads
+   * `atChunk` chunks and is then killed with SIGKILL: the command's tree must be gone within the
+   * sandbox's `termination.ownerLossMs` (spec 1.4, section 9.11). The command always lingers.
+   */
+  | { readonly kind: 'owner-killed'; readonly atChunk: number }
   /** Started with `background: true`, `atChunk` chunks read, detached; then attached (replay) and read to its end. */
   | { readonly kind: 'detach-attach'; readonly atChunk: number }
   /** Started in the background, `atChunk` chunks read, detached; then attached with `{ replay: false }` and disposed: a kill by id. */
@@ -64,6 +73,7 @@ const WEIGHTS: Readonly<Record<Exclude<EndingName, BackgroundEndingName>, number
   abort: 1,
   timeout: 1,
   'close-sandbox': 0.7,
+  'owner-killed': 0.7,
 };
 
 /**
@@ -100,6 +110,8 @@ export function planEnding(rng: Rng, companion: (rng: Rng) => string, background
       const companions = Array.from({ length: rng.int(0, 2) }, () => companion(rng));
       return { kind, atChunk, companions };
     }
+    case 'owner-killed':
+      return { kind, atChunk: rng.int(0, 4) };
     case 'detach-attach':
     case 'kill-by-id':
       return { kind, atChunk: rng.int(0, 6) };

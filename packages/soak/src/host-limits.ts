@@ -26,8 +26,12 @@ export interface HostLimitReport {
   readonly forkRefused: number;
 }
 
-/** How consume() describes a typed error of a start the host had no room for, or of a link that broke for it. */
-const TYPED_FAILURE = /\b(SpawnFailed SPAWN_FAILED|TransportError TRANSPORT):/;
+/**
+ * How consume() describes a typed error of a start the host had no room for, or of a link that
+ * broke for it; and the owner process of an `owner-killed` ending that the host had no room for
+ * (its spawn, its threads: a Node.js process is a dozen tasks), which is this process's own start.
+ */
+const TYPED_FAILURE = /\b(SpawnFailed SPAWN_FAILED|\w+ TRANSPORT|OwnerRefused HOST):/;
 
 /** One run's limits, from {@link HostLimitRun.apply} until {@link HostLimitRun.lift}. */
 export class HostLimitRun {

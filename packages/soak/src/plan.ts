@@ -55,7 +55,8 @@ export function planProcess(seed: number, index: number, capabilities: PlanCapab
   const behaviour = rng.pick(behavioursFor(capabilities));
   // A background command's standard input is at end-of-file: one that reads it gets the endings of 1.1 only.
   const ending = planEnding(rng, companionScript, capabilities.attach && behaviour !== 'reads-stdin');
-  const lingers = !readsToEnd(ending) && rng.chance(0.6);
+  // A command whose owner is killed always lingers: its tree must still be there to be seen going.
+  const lingers = !readsToEnd(ending) && (ending.kind === 'owner-killed' || rng.chance(0.6));
   const piece = rng.logInt(1, 64 * 1024);
   const command = planCommand(behaviour, rng, { binary: capabilities.binary, lingers });
   // At most 64 writes a command: each awaited write is a round trip to a remote backend.

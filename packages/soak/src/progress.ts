@@ -7,7 +7,7 @@
  */
 
 /** The steps of a process, in the order a consumer takes them. */
-export type Stage = 'starting' | 'reading' | 'detaching' | 'attaching' | 'listing' | 'waiting' | 'disposing' | 'closing the sandbox' | 'checking' | 'done';
+export type Stage = 'starting' | 'reading' | 'detaching' | 'attaching' | 'listing' | 'waiting' | 'disposing' | 'closing the sandbox' | 'owner killed' | 'checking' | 'done';
 
 /** Mutable progress of one process, updated by consume() and feed(). */
 export class Progress {

@@ -18,6 +18,7 @@ export interface Violation {
     | 'descriptors'
     | 'handles'
     | 'heap'
+    | 'owner-loss'
     | 'unhandled-rejection'
     | 'uncaught-exception'
     | 'leak-warning';
@@ -57,6 +58,12 @@ export interface SoakReport {
   readonly throughput: { readonly processesPerSecond: number; readonly mibPerSecond: number };
   /** From the consumer's ending action to the command settled (early endings only), ms. */
   readonly teardown: Percentiles;
+  /**
+   * The `owner-killed` ending: the shared sandbox's `termination.ownerLossMs` (undefined when it
+   * states none), the bound the run held each tree to after its owner's SIGKILL (scaled for
+   * load), and how soon each tree was gone.
+   */
+  readonly ownerLoss: { readonly statedMs: number | undefined; readonly boundMs: number; readonly gone: Percentiles };
   /** From the start of a process to the end of its checks, ms. */
   readonly processDuration: Percentiles;
   /** How late a 10 ms timer fired during the run, ms. */
@@ -120,6 +127,7 @@ export function formatReport(report: SoakReport): string {
         ]),
     `  throughput: ${report.throughput.processesPerSecond.toFixed(1)} processes/s, ${report.throughput.mibPerSecond.toFixed(2)} MiB/s`,
     `  teardown latency: ${ms(report.teardown)}`,
+    `  owner loss (tree gone after the owner's SIGKILL): ${ms(report.ownerLoss.gone)}; ownerLossMs ${report.ownerLoss.statedMs === undefined ? 'not stated' : `${report.ownerLoss.statedMs} ms`}, ${report.ownerLoss.boundMs} ms allowed under load`,
     `  process duration: ${ms(report.processDuration)}`,
     `  event loop (10 ms timer lateness): ${ms(report.loopDelay)}`,
     ...(report.emulatorLoopDelay === undefined ? [] : [`  emulator's event loop (10 ms timer lateness): ${ms(report.emulatorLoopDelay)}`]),

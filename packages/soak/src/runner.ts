@@ -10,6 +10,7 @@ import type { Sandbox } from '@sandstream/types';
 import { markedProcesses, signalEach, TIMED_OUT, within } from '@sandstream/types/runtime';
 import { BEHAVIOURS, type BehaviourName } from './behaviours.js';
 import { consume, describeThrown, type ProcessOutcome } from './consume.js';
+import { ownerLossBound, type OwnerContext } from './consume-owner.js';
 import { ENDINGS, type EndingName } from './endings.js';
 import { HostLimitRun, type HostLimitOptions } from './host-limits.js';
 import { planCapabilities, planDigest, planProcess } from './plan.js';
@@ -18,7 +19,7 @@ import { excess, extraFds, resourceDelta, snapshot, type ResourceSnapshot } from
 import { Progress } from './progress.js';
 import type { SoakReport, Violation } from './report.js';
 import { percentiles } from './stats.js';
-import { createTarget, MARKER, type AdapterName, type Target } from './targets.js';
+import { createTarget, MARKER, warmProcess, type AdapterName, type Target } from './targets.js';
 
 /** Options of {@link runSoak}. */
 export interface SoakOptions {
@@ -63,6 +64,11 @@ export interface SoakOptions {
    * sandbox that drops a chunk or leaves a process must fail the run).
    */
   readonly decorate?: (sandbox: Sandbox) => Sandbox;
+  /**
+   * Local only, for tests of the runner itself: `false` builds the owner processes' sandboxes
+   * (the `owner-killed` ending) without the adapter's guardian, so their trees outlive them.
+   */
+  readonly ownerGuard?: boolean;
 }
 
 const MAX_VIOLATIONS = 200;
@@ -121,6 +127,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const teardown = new Float64Array(count);
   let teardowns = 0;
   const durations = new Float64Array(count);
+  const ownerLossTimes = new Float64Array(count);
+  let ownerLosses = 0;
   const behaviours = Object.fromEntries(BEHAVIOURS.map((b) => [b, 0])) as Record<BehaviourName, number>;
   const endings = Object.fromEntries(ENDINGS.map((e) => [e, 0])) as Record<EndingName, number>;
 
@@ -129,17 +137,20 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const child = spawn('true', [], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.once('close', () => setImmediate(resolve)).once('error', () => resolve());
   });
+  await warmProcess(adapter);
   const beforeTarget = snapshot();
   let target: Target | undefined;
   try {
-    target = await createTarget(adapter, { runId, graceMs, killWaitMs });
+    target = await createTarget(adapter, { runId, graceMs, killWaitMs, ...(options.ownerGuard === undefined ? {} : { ownerGuard: options.ownerGuard }) });
     const decorate = options.decorate ?? ((sandbox: Sandbox) => sandbox);
     const shared = decorate(target.shared);
     const capabilities = planCapabilities(shared.capabilities);
     const digest = planDigest(seed, count, capabilities);
     const openSandbox = async (): Promise<Sandbox> => decorate(await target!.openSandbox());
     const limits = options.hostLimits;
+    const owner = ownerContext(target, shared, { runId, graceMs, killWaitMs }, limits !== undefined);
     const context = {
+      owner,
       shared,
       openSandbox,
       waitBoundMs: graceMs + killWaitMs + 10_000,
@@ -207,6 +218,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         verifiedBytes += outcome.bytes;
       }
       if (outcome.teardownMs !== undefined) teardown[teardowns++] = outcome.teardownMs;
+      if (outcome.ownerLoss !== undefined && 'goneMs' in outcome.ownerLoss) ownerLossTimes[ownerLosses++] = outcome.ownerLoss.goneMs;
+      if (outcome.ownerLoss !== undefined && 'outlived' in outcome.ownerLoss) violate('owner-loss', `${label}: ${outcome.ownerLoss.outlived}`);
     };
 
     const worker = async (): Promise<void> => {
@@ -226,6 +239,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const durationMs = performance.now() - started;
     const loopDelay = monitor.stop();
     const emulatorLoopDelay = await target.emulatorLoop?.stop();
+    if (endings['owner-killed'] > 0 && owner.statedMs === undefined) {
+      violate('owner-loss', `the shared sandbox states no termination.ownerLossMs (spec 1.4, SS-OWNER-2); the owner-killed ending held its commands to ${owner.boundMs} ms`);
+    }
     if (next < count) violate('deadline', `the run passed its deadline of ${deadlineMs} ms after starting ${next} of ${count} processes (seed ${seed})`);
 
     // Nothing may survive: the host's process table (every command carries the run's marker), and the backend's own.
@@ -307,6 +323,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       durationMs,
       throughput: { processesPerSecond: (finished / durationMs) * 1000, mibPerSecond: (bytes / 2 ** 20 / durationMs) * 1000 },
       teardown: percentiles(teardown.subarray(0, teardowns)),
+      ownerLoss: { statedMs: owner.statedMs, boundMs: owner.boundMs, gone: percentiles(ownerLossTimes.subarray(0, ownerLosses)) },
       processDuration: percentiles(durations.subarray(0, next)),
       loopDelay,
       ...(emulatorLoopDelay === undefined ? {} : { emulatorLoopDelay }),
@@ -331,3 +348,20 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 
 export { canCollect };
 export type { ResourceSnapshot };
+
+/**
+ * What the `owner-killed` ending needs: where an owner process opens its sandbox, and the bound
+ * it is held to (the shared sandbox's `ownerLossMs`, or the grace period and kill wait plus 10 s
+ * where it states none, as the conformance kit falls back), scaled for load.
+ */
+function ownerContext(target: Target, shared: Sandbox, settings: { runId: string; graceMs: number; killWaitMs: number }, hostLimited: boolean): OwnerContext {
+  const termination = shared.termination;
+  const statedMs = termination?.ownerLossMs;
+  const fallback = (termination?.graceMs ?? settings.graceMs) + (termination?.killWaitMs ?? settings.killWaitMs) + 10_000;
+  return {
+    join: { place: target.owner, marker: { name: MARKER, value: settings.runId }, graceMs: settings.graceMs, killWaitMs: settings.killWaitMs },
+    statedMs,
+    boundMs: ownerLossBound(statedMs ?? fallback),
+    hostLimited,
+  };
+}

@@ -16,6 +16,8 @@ import { createVercelSandbox } from '@sandstream/adapter-vercel';
 import { createDockerSandbox } from '@sandstream/adapter-docker';
 import { startDockerd } from '@sandstream/adapter-docker/engine';
 import type { Sandbox } from '@sandstream/types';
+import { emulatorFetch } from './emulator-fetch.js';
+import type { OwnerPlace } from './owner-join.js';
 import type { Percentiles } from './stats.js';
 import { inheritedEnv } from '@sandstream/types/runtime';
 
@@ -37,6 +39,11 @@ export interface TargetOptions {
    * adapter derives its own from the grace period.
    */
   readonly killWaitMs: number;
+  /**
+   * Local only, for the runner's own tests: `false` opens the owner processes' sandboxes (the
+   * `owner-killed` ending) without the adapter's guardian, so their commands outlive them.
+   */
+  readonly ownerGuard?: boolean;
 }
 
 /** An adapter ready for a soak. */
@@ -46,6 +53,8 @@ export interface Target {
   readonly shared: Sandbox;
   /** A fresh sandbox, for commands whose ending closes it. */
   openSandbox(): Promise<Sandbox>;
+  /** Where an owner process of the `owner-killed` ending opens a sandbox on the same environment. */
+  readonly owner: OwnerPlace;
   /** What the backend's own process table lists as running (empty for local: the host's table is the backend's). */
   backendSurvivors(): Promise<string[]>;
   /**
@@ -73,6 +82,21 @@ export async function createTarget(adapter: AdapterName, options: TargetOptions)
   }
 }
 
+/**
+ * Opens what an adapter keeps for the life of this process once it ran a command, so that the
+ * run's first snapshot counts it and it is not taken for the target's: the local adapter's
+ * guardian (spec 1.4), one `sh` per process started by its first command, its pipe a socket.
+ */
+export async function warmProcess(adapter: AdapterName): Promise<void> {
+  if (adapter !== 'local') return;
+  const sandbox = createLocalSandbox();
+  try {
+    await sandbox.run(['true']);
+  } finally {
+    await sandbox.close();
+  }
+}
+
 function localTarget(options: TargetOptions): Target {
   const open = (): Sandbox =>
     createLocalSandbox({ graceMs: options.graceMs, env: { ...inheritedEnv(), [MARKER]: options.runId } });
@@ -81,6 +105,7 @@ function localTarget(options: TargetOptions): Target {
     adapter: 'local',
     shared,
     openSandbox: async () => open(),
+    owner: { kind: 'local', guarded: options.ownerGuard ?? true },
     backendSurvivors: async () => [],
     leftovers: { notChecked: HOST_FILES },
     close: () => shared.close(),
@@ -97,6 +122,8 @@ const HOST_FILES = "not checked: the sandbox's file system is this host's, share
 /** How a remote adapter opens sandboxes on the emulator its host started. */
 interface RemoteSetup {
   readonly open: () => Promise<Sandbox>;
+  /** Where an owner process finds the shared sandbox, once it is open. */
+  readonly owner: (shared: Sandbox) => OwnerPlace;
   /** Removes what the setup made, once the emulator is gone. */
   readonly dispose?: () => void;
 }
@@ -113,6 +140,7 @@ async function remoteTarget(adapter: 'e2b' | 'vercel', connect: (host: EmulatorH
       adapter,
       shared,
       openSandbox: open,
+      owner: setup.owner(shared),
       backendSurvivors: async () => (await host.request({ op: 'survivors' })) as string[],
       // The emulators run commands on this host.
       leftovers: { notChecked: HOST_FILES },
@@ -143,6 +171,7 @@ function e2bTarget(options: TargetOptions): Promise<Target> {
     // The emulator switches accounts only when it runs as root.
     const accounts = process.getuid?.() === 0 ? {} : { capabilities: { user: false } };
     return {
+      owner: () => ({ kind: 'e2b', url, recordBase, accounts: process.getuid?.() === 0 }),
       open: () =>
         createE2BSandbox({
           sandbox: native,
@@ -166,6 +195,8 @@ function vercelTarget(options: TargetOptions): Promise<Target> {
     };
     const fetch = emulatorFetch(url);
     return {
+      // The shared sandbox, by its name (as the adapter's conformance module joins a run).
+      owner: (shared) => ({ kind: 'vercel', url, recordBase, credentials, name: (shared.native as { name: string }).name }),
       open: () => createVercelSandbox({ ...credentials, fetch, recordBase, graceMs: options.graceMs, killWaitMs: options.killWaitMs, env: { [MARKER]: options.runId } }),
     };
   });
@@ -197,6 +228,7 @@ async function dockerTarget(options: TargetOptions): Promise<Target> {
       adapter: 'docker',
       shared,
       openSandbox: open,
+      owner: { kind: 'docker', socketPath: engine.socketPath, container: owner.native.id },
       backendSurvivors: async () => [],
       leftovers: async () => (await scratchEntries(owner)).filter((entry) => !before.has(entry)),
       async close() {
@@ -212,20 +244,6 @@ async function dockerTarget(options: TargetOptions): Promise<Target> {
     await engine.stop();
     throw error;
   }
-}
-
-/**
- * The Vercel emulator's `fetch` (its `fetch` property), rebuilt on this side
- * of the process boundary: the SDK's requests go to its hard-coded base URL,
- * and are sent to the emulator instead, without the SDK's own dispatcher.
- */
-function emulatorFetch(base: string): typeof globalThis.fetch {
-  return (input, init) => {
-    const original = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
-    const path = original.pathname.startsWith('/api/') ? original.pathname.slice(4) : original.pathname;
-    const { dispatcher: _dispatcher, ...rest } = (init ?? {}) as RequestInit & { dispatcher?: unknown };
-    return globalThis.fetch(`${base}${path}${original.search}`, rest);
-  };
 }
 
 /** The child process of `emulator-host.ts` and its request/answer protocol. */
