@@ -71,6 +71,8 @@ export class RemoteCommands {
 
   /** The owner lease of this handle's foreground commands; undefined with `ownerLease: false`. */
   readonly #lease: OwnerLease | undefined;
+  /** What every handle's lease file in this sandbox starts with, for the removal of lapsed ones at close. */
+  readonly #leasePrefix: string | undefined;
   /**
    * Spec 1.4: within how many ms of the owner's loss a foreground command's tree is gone (the
    * sandbox's `termination.ownerLossMs`); undefined without an owner lease.
@@ -83,10 +85,12 @@ export class RemoteCommands {
     if (options.ownerLease !== false) {
       const times = ownerLeaseTimes(options.ownerLease);
       const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+      this.#leasePrefix = `${settings.recordBase ?? DEFAULT_RECORD_BASE}owner-`;
       this.#lease = new OwnerLease({
         transport,
         shell: settings.paths.shell,
-        base: `${settings.recordBase ?? DEFAULT_RECORD_BASE}owner-${this.prefix}-`,
+        base: `${this.#leasePrefix}${this.prefix}-`,
+        lapsedPrefix: this.#leasePrefix,
         times,
         graceMs,
         requestTimeoutMs: settings.requestTimeoutMs,
@@ -139,7 +143,8 @@ export class RemoteCommands {
       this.#late.stop();
       for (const user of this.#users) {
         const lease = this.#lease?.fileOf(user);
-        const argv = sweepArgv(paths.shell, { prefix: `${this.prefix}-` }, lease === undefined ? [] : [lease]);
+        const leases = this.#leasePrefix === undefined ? undefined : { prefix: this.#leasePrefix, own: lease === undefined ? [] : [lease] };
+        const argv = sweepArgv(paths.shell, { prefix: `${this.prefix}-` }, leases);
         const { exitCode } = await transport.run(argv, { user, timeoutMs: left() });
         if (exitCode !== 0) throw new Error(`the close-time sweep ended with ${exitCode === null ? 'a signal' : `exit status ${exitCode}`}`);
         // The background commands it started are gone with the sweep: so are their records.

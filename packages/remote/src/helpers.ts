@@ -20,15 +20,17 @@
  * unknown: SIGKILL to the supervisor whose argv holds ID (it may not have
  * forked yet), then the sweep of ID and of its holder (`ID-holder`).
  *
- * `sh -c HELPER sandstream-helper sweep PATTERN [FILE...]`: SIGKILL, once, to every
+ * `sh -c HELPER sandstream-helper sweep PATTERN [LEASE_PREFIX FILE...]`: SIGKILL, once, to every
  * process whose environment holds `SANDSTREAM_COMMAND=` followed by PATTERN
  * (a basic regular expression over one variable: `ID$` for one command,
  * `PREFIX-` for every command of one sandbox), then removes the FILEs (the
- * handle's owner leases, at close). Needs `grep -z` (GNU or busybox).
+ * handle's owner leases, at close) and the leases under LEASE_PREFIX that
+ * lapsed (owners that died without closing). Needs `grep -z` (GNU or busybox).
  *
- * `sh -c HELPER sandstream-helper lease FILE LAPSE_CS`: renews an owner
- * lease (spec 1.4, `owner-lease.ts`): FILE then holds the sandbox's uptime
- * in centiseconds plus LAPSE_CS, the moment the renewal lapses.
+ * `sh -c HELPER sandstream-helper lease FILE LAPSE_CS [LEASE_PREFIX]`: renews
+ * an owner lease (spec 1.4, `owner-lease.ts`): FILE then holds the sandbox's
+ * uptime in centiseconds plus LAPSE_CS, the moment the renewal lapses; then
+ * the leases under LEASE_PREFIX that lapsed are removed.
  *
  * `abandon` repeats its sweep until nothing is left (exit 0) or 50 rounds
  * passed (exit 1): a start it races may still be forking. A zombie's
@@ -58,11 +60,15 @@ export function treeKillArgv(shell: string, group: GroupIdentity, id: string): s
   return [shell, '-c', HELPER, HELPER_NAME, 'kill', String(group.pgid), group.startTime, id];
 }
 
-/** `sweep`: SIGKILL to everything tagged with `id` exactly, or with any id starting with `prefix` (`{ prefix }`); then `remove` goes. */
-export function sweepArgv(shell: string, tag: string | { readonly prefix: string }, remove: readonly string[] = []): string[] {
+/**
+ * `sweep`: SIGKILL to everything tagged with `id` exactly, or with any id starting with `prefix`
+ * (`{ prefix }`); then, with `leases`, the handle's own lease files go, and every lease under
+ * `leases.prefix` that lapsed (its owner died without closing).
+ */
+export function sweepArgv(shell: string, tag: string | { readonly prefix: string }, leases?: { readonly prefix: string; readonly own: readonly string[] }): string[] {
   const pattern = typeof tag === 'string' ? `${tag}$` : tag.prefix;
   if (!/^[A-Za-z0-9_-]+\$?$/.test(pattern)) throw new TypeError(`a sweep pattern is an id or an id prefix, got ${JSON.stringify(pattern)}`);
-  return [shell, '-c', HELPER, HELPER_NAME, 'sweep', pattern, ...remove];
+  return [shell, '-c', HELPER, HELPER_NAME, 'sweep', pattern, ...(leases === undefined ? [] : [leases.prefix, ...leases.own])];
 }
 
 /** `abandon`: SIGKILL to the supervisor of a start whose outcome is unknown, and to everything tagged with its id. */
@@ -71,8 +77,11 @@ export function abandonArgv(shell: string, id: string): string[] {
   return [shell, '-c', HELPER, HELPER_NAME, 'abandon', id];
 }
 
-/** `lease`: renews the owner lease in `file` for `lapseMs` from now on the sandbox's clock. */
-export function leaseArgv(shell: string, file: string, lapseMs: number): string[] {
-  return [shell, '-c', HELPER, HELPER_NAME, 'lease', file, String(Math.ceil(lapseMs / 10))];
+/**
+ * `lease`: renews the owner lease in `file` for `lapseMs` from now on the sandbox's clock; with
+ * `lapsedPrefix`, also removes the leases under it that lapsed (owners that died without closing).
+ */
+export function leaseArgv(shell: string, file: string, lapseMs: number, lapsedPrefix?: string): string[] {
+  return [shell, '-c', HELPER, HELPER_NAME, 'lease', file, String(Math.ceil(lapseMs / 10)), ...(lapsedPrefix === undefined ? [] : [lapsedPrefix])];
 }
 

@@ -18,7 +18,9 @@
  * - Renewed every `renewMs` while at least one foreground command of that
  *   account runs: one helper request each (`lease`), never two at once.
  *   The timer never keeps the host process alive.
- * - Removed at close, by the close-time sweep's own request.
+ * - Removed at close, by the close-time sweep's own request. A lease whose
+ *   owner died goes when a supervisor sees it lapse, else at the next
+ *   renewal or close of any handle on the sandbox (each removes the lapsed).
  *
  * The bound a sandbox states, `termination.ownerLossMs`, is `lapseMs` +
  * the grace period + {@link OWNER_LOSS_MARGIN_MS} (the supervisor looks at
@@ -81,6 +83,7 @@ export class OwnerLease {
   readonly #transport: RemoteTransport;
   readonly #shell: string;
   readonly #base: string;
+  readonly #lapsedPrefix: string;
   readonly #times: OwnerLeaseTimes;
   readonly #graceMs: number;
   readonly #requestTimeoutMs: number;
@@ -91,11 +94,14 @@ export class OwnerLease {
 
   /**
    * @param base - Where the files are made: `${base}N`, e.g. `${recordBase}owner-${prefix}-`.
+   * @param lapsedPrefix - What every handle's lease file in the sandbox starts with
+   *   (`${recordBase}owner-`): a renewal removes those that lapsed.
    */
-  constructor(options: { transport: RemoteTransport; shell: string; base: string; times: OwnerLeaseTimes; graceMs: number; requestTimeoutMs: number }) {
+  constructor(options: { transport: RemoteTransport; shell: string; base: string; lapsedPrefix: string; times: OwnerLeaseTimes; graceMs: number; requestTimeoutMs: number }) {
     this.#transport = options.transport;
     this.#shell = options.shell;
     this.#base = options.base;
+    this.#lapsedPrefix = options.lapsedPrefix;
     this.#times = options.times;
     this.#graceMs = options.graceMs;
     this.#requestTimeoutMs = options.requestTimeoutMs;
@@ -155,7 +161,7 @@ export class OwnerLease {
     // A renewal that fails is not repeated at once: the next comes in renewMs, and the lapse
     // allows for a few missing; a link that stays down is what the lease is for.
     await Promise.all(
-      due.map(([user, account]) => this.#transport.run(leaseArgv(this.#shell, account.file, this.#times.lapseMs), { user, timeoutMs }).catch(() => undefined)),
+      due.map(([user, account]) => this.#transport.run(leaseArgv(this.#shell, account.file, this.#times.lapseMs, this.#lapsedPrefix), { user, timeoutMs }).catch(() => undefined)),
     );
     this.#renewing = false;
     if (this.#stopped || ![...this.#accounts.values()].some((account) => account.running > 0)) return;

@@ -2,7 +2,7 @@
 // once its owner stops renewing the lease, under each shell; renewals keep it; and an owner process
 // killed with SIGKILL leaves nothing once the bound it states passed.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { isLive, killEach, markedProcesses } from '@sandstream/test-support/processes';
 import { unless } from '@sandstream/test-support/skips';
 import { waitFor } from '@sandstream/test-support/timing';
-import { TAG_VARIABLE, leaseArgv } from '../src/index.js';
+import { TAG_VARIABLE, leaseArgv, sweepArgv } from '../src/index.js';
 import { SHELLS, Supervised, missing, removeLinks, uptime, type Shell } from './harness.js';
 
 const started: Supervised[] = [];
@@ -39,6 +39,17 @@ function renew(file: string, lapseMs: number): void {
   execFileSync(shell as string, args);
 }
 
+/** The slowest of three renewals of `file`, in ms. */
+function renewalMs(file: string): number {
+  let slowest = 0;
+  for (let i = 0; i < 3; i++) {
+    const started = performance.now();
+    renew(file, 1_000);
+    slowest = Math.max(slowest, performance.now() - started);
+  }
+  return slowest;
+}
+
 describe.each(SHELLS)('the owner lease under $name', (shell) => {
   const it_ = unless(it, missing(shell));
 
@@ -60,7 +71,9 @@ describe.each(SHELLS)('the owner lease under $name', (shell) => {
 
   it_('renewals keep the command, and it ends once they stop', { timeout: 60_000 }, async () => {
     const file = join(work, `${shell.name.replace(' ', '-')}-renewed`);
-    const lapseMs = 400;
+    // The lapse is scaled by what a renewal costs on this machine now: beside a second suite a
+    // helper's start can take hundreds of ms, and a renewal that late is a lapse by design.
+    const lapseMs = Math.max(400, 20 * renewalMs(file));
     const s = run(shell, ['sleep', '300'], { file, lapseMs, graceMs: 100 });
     await s.report('start');
     // Renewed for three lapses of the sandbox's clock (this machine's): the command runs on.
@@ -87,6 +100,34 @@ describe.each(SHELLS)('the owner lease under $name', (shell) => {
     await s.report('gone');
     expect(s.reports.map((r) => r.type)).toEqual(['start', 'exit', 'gone']);
     expect(s.stdout().toString()).toBe('got x\n');
+  });
+});
+
+describe('leases of owners that died', () => {
+  it('a renewal removes the leases that lapsed, keeping its own and the live ones', () => {
+    const prefix = join(work, 'renew-owner-');
+    const mine = `${prefix}mine-0`;
+    const lapsed = `${prefix}dead-0`;
+    const live = `${prefix}alive-0`;
+    writeFileSync(lapsed, '1\n');
+    writeFileSync(live, `${Math.round(uptime() * 100) + 60_000}\n`);
+    const [shell, ...args] = leaseArgv('/bin/sh', mine, 6_000, prefix);
+    execFileSync(shell as string, args);
+    expect([mine, lapsed, live].filter((file) => existsSync(file))).toEqual([mine, live]);
+  });
+
+  it("the close-time sweep removes the handle's own leases, and every lease that lapsed (an owner that died without closing), keeping the live ones", () => {
+    const prefix = join(work, 'sweep-owner-');
+    const own = `${prefix}mine-0`;
+    const lapsed = `${prefix}dead-0`;
+    const live = `${prefix}alive-0`;
+    writeFileSync(own, `${Math.round(uptime() * 100) + 60_000}\n`);
+    writeFileSync(lapsed, '1\n');
+    writeFileSync(live, `${Math.round(uptime() * 100) + 60_000}\n`);
+    writeFileSync(`${prefix}torn-0`, '');
+    const [shell, ...args] = sweepArgv('/bin/sh', { prefix: 'no-such-handle-' }, { prefix, own: [own] });
+    execFileSync(shell as string, args);
+    expect([own, lapsed, live, `${prefix}torn-0`].filter((file) => existsSync(file))).toEqual([live, `${prefix}torn-0`]);
   });
 });
 

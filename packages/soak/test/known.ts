@@ -9,7 +9,7 @@ export const KNOWN: Partial<Record<AdapterName, { readonly pattern: RegExp; read
   docker: {
     pattern: /^\[leftovers\] \d+ file\(s\) the adapter left in the sandbox after the run: \/tmp\/\.sandstream-owner-[0-9a-f]+-\d+(; \/tmp\/\.sandstream-owner-[0-9a-f]+-\d+)*$/,
     reason:
-      "the owner lease file of an owner killed by the owner-killed ending, now and then left in the container, though ADR-0049 has the supervisor that saw it lapse remove it: @sandstream/remote's owner lease",
+      "the owner lease file of an owner killed while its command was ending by itself: no supervisor saw it lapse, so it goes at the next renewal or close of any handle on the container (ADR-0049), and the soak looks before it closes its last handle",
   },
 };
 

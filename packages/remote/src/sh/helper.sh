@@ -26,6 +26,19 @@ group() { reused "$2" "$3" || kill -s "$1" -- "-$2" 2>/dev/null; return 0; }
 
 # sweep PATTERN: SIGKILL to what carries the tag, until nothing does (exit 0) or 50 rounds passed
 # (exit 1): a start it races may still be forking.
+# remove_lapsed PREFIX: removes the owner leases under PREFIX that lapsed. A lapsed lease ends its
+# commands whether or not its file is there (each supervisor keeps the deadline it read), and the
+# one that sees it lapse removes it; but an owner that died while its commands were ending by
+# themselves leaves its file to whoever looks next: a renewal of a live owner, or a close.
+remove_lapsed() {
+  now_cs
+  for lease in "$1"*; do
+    { read -r deadline < "$lease"; } 2>/dev/null || continue
+    case $deadline in *[!0-9]*|'') continue ;; esac
+    [ "$deadline" -ge "$now" ] || rm -f -- "$lease"
+  done
+}
+
 sweep() {
   round=0
   while listed=$(tagged "$1"); [ -n "$listed" ]; do
@@ -47,12 +60,16 @@ case $1 in
     group KILL "$2" "$3"
     # shellcheck disable=SC2046 # split on purpose: one word per /proc/<pid>/environ
     kill_listed $(tagged "$4\$") ;;
-  # At close: once, without waiting (close() is bounded; what got SIGKILL is as good as gone). The
-  # files after the pattern are the handle's owner leases, gone with its commands.
+  # At close: once, without waiting (close() is bounded; what got SIGKILL is as good as gone).
+  # After the pattern, the prefix of owner leases and the handle's own leases, gone with its
+  # commands; and under the prefix, the leases that lapsed.
   sweep)
     # shellcheck disable=SC2046 # split on purpose: one word per /proc/<pid>/environ
     kill_listed $(tagged "$2")
-    shift 2; [ "$#" = 0 ] || rm -f -- "$@" ;;
+    lapsed=${3-}
+    shift 2; [ "$#" = 0 ] || shift
+    [ "$#" = 0 ] || rm -f -- "$@"
+    [ -z "$lapsed" ] || remove_lapsed "$lapsed" ;;
   # A start whose outcome is unknown: SIGKILL to the supervisor whose argv holds the id (it may not
   # have forked yet), whose argv holds its name and the id as whole words; then the sweep of the
   # id and of its holder (`ID-holder`).
@@ -64,8 +81,10 @@ case $1 in
     done
     sweep "$2" ;;
   # Renews an owner lease: FILE holds the sandbox's uptime in centiseconds plus LAPSE_CS, the
-  # moment the renewal lapses; one write(2) of a line.
-  lease) now_cs; printf '%s\n' $((now + $3)) > "$2" || exit 1 ;;
+  # moment the renewal lapses; one write(2) of a line. Then, under PREFIX, the leases that lapsed.
+  lease)
+    now_cs; printf '%s\n' $((now + $3)) > "$2" || exit 1
+    [ -z "${4-}" ] || remove_lapsed "$4" ;;
   *) exit 2 ;;
 esac
 exit 0
