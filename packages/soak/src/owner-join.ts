@@ -52,7 +52,7 @@ export async function openOwnerSandbox(join: OwnerJoin): Promise<Sandbox> {
     case 'vercel': {
       const { Sandbox: VercelSdkSandbox } = await import('@vercel/sandbox');
       const { createVercelSandbox } = await import('@sandstream/adapter-vercel');
-      const { emulatorFetch } = await import('./emulator-fetch.js');
+      const { emulatorFetch } = await import('@sandstream/adapter-vercel/emulator');
       const sandbox = await VercelSdkSandbox.get({ name: place.name, ...place.credentials, fetch: emulatorFetch(place.url) });
       return createVercelSandbox({ sandbox, recordBase: place.recordBase, graceMs, killWaitMs, env });
     }

@@ -16,7 +16,6 @@ import { createVercelSandbox } from '@sandstream/adapter-vercel';
 import { createDockerSandbox } from '@sandstream/adapter-docker';
 import { startDockerd } from '@sandstream/adapter-docker/engine';
 import type { Sandbox } from '@sandstream/types';
-import { emulatorFetch } from './emulator-fetch.js';
 import type { OwnerPlace } from './owner-join.js';
 import type { Percentiles } from './stats.js';
 import { inheritedEnv } from '@sandstream/types/runtime';
@@ -193,6 +192,8 @@ function vercelTarget(options: TargetOptions): Promise<Target> {
       recordBase: string;
       credentials: { token: string; teamId: string; projectId: string };
     };
+    // The adapter's own (loaded here only for Vercel: the emulators run in the host process).
+    const { emulatorFetch } = await import('@sandstream/adapter-vercel/emulator');
     const fetch = emulatorFetch(url);
     return {
       // The shared sandbox, by its name (as the adapter's conformance module joins a run).
