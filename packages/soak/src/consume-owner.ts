@@ -39,8 +39,12 @@ export function ownerLossBound(statedMs: number): number {
   return statedMs * 2 + 10_000;
 }
 
-/** The host had no room for the owner process itself (its spawn, its threads, its descriptors). */
-const HOST_REFUSAL = /\b(EAGAIN|EMFILE|ENFILE|ENOMEM)\b|Resource temporarily unavailable|Too many open files|uv_thread_create|pthread_create/;
+/**
+ * The host had no room for the owner process itself (its spawn, its threads, its descriptors).
+ * Node.js aborts (SIGABRT) when it cannot start its own threads, at times before it can write a
+ * word: under a limit on processes that is the same refusal, with an empty standard error.
+ */
+const HOST_REFUSAL = /\b(EAGAIN|EMFILE|ENFILE|ENOMEM)\b|Resource temporarily unavailable|Too many open files|uv_thread_create|pthread_create|\(SIGABRT\) before answering/;
 
 /**
  * Descriptors this process has to spare, from its soft limit, or undefined where it cannot tell.
