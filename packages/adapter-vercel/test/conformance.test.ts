@@ -12,7 +12,9 @@ import { createVercelSandbox } from '../src/index.js';
 import { conformanceHooks } from '../src/conformance.js';
 import { VercelEmulator } from '../src/emulator/index.js';
 
-const GRACE_MS = 500;
+// The time a command's SIGTERM trap has to run: on the emulator, beside a second suite, a shell
+// that had to run `echo bye` in its trap was SIGKILLed first at 500 ms (output-cap.on-output-throws).
+const GRACE_MS = 1_000;
 let emulator: VercelEmulator | undefined;
 
 beforeAll(async () => {
