@@ -127,8 +127,11 @@ export async function consumeOwnerKilled(plan: ProcessPlan, context: ConsumeCont
           : 'exited' in reply
             ? reply.exited
             : reply.error;
-      // Under a host limit, an owner the host had no room for (a stuck or failed Node.js start) is refused (counted), like a typed error.
-      if ((reply === WAIT_TIMEOUT || 'exited' in reply) && owner.hostLimited && HOST_REFUSAL.test(why)) problems.push(`OwnerRefused HOST: the owner process could not run: ${why}`);
+      // Under a host limit, an owner the host had no room for is refused (counted), like a typed
+      // error: the owner is a whole Node.js process under the same limit, which may fail with a
+      // word (HOST_REFUSAL), abort, or hang silently in its start (seen beside a second suite
+      // under the limit on processes: no answer within the bound, nothing on standard error).
+      if ((reply === WAIT_TIMEOUT || 'exited' in reply) && owner.hostLimited && (HOST_REFUSAL.test(why) || reply === WAIT_TIMEOUT)) problems.push(`OwnerRefused HOST: the owner process could not run: ${why}`);
       else problems.push(`the owner process failed: ${why}`);
     } else {
       for (const chunk of reply.ready.chunks) {
