@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ExecResult, Sandbox, SandboxFactory } from '@sandstream/types';
 import { ConformanceFailure, describeError, HarnessError } from './assert.js';
 import type { ConformanceHooks } from './hooks.js';
+import type { OwnerLauncher } from './cases/support/owner.js';
 import { probeAlive, type Exec } from './sandbox-scripts.js';
 import type { Termination } from './termination-settings.js';
 
@@ -22,6 +23,8 @@ export interface CaseContext {
   readonly owner: ConformanceHooks['owner'];
   /** The run's `ownerModule` option: the module an owner process loads (spec 1.4, `owner.crash`). */
   readonly ownerModule: string | undefined;
+  /** How a run through a testee starts an owner process: a second testee (spec 1.4 section 18.6). */
+  readonly launchOwner: OwnerLauncher | undefined;
   /** The termination settings this case's sandbox states (or the fallback), and where they came from. */
   readonly termination: Termination;
   /** The SIGTERM-to-SIGKILL grace period: `termination.graceMs`. */
@@ -104,9 +107,9 @@ export function helperExec(sandbox: Sandbox, signal?: AbortSignal): Exec {
 /** Builds the context of one case around its sandbox. */
 export function createContext(
   sandbox: Sandbox,
-  setup: { factory: SandboxFactory; termination: Termination; signal: AbortSignal; hooks: ConformanceHooks; ownerModule?: string | undefined },
+  setup: { factory: SandboxFactory; termination: Termination; signal: AbortSignal; hooks: ConformanceHooks; ownerModule?: string | undefined; launchOwner?: OwnerLauncher | undefined },
 ): ContextHandle {
-  const { factory, termination, signal, hooks, ownerModule } = setup;
+  const { factory, termination, signal, hooks, ownerModule, launchOwner } = setup;
   const dirs: string[] = [];
   const tokens: string[] = [];
   let terminationRead = false;
@@ -168,6 +171,7 @@ export function createContext(
     sever: hooks.sever?.bind(hooks),
     owner: hooks.owner?.bind(hooks),
     ownerModule,
+    launchOwner,
     get termination() {
       terminationRead = true;
       return termination;

@@ -22,6 +22,7 @@ import { aloneUnder, runsAlone, runScheduled, schedulePlan, WAITING_CONCURRENCY,
 import { deselected } from './select.js';
 import { KIT_SPEC_VERSION, KIT_VERSION } from './version.js';
 import { CANNOT_CROSS, connectTestee } from './testee/connect.js';
+import type { OwnerLauncher } from './cases/support/owner.js';
 
 export { validateOptions, type CheckedOptions, type ConformanceOptions } from './options.js';
 export { classify, runCase, skipReason, type CaseOutcome, type CaseRun } from './run-case.js';
@@ -119,7 +120,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   try {
     if (testee === undefined) return await runWatched(options, faults);
     const { testee: _command, ...rest } = options;
-    return await runWatched({ ...rest, factory: testee.factory, hooks: testee.hooks }, faults, { cannotCross: CANNOT_CROSS, linkProblem: () => testee.link.fatal });
+    return await runWatched({ ...rest, factory: testee.factory, hooks: testee.hooks }, faults, { cannotCross: CANNOT_CROSS, linkProblem: () => testee.link.fatal, launchOwner: testee.launchOwner });
   } finally {
     // The link first: what the testee raises while it closes its sandboxes is still watched.
     try {
@@ -136,6 +137,8 @@ interface TesteeRun {
   readonly cannotCross: Readonly<Record<string, string>>;
   /** The fault of the link to the testee, if one happened: a harness error of the whole run. */
   readonly linkProblem: () => string | undefined;
+  /** How an owner process is started and crashed: a second instance of the testee. */
+  readonly launchOwner: OwnerLauncher;
 }
 
 /**
@@ -248,7 +251,7 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
         const cannot = testee?.cannotCross[testCase.id];
         if (cannot !== undefined) return finish(index, testCase, { status: 'skipped', message: `not through a testee: ${cannot}`, durationMs: 0 });
         options.onCaseStart?.(testCase);
-        finish(index, testCase, await runCaseWatched({ testCase, manifest, factory, timeoutMs: caseTimeoutMs, graceMs, hooks, ownerModule }, faults.watch));
+        finish(index, testCase, await runCaseWatched({ testCase, manifest, factory, timeoutMs: caseTimeoutMs, graceMs, hooks, ownerModule, launchOwner: testee?.launchOwner }, faults.watch));
       },
       { waits: ({ testCase }) => waitsUnder(plan, testCase), longest: ({ testCase }) => runsAlone(testCase) !== undefined, waiting: WAITING_CONCURRENCY },
     );

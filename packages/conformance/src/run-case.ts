@@ -15,6 +15,7 @@ import { describePending, trackCalls, type CallTracker } from './pending.js';
 import { sweep } from './sandbox-scripts.js';
 import { FAULT_ADVICE, inCaseScope, raceFaults, type LiveScope, type RunWatch } from './faults.js';
 import { describeTermination, terminationOf, type Termination } from './termination-settings.js';
+import type { OwnerLauncher } from './cases/support/owner.js';
 
 function isSandbox(value: unknown): value is Sandbox {
   const sb = value as Partial<Sandbox> | null;
@@ -68,6 +69,8 @@ export interface CaseRun {
   readonly hooks?: ConformanceHooks | undefined;
   /** The module an owner process loads (see {@link ConformanceOptions.ownerModule}). */
   readonly ownerModule?: string | undefined;
+  /** How a run through a testee starts an owner process (spec 1.4 section 18.6: a second testee). */
+  readonly launchOwner?: OwnerLauncher | undefined;
 }
 
 /** A case's outcome. */
@@ -152,7 +155,7 @@ async function runCaseScoped(run: CaseRun, scope: LiveScope): Promise<CaseOutcom
           termination = terminationOf(sandbox, { graceMs: run.graceMs, label: 'the graceMs option (--grace-ms)' });
           // The case's calls into the adapter go through a view that knows which are pending.
           tracker = trackCalls(sandbox, { bound: () => deliveryBound(handle!.ctx), hung: cutShort });
-          handle = createContext(tracker.sandbox, { factory, termination, signal: controller.signal, hooks: unwrappingAttach(hooks, tracker), ownerModule: run.ownerModule });
+          handle = createContext(tracker.sandbox, { factory, termination, signal: controller.signal, hooks: unwrappingAttach(hooks, tracker), ownerModule: run.ownerModule, launchOwner: run.launchOwner });
           await testCase.run(handle.ctx);
         }),
         hung,

@@ -87,7 +87,7 @@ export function describeConformance(options: DescribeConformanceOptions): void {
           ctx.skip(`not through a testee: ${cannot}`);
           return;
         }
-        const outcome = await runCase({ testCase, manifest: manifest!, factory, timeoutMs, graceMs, hooks: testee?.hooks ?? hooks, ownerModule });
+        const outcome = await runCase({ testCase, manifest: manifest!, factory, timeoutMs, graceMs, hooks: testee?.hooks ?? hooks, ownerModule, launchOwner: testee?.launchOwner });
         linkFault();
         if (outcome.status === 'skipped') {
           ctx.skip(outcome.message);

@@ -74,6 +74,7 @@ describe('testee.json: what the kit writes', () => {
     { id: ids(), op: 'hello', protocol: 1, spec: '1.3' },
     { id: ids(), op: 'open' },
     { id: ids(), op: 'observe', sandbox: 's1' },
+    { id: ids(), op: 'owner', sandbox: 's1' },
     { id: ids(), op: 'close', sandbox: 's1' },
     { id: ids(), op: 'manifest', sandbox: 's1' },
     { id: ids(), op: 'run', sandbox: 's1', argv: ['echo', 'hi'], options: { input: { $bytes: 'aGk=' }, onOutput: { $function: 'c1', throws: false } }, settle: ids() },

@@ -3,7 +3,7 @@ import { check, ConformanceFailure, HarnessError } from '../assert.js';
 import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
 import { bound, readMarker, scratch } from './support/observe.js';
-import { killTree, named, openLookout, ownerProcessOf, ownerTree, ROLES, scanTree, startOwner, type Owner, type Seen } from './support/owner.js';
+import { killTree, named, openLookout, ownerLauncherOf, ownerTree, ROLES, scanTree, type LaunchedOwner, type Seen } from './support/owner.js';
 
 /**
  * The bound owner.crash holds a sandbox that states no `ownerLossMs` to (a
@@ -69,15 +69,15 @@ export const ownerLossCases = [
     runsAlone: 'it starts a second Node.js process and measures how soon a tree is gone against the bound of owner loss',
     timeoutMs: 90_000,
     async run(ctx) {
-      const how = await ownerProcessOf(ctx);
+      const launch = await ownerLauncherOf(ctx);
       const token = ctx.token('owner');
       const dir = await scratch(ctx);
       const look = await openLookout(ctx);
-      let owner: Owner | undefined;
+      let owner: LaunchedOwner | undefined;
       try {
         // A foreground command of stream(), or of run() where the adapter has no streaming.
         const via = hasCapability(ctx.sandbox.capabilities, 'streaming') ? 'stream' : 'run';
-        owner = await startOwner(how, ownerTree(token, dir), via, await bound(ctx, 30_000));
+        owner = await launch(ownerTree(token, dir), via, await bound(ctx, 30_000));
         // Presence first: the kit must see the tree from its side, or its absence later proves nothing.
         await provePresence(ctx, look, token, dir);
         const { ms, source } = ownerLossOf(ctx);
@@ -98,7 +98,7 @@ export const ownerLossCases = [
         const term = await readMarker(ctx, `${dir}/background-term`);
         check(term?.includes('term') === true, 'the tree of a crashed owner was ended without SIGTERM first: its background child, which records SIGTERM, never recorded it (section 9.8)');
       } finally {
-        owner?.dispose();
+        await owner?.dispose();
         await killTree(ctx, token);
         await look.close();
       }

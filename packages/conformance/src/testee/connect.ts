@@ -8,6 +8,8 @@ import { addHostPid } from '../host.js';
 import { bridgeSandbox, testeeProcessId } from './bridge.js';
 import { TesteeLink, type TesteeCommand } from './link.js';
 import type { HelloAnswer, SandboxInfo } from './protocol.js';
+import { testeeOwnerLauncher } from './owner.js';
+import type { OwnerLauncher } from '../cases/support/owner.js';
 
 /**
  * Cases that cannot run through a testee, and why: they are reported
@@ -16,8 +18,6 @@ import type { HelloAnswer, SandboxInfo } from './protocol.js';
 export const CANNOT_CROSS: Readonly<Record<string, string>> = {
   'teardown.garbage-collected':
     "it drops the last reference to a running Process and collects garbage; a testee holds every Process in its table and cannot see the kit's reference go",
-  'owner.crash':
-    'it crashes an owner by starting a second process that loads the adapter as a JavaScript module, and the testee protocol of spec 1.4 has no request that starts such a process (spec 1.4 section 18.6)',
 };
 
 /** A connected testee. */
@@ -27,6 +27,8 @@ export interface ConnectedTestee {
   readonly hello: HelloAnswer;
   readonly link: TesteeLink;
   readonly roundTripMs: number;
+  /** Starts a second instance of the testee as an owner to crash (spec 1.4 section 18.6). */
+  readonly launchOwner: OwnerLauncher;
 }
 
 /** Starts the testee, exchanges the hello, and gives the engine its factory and hooks. */
@@ -58,5 +60,17 @@ export async function connectTestee(command: TesteeCommand, helloTimeoutMs?: num
       return (await link.request('sever', { process: pid })) as number | undefined;
     };
   }
-  return { factory, hooks, hello, link, roundTripMs };
+  if (hello.hooks?.includes('owner')) {
+    hooks.owner = async (sandbox) => {
+      const sid = (sandbox.native as { testeeSandbox?: string } | undefined)?.testeeSandbox;
+      if (sid === undefined) throw new Error('the owner hook was given a sandbox that is not the testee\'s');
+      const env = await link.request('owner', { sandbox: sid });
+      if (env === null || env === undefined) return {};
+      if (typeof env !== 'object' || Object.values(env).some((v) => typeof v !== 'string')) {
+        throw new Error(`the testee answered owner with ${JSON.stringify(env)}, not an object of environment variables`);
+      }
+      return { env: env as Record<string, string> };
+    };
+  }
+  return { factory, hooks, hello, link, roundTripMs, launchOwner: testeeOwnerLauncher(command) };
 }

@@ -49,6 +49,7 @@ export interface Requests {
   write: { process: string; data: WireValue; settle: string };
   end: { process: string; settle: string };
   sever: { process: string };
+  owner: { sandbox: string };
   abort: { signal: string; reason: WireValue };
   ping: Record<string, never>;
   bye: Record<string, never>;

@@ -17,7 +17,7 @@ import { decodeValue, encodeValue, type WireValue } from './values.js';
 export interface TesteeModule {
   /** Returns a fresh, isolated sandbox on every call (the module's default export). */
   readonly factory: SandboxFactory;
-  /** The module's `conformanceHooks`: `setup` at the hello, `teardown` at the end, `attach` and `sever` on the kit's request. */
+  /** The module's `conformanceHooks`: `setup` at the hello, `teardown` at the end, `attach`, `sever` and `owner` on the kit's request. */
   readonly hooks?: ConformanceHooks;
 }
 
@@ -103,7 +103,7 @@ export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableSt
           name: typeof probe.name === 'string' ? probe.name : 'unnamed',
           manifest: encodeValue(probe.capabilities),
           termination: encodeValue(probe.termination),
-          hooks: (['attach', 'sever'] as const).filter((name) => typeof module.hooks?.[name] === 'function'),
+          hooks: (['attach', 'sever', 'owner'] as const).filter((name) => typeof module.hooks?.[name] === 'function'),
           pid: process.pid,
         };
         return answer;
@@ -151,6 +151,9 @@ export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableSt
     write: ({ process: id, data }) => twoStep(() => processOf(id).stdin!.write(arg(data) as Uint8Array), () => null),
     end: ({ process: id }) => twoStep(() => processOf(id).stdin!.end(), () => null),
     sever: async ({ process: id }) => encodeValue(await module.hooks!.sever!(processOf(id) as never)),
+    // The module's `owner` hook answers how a second instance of this testee reaches the sandbox's
+    // environment; its `module` has no use here: the second process is this testee again.
+    owner: async ({ sandbox }) => encodeValue((await module.hooks!.owner!(sandboxOf(sandbox)))?.env ?? null),
     abort: ({ signal, reason }) => {
       signals.get(signal)?.abort(arg(reason));
       return null;

@@ -192,6 +192,7 @@ export const TESTEE_PARAMETERS = {
   }),
   observe: Type.Object({ sandbox: Type.String() }),
   sever: Type.Object({ process: Type.String() }),
+  owner: Type.Object({ sandbox: Type.String() }),
   ping: Type.Object({}),
   bye: Type.Object({}),
 } satisfies Record<string, TObject>;
@@ -240,9 +241,9 @@ export interface TesteeHello {
   readonly manifest: WireValue;
   /** Its termination settings, in the value form, where it states them. */
   readonly termination?: WireValue;
-  /** The adapter module's hooks the testee serves: `attach` (the `observe` request) and `sever`. */
+  /** The adapter module's hooks the testee serves: `attach` (the `observe` request), `sever` and `owner`. */
   readonly hooks?: readonly string[];
-  /** The testee's own process id. */
+  /** The testee's own process id: since 1.4, the process the kit kills with SIGKILL to crash an owner. */
   readonly pid?: number;
 }
 
@@ -257,9 +258,9 @@ export const TesteeHello = definition(
     manifest: value("The CapabilityManifest of a fresh sandbox, in the value form; the kit's cases judge it."),
     termination: Type.Optional(value("The sandbox's termination (graceMs, killWaitMs and, since 1.4, ownerLossMs) in the value form; {\"$undefined\": true} where it states none.")),
     hooks: Type.Optional(
-      Type.Array(Type.String(), { description: 'The hooks of the adapter module the testee serves: attach (the observe request) and sever (section 18.6).' }),
+      Type.Array(Type.String(), { description: 'The hooks of the adapter module the testee serves: attach (the observe request), sever and owner (section 18.6).' }),
     ),
-    pid: Type.Optional(Type.Integer({ minimum: 1, description: "The testee's own process id: a command id equal to it names the testee, not a command." })),
+    pid: Type.Optional(Type.Integer({ minimum: 1, description: "The testee's own process id: a command id equal to it names the testee, not a command; since 1.4, the process the kit kills with SIGKILL when it crashes a second testee as an owner (section 18.6)." })),
   }),
 );
 

@@ -4,7 +4,7 @@
  * the environment of the case's sandbox, and is then killed with SIGKILL;
  * and finding that tree by its token through a sandbox of the kit's.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Sandbox } from '@sandstream/types';
@@ -101,8 +101,40 @@ export async function openLookout(ctx: CaseContext): Promise<Lookout> {
   return { exec: helperExec(attached, ctx.signal), what: "the attach hook's handle on the case's environment", close: () => attached.close().catch(() => undefined) };
 }
 
-/** The module and environment of the owner process, from the `owner` hook and the run's `ownerModule`. */
-export async function ownerProcessOf(ctx: CaseContext): Promise<{ module: string; env: Readonly<Record<string, string>> }> {
+/** An owner process a launcher started (spec 1.4, `owner.crash`), for the case to crash. */
+export interface LaunchedOwner {
+  /** Kills it with SIGKILL and resolves when it is gone: the moment of the loss. */
+  crash(): Promise<number>;
+  /** Kills it, if it still runs, and releases what the kit holds of it; never throws. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Starts an owner process with the environment `env` added, which starts
+ * `argv` in the foreground (with `stream()`, or `run()` for an adapter
+ * without streaming) and resolves once it reported the command started,
+ * within `withinMs`; rejects with a HarnessError. The kit's own launcher
+ * starts a Node.js process that loads the adapter module (`ownerModule`); a
+ * run through a testee starts a second instance of the testee (spec 1.4
+ * section 18.6). A case reads it from {@link CaseContext.launchOwner}.
+ *
+ * @example
+ * ```ts
+ * import type { CaseContext, OwnerLauncher } from '@sandstream/conformance';
+ * async function crashOne(ctx: CaseContext, launch: OwnerLauncher): Promise<number> {
+ *   const owner = await launch({}, ['sleep', '300'], 'stream', 30_000);
+ *   try {
+ *     return await owner.crash();
+ *   } finally {
+ *     await owner.dispose();
+ *   }
+ * }
+ * ```
+ */
+export type OwnerLauncher = (env: Readonly<Record<string, string>>, argv: readonly string[], via: 'stream' | 'run', withinMs: number) => Promise<LaunchedOwner>;
+
+/** How the case starts its owner process: from the `owner` hook, and the run's launcher or `ownerModule`. */
+export async function ownerLauncherOf(ctx: CaseContext): Promise<(argv: readonly string[], via: OwnerOrder['via'], withinMs: number) => Promise<LaunchedOwner>> {
   let answer: OwnerProcess = {};
   if (ctx.owner !== undefined) {
     try {
@@ -111,6 +143,9 @@ export async function ownerProcessOf(ctx: CaseContext): Promise<{ module: string
       throw new HarnessError(`the adapter module's owner hook failed: ${describeError(error)}`);
     }
   }
+  const env = answer.env ?? {};
+  const launch = ctx.launchOwner;
+  if (launch !== undefined) return (argv, via, withinMs) => launch(env, argv, via, withinMs);
   const module = answer.module ?? ctx.ownerModule;
   if (module === undefined) {
     throw new HarnessError(
@@ -118,22 +153,11 @@ export async function ownerProcessOf(ctx: CaseContext): Promise<{ module: string
     );
   }
   if (!existsSync(OWNER_CHILD)) throw new HarnessError(`the kit's owner script ${OWNER_CHILD} is missing: build the kit (npm run build -w @sandstream/conformance)`);
-  return { module, env: answer.env ?? {} };
+  return (argv, via, withinMs) => startOwner({ module, env }, argv, via, withinMs);
 }
 
-/** A started owner process. */
-export interface Owner {
-  readonly child: ChildProcess;
-  /** What it wrote on standard error, for messages. */
-  stderr(): string;
-  /** Kills it with SIGKILL and resolves when it is gone: the moment of the loss. */
-  crash(): Promise<number>;
-  /** Kills it, if it still runs; never throws. */
-  dispose(): void;
-}
-
-/** Starts the owner process with `argv` and resolves once it reported the command started. */
-export async function startOwner(how: { module: string; env: Readonly<Record<string, string>> }, argv: readonly string[], via: OwnerOrder['via'], withinMs: number): Promise<Owner> {
+/** Starts the owner process of the adapter module `how.module` with `argv` and resolves once it reported the command started. */
+async function startOwner(how: { module: string; env: Readonly<Record<string, string>> }, argv: readonly string[], via: OwnerOrder['via'], withinMs: number): Promise<LaunchedOwner> {
   const order: OwnerOrder = { module: how.module, argv, via };
   const child = spawn(process.execPath, [OWNER_CHILD, JSON.stringify(order)], { env: { ...process.env, ...how.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
@@ -141,16 +165,17 @@ export async function startOwner(how: { module: string; env: Readonly<Record<str
     err = (err + data.toString('utf8')).slice(-2_000);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const owner: Owner = {
-    child,
-    stderr: () => err.trim(),
+  const kill = (): void => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  const owner: LaunchedOwner = {
     async crash() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      kill();
       await exited;
       return performance.now();
     },
-    dispose() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    async dispose() {
+      kill();
     },
   };
   let out = '';
@@ -172,7 +197,7 @@ export async function startOwner(how: { module: string; env: Readonly<Record<str
     if ('error' in first) throw new Error(first.error);
     return owner;
   } catch (error) {
-    owner.dispose();
+    kill();
     const tail = err.trim() === '' ? '' : `; its standard error: ${err.trim().slice(-500)}`;
     throw new HarnessError(`the owner process (${how.module}, with ${JSON.stringify(Object.keys(how.env))} set) failed: ${describeError(error)}${tail}`);
   } finally {
