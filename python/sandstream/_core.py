@@ -22,6 +22,7 @@ from typing import Literal
 from ._capture import Capture
 from ._ending import Ending, Status, ending_error
 from ._group import group_alive, signal_group
+from ._guardian import GuardedGroup
 from ._leader import LeaderWatch
 from ._pipes import OutputReader, StdinPipe
 from ._queue import ChunkQueue
@@ -85,6 +86,7 @@ class ProcessCore:
         self.stdin: StdinPipe | None = None
         self._readers: dict[str, OutputReader] = {}
         self._leader: LeaderWatch | None = None
+        self._guard: GuardedGroup | None = None
         self._group_gone = False
         self._group_killed = False
         self._poll: asyncio.TimerHandle | None = None
@@ -117,6 +119,8 @@ class ProcessCore:
 
     def _watch(self, spawned: Spawned) -> None:
         self.pid = spawned.pid
+        # Now, while the leader is our child and not reaped: its pid is still its own (SS-OWNER-1).
+        self._guard = GuardedGroup.register(spawned.pid, self.settings.grace_s * 1000)
         for name, fd in (("stdout", spawned.stdout_fd), ("stderr", spawned.stderr_fd)):
             self._readers[name] = OutputReader(
                 self.loop, fd, lambda data, name=name: self._output(name, data), self._pipe_ended)
@@ -293,6 +297,9 @@ class ProcessCore:
             self._ending = Ending("failed", failure)
         self._disarm()
         self._release()
+        if self._guard is not None:
+            pid, gone = self.pid, self._group_gone
+            self._guard.forget_once_gone(lambda: not gone and pid is not None and group_alive(pid))
         if self.queue is not None:
             self.queue.end(self.terminal_error(True))
         if not self._start_future.done():
