@@ -14,10 +14,11 @@
 
     asyncio.run(main())
 
-The guarantees are those of the Sandstream specification (``spec/1.2``):
+The guarantees are those of the Sandstream specification (``spec/1.4``):
 byte-exact output, tagged chunks, one start per call, and termination of
 the command's whole process group (SIGTERM, grace period, SIGKILL) on every
-way of leaving its scope.
+way of leaving its scope, this process's own death included (a guardian
+process ends what it left, within ``termination.owner_loss_ms``).
 """
 
 from .abort import AbortController, AbortSignal
@@ -41,7 +42,7 @@ from .results import ExecResult, OutputChunk
 from .sandbox import DEFAULT_HIGH_WATER_MARK, LocalSandbox, create_local_sandbox
 
 #: The revision of the specification this package implements.
-SPEC_VERSION = "1.2"
+SPEC_VERSION = "1.4"
 
 __all__ = [
     "AbortController",

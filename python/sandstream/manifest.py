@@ -12,6 +12,7 @@ __all__ = [
     "CAPABILITIES",
     "DEFAULT_GRACE_MS",
     "DEFAULT_KILL_WAIT_MS",
+    "OWNER_LOSS_MARGIN_MS",
     "Termination",
     "has_capability",
     "local_manifest",
@@ -38,6 +39,10 @@ _ABSENT_MEANS = {"binary-output": True}
 DEFAULT_GRACE_MS = 2000
 #: Wait for the end after SIGKILL before settling with ``TransportError``.
 DEFAULT_KILL_WAIT_MS = 5000
+#: What the bound of owner loss adds to the grace period: the guardian sees the
+#: owner's end at once (end-of-file), so this is the margin for a loaded host
+#: to schedule it and for the kernel to end what SIGKILL reached.
+OWNER_LOSS_MARGIN_MS = 1000
 
 
 def has_capability(manifest: Mapping[str, bool], capability: str) -> bool:
@@ -82,15 +87,19 @@ def local_manifest(turned_off: Mapping[str, object] | None) -> dict[str, bool]:
 
 @dataclass(frozen=True, slots=True)
 class Termination:
-    """How a sandbox terminates a command (SS-TERM-1), in milliseconds.
+    """How a sandbox terminates a command (SS-TERM-1, SS-OWNER-2), in milliseconds.
 
     SIGTERM to the process group, SIGKILL ``grace_ms`` later if anything is
     left, then up to ``kill_wait_ms`` for the end before ``TransportError``.
+    ``owner_loss_ms`` bounds how long a command's tree may outlive the
+    process that started it, when that process ends without ending it
+    (SIGKILL, out of memory): the guardian's bound (spec 1.4, section 9.11).
     """
 
     grace_ms: float
     kill_wait_ms: float
+    owner_loss_ms: float
 
     def to_wire(self) -> dict[str, float]:
-        """``{"graceMs": ..., "killWaitMs": ...}``, the spec's ``SandboxTermination``."""
-        return {"graceMs": self.grace_ms, "killWaitMs": self.kill_wait_ms}
+        """``{"graceMs", "killWaitMs", "ownerLossMs"}``, the spec's ``SandboxTermination``."""
+        return {"graceMs": self.grace_ms, "killWaitMs": self.kill_wait_ms, "ownerLossMs": self.owner_loss_ms}

@@ -25,7 +25,7 @@ from ._shielded import complete
 from ._spawn import command_cwd, command_env, resolve_user, spawn
 from .abort import AbortSignal
 from .errors import AbortError, CapabilityNotSupported, InvalidArgument, SandboxClosed
-from .manifest import DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, Termination, local_manifest
+from .manifest import DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, OWNER_LOSS_MARGIN_MS, Termination, local_manifest
 from .options import CommandPlan, ResourceLimits, check_cwd, check_env, non_negative_number, plan_command, positive_integer
 from .process import Process
 from .results import ExecResult, OutputChunk
@@ -83,7 +83,7 @@ class LocalSandbox:
 
     @property
     def termination(self) -> Termination:
-        """The grace period and kill wait every termination uses (SS-TERM-1)."""
+        """The grace period and kill wait every termination uses (SS-TERM-1), and the bound of owner loss (SS-OWNER-2)."""
         return self._termination
 
     @property
@@ -247,7 +247,9 @@ def create_local_sandbox(
     per-command ``cwd``); ``env`` the base environment (default: this
     process's, bytes-exact). ``grace_ms`` separates SIGTERM from SIGKILL;
     ``kill_wait_ms`` (default the larger of 5000 and ``grace_ms`` + 1000) bounds
-    the wait for the end after SIGKILL. ``capabilities`` turns capabilities
+    the wait for the end after SIGKILL. Should this process end without
+    ending its commands, their trees are gone within ``grace_ms`` + 1000 ms
+    (``termination.owner_loss_ms``). ``capabilities`` turns capabilities
     off (never on). Raises ``InvalidArgument`` naming a bad setting.
     """
     if not isinstance(name, str) or not name:
@@ -261,7 +263,7 @@ def create_local_sandbox(
     return LocalSandbox(
         name=name,
         capabilities=local_manifest(capabilities),
-        termination=Termination(grace, kill_wait),
+        termination=Termination(grace, kill_wait, grace + OWNER_LOSS_MARGIN_MS),
         high_water_mark=mark,
         base_env=base_env,
         default_cwd=default_cwd,

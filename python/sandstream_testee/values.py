@@ -154,7 +154,8 @@ def encode_value(value: object) -> Json:
     if isinstance(value, OutputChunk):
         return {"stream": value.stream, "data": _bytes(value.data)}
     if isinstance(value, Termination):
-        return {"graceMs": encode_value(value.grace_ms), "killWaitMs": encode_value(value.kill_wait_ms)}
+        return {"graceMs": encode_value(value.grace_ms), "killWaitMs": encode_value(value.kill_wait_ms),
+                "ownerLossMs": encode_value(value.owner_loss_ms)}
     if isinstance(value, Other):
         return {"$other": value.text}
     if isinstance(value, JsBigInt):

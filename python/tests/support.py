@@ -13,7 +13,7 @@ from pathlib import Path
 from sandstream import LocalSandbox, OutputChunk, create_local_sandbox
 
 #: The repository's spec revision, for the tests that hold the wire forms to its schema and fixtures.
-SPEC_DIR = Path(__file__).resolve().parents[2] / "spec" / "1.2"
+SPEC_DIR = Path(__file__).resolve().parents[2] / "spec" / "1.4"
 
 #: A grace period short enough for a quick suite, long enough for a shell's trap to run.
 GRACE_MS = 300

@@ -79,11 +79,11 @@ class SessionTest(unittest.IsolatedAsyncioTestCase):
         self.sandbox = (await self.session.value("open"))["sandbox"]
 
     async def test_hello_states_the_adapter(self) -> None:
-        hello = await self.session.value("hello", protocol=1, spec="1.3")
-        self.assertEqual((hello["protocol"], hello["spec"], hello["hooks"]), (1, "1.2", []))
+        hello = await self.session.value("hello", protocol=1, spec="1.4")
+        self.assertEqual((hello["protocol"], hello["spec"], hello["hooks"]), (1, "1.4", []))
         self.assertIs(hello["manifest"]["streaming"], True)
         self.assertIs(hello["manifest"]["attach"], False)
-        self.assertEqual(hello["termination"], {"graceMs": 200, "killWaitMs": 5000})
+        self.assertEqual(hello["termination"], {"graceMs": 200, "killWaitMs": 5000, "ownerLossMs": 1200})
 
     async def test_callback_calls_come_before_the_answer(self) -> None:
         request_id = self.session.send("run", sandbox=self.sandbox, argv=["sh", "-c", "printf one"],

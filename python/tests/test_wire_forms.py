@@ -26,7 +26,7 @@ from .support import SPEC_DIR
 def schema() -> dict:
     path = SPEC_DIR / "schema.json"
     if not path.exists():
-        raise unittest.SkipTest("the repository's spec/1.2 is not next to python/")
+        raise unittest.SkipTest("the repository's spec/1.4 is not next to python/")
     return json.loads(path.read_text())
 
 
@@ -134,8 +134,9 @@ class ManifestTest(unittest.TestCase):
         self.assertTrue(sandbox.capabilities["stdin"])
 
     def test_termination_defaults_are_the_local_adapters(self) -> None:
-        self.assertEqual(create_local_sandbox().termination.to_wire(), {"graceMs": 2000, "killWaitMs": 5000})
-        self.assertEqual(create_local_sandbox(grace_ms=9000).termination.kill_wait_ms, 10000)
+        self.assertEqual(create_local_sandbox().termination.to_wire(), {"graceMs": 2000, "killWaitMs": 5000, "ownerLossMs": 3000})
+        nine = create_local_sandbox(grace_ms=9000).termination
+        self.assertEqual((nine.kill_wait_ms, nine.owner_loss_ms), (10000, 10000))
 
 
 class WireOptionsTest(unittest.TestCase):
