@@ -12,8 +12,8 @@
  * Every factory call is a handle that borrows the run's container, so the
  * kit's observer (`attach`) sees what a closed handle left.
  */
-import { severFollowers } from '@sandstream/remote';
-import { InvalidArgument, type Sandbox, type BackgroundProcess } from '@sandstream/types';
+import { severLinks } from '@sandstream/remote';
+import { InvalidArgument, type Process, type Sandbox } from '@sandstream/types';
 import type Docker from 'dockerode';
 import { createDockerSandbox } from './index.js';
 import { addressOf, clientOf } from './client.js';
@@ -25,7 +25,7 @@ export interface DockerConformanceHooks {
   teardown(): Promise<void>;
   attach(sandbox: Sandbox): Promise<Sandbox>;
   /** Cuts this OS process's links to a background command, as a proxy would (spec 1.2, `attach.link-lost`). */
-  sever(process: BackgroundProcess): number;
+  sever(process: Process): number;
   /** Spec 1.4, `owner.crash`: a second OS process borrows the same container on the same Engine. */
   owner(sandbox: Sandbox): { env: Record<string, string> };
 }
@@ -63,8 +63,8 @@ export const conformanceHooks: DockerConformanceHooks = {
     // A second handle on the same container; its close() never removes it.
     return createDockerSandbox({ docker: shared?.docker ?? clientOf(undefined, undefined), container: sandbox.native as Docker.Container });
   },
-  sever(process: BackgroundProcess) {
-    return severFollowers(process.commandId ?? '');
+  sever(process: Process) {
+    return severLinks(process);
   },
   owner(sandbox: Sandbox) {
     const address = addressOf(shared?.docker ?? clientOf(undefined, undefined));

@@ -14,9 +14,9 @@
  * - else: `setup()` starts the envd emulator of this package, and the
  *   factory's handles run on it.
  */
-import { severFollowers } from '@sandstream/remote';
+import { severLinks } from '@sandstream/remote';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
-import { InvalidArgument, type Sandbox, type BackgroundProcess } from '@sandstream/types';
+import { InvalidArgument, type Process, type Sandbox } from '@sandstream/types';
 import { createE2BSandbox } from './index.js';
 
 /** The kit's hook interface (`ConformanceHooks` of `@sandstream/conformance`), restated to keep it a dev dependency. */
@@ -25,7 +25,7 @@ export interface E2BConformanceHooks {
   teardown(): Promise<void>;
   attach(sandbox: Sandbox): Promise<Sandbox>;
   /** Cuts this OS process's links to a background command, as a proxy would (spec 1.2, `attach.link-lost`). */
-  sever(process: BackgroundProcess): number;
+  sever(process: Process): number;
   /** Spec 1.4, `owner.crash`: a second OS process on the same sandbox (by its id on E2B, by its envd's URL on the emulator). */
   owner(sandbox: Sandbox): { env: Record<string, string> };
 }
@@ -88,8 +88,8 @@ export const conformanceHooks: E2BConformanceHooks = {
     // A second handle on the same E2B sandbox; its close() never kills it.
     return createE2BSandbox({ sandbox: sandbox.native as E2BSdkSandbox, owned: false, ...shared?.options });
   },
-  sever(process: BackgroundProcess) {
-    return severFollowers(process.commandId ?? '');
+  sever(process: Process) {
+    return severLinks(process);
   },
   owner() {
     if (shared === undefined) throw new InvalidArgument('conformanceHooks', 'setup() has not run');

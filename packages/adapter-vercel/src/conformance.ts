@@ -6,9 +6,9 @@
  * `VERCEL_OIDC_TOKEN`, else the emulator of this package, started by
  * `setup()`.
  */
-import { severFollowers } from '@sandstream/remote';
+import { severLinks } from '@sandstream/remote';
 import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
-import { InvalidArgument, type Sandbox, type BackgroundProcess } from '@sandstream/types';
+import { InvalidArgument, type Process, type Sandbox } from '@sandstream/types';
 import { emulatorFetch } from './emulator/fetch.js';
 import { createVercelSandbox, type VercelCredentials } from './index.js';
 
@@ -72,7 +72,7 @@ export interface VercelConformanceHooks {
   teardown(): Promise<void>;
   attach(sandbox: Sandbox): Promise<Sandbox>;
   /** Cuts this OS process's links to a background command, as a proxy would (spec 1.2, `attach.link-lost`). */
-  sever(process: BackgroundProcess): number;
+  sever(process: Process): number;
   /** Spec 1.4, `owner.crash`: a second OS process on the same Vercel sandbox, by its name. */
   owner(sandbox: Sandbox): { env: Record<string, string> };
 }
@@ -101,8 +101,8 @@ export const conformanceHooks: VercelConformanceHooks = {
     }
     return createVercelSandbox({ sandbox: native, ...(hookEmulator === undefined ? {} : { recordBase: hookEmulator.recordBase }) });
   },
-  sever(process: BackgroundProcess) {
-    return severFollowers(process.commandId ?? '');
+  sever(process: Process) {
+    return severLinks(process);
   },
   owner(sandbox) {
     const native = sandbox.native;

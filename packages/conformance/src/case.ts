@@ -1,5 +1,6 @@
 import type { Capability } from '@sandstream/types';
 import type { CaseContext } from './context.js';
+import type { ConformanceHooks } from './hooks.js';
 
 /**
  * One conformance case. Ids are stable and dotted (`teardown.break`). The
@@ -27,6 +28,13 @@ export interface ConformanceCase {
    * `skipped` otherwise (optional capabilities only).
    */
   readonly needs?: readonly Capability[];
+  /**
+   * Runs only when the adapter module exports these hooks; `skipped`
+   * otherwise, with the hook's reason: for a hook an adapter without the
+   * thing it acts on leaves out (the `sever` hook of an adapter whose
+   * commands hold no link).
+   */
+  readonly needsHooks?: readonly { readonly hook: keyof ConformanceHooks; readonly without: string }[];
   /**
    * Negative case: runs only when the adapter does NOT advertise this
    * capability, and proves the typed refusal.

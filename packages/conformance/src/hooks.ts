@@ -1,4 +1,4 @@
-import { InvalidArgument, type BackgroundProcess, type Sandbox } from '@sandstream/types';
+import { InvalidArgument, type BackgroundProcess, type Process, type Sandbox } from '@sandstream/types';
 
 /**
  * What an adapter module may export beside its factory, as
@@ -21,17 +21,24 @@ export interface ConformanceHooks {
    */
   attach?(sandbox: Sandbox): Promise<Sandbox>;
   /**
-   * Spec 1.2, for an adapter that declares `attach-reconnect`: cuts every
-   * connection this OS process holds to the background command `process`
+   * Cuts every connection this OS process holds to the command `process`
    * reads, as a proxy that drops them would, without telling the adapter.
-   * The kit then expects the adapter to re-establish them within its bound
-   * (every byte once) or to reject with `TransportError` carrying the
-   * `commandId`, the command running on (SS-RECON-2). Without it,
-   * `attach.link-lost` is a harness error that names the hook. Returns how
-   * many links it cut, where it knows: 0 is a harness error (nothing was
-   * tested).
+   * Returns how many links it cut, where it knows: 0 is a harness error
+   * (nothing was tested).
+   *
+   * - A background Process (spec 1.2, for an adapter that declares
+   *   `attach-reconnect`): the kit then expects the adapter to re-establish
+   *   them within its bound (every byte once) or to reject with
+   *   `TransportError` carrying the `commandId`, the command running on
+   *   (SS-RECON-2). Without the hook, `attach.link-lost` is a harness error
+   *   that names it.
+   * - A foreground Process (spec 1.4, `owner.link-lost`): the kit expects the
+   *   link re-established, or the command's tree ended by the termination
+   *   sequence within `termination.ownerLossMs` (SS-OWNER-1). An adapter whose
+   *   commands hold no link (local processes) leaves the hook out, and the
+   *   case is skipped with that reason.
    */
-  sever?(process: BackgroundProcess): Promise<number | void> | number | void;
+  sever?(process: BackgroundProcess | Process): Promise<number | void> | number | void;
   /**
    * Spec 1.4, `owner.crash` (SS-OWNER-1): how a second OS process becomes an
    * owner of commands on the environment `sandbox` runs in. The kit starts a

@@ -4,7 +4,7 @@
  * left running.
  */
 import { NOTHING_REFUSED } from './cases/4.2-negative-behaviour.js';
-import { hasCapability, type CapabilityManifest, type CaseStatus, type Sandbox, type SandboxFactory } from '@sandstream/types';
+import { hasCapability, type BackgroundProcess, type CapabilityManifest, type CaseStatus, type Process, type Sandbox, type SandboxFactory } from '@sandstream/types';
 import { TIMED_OUT, within } from '@sandstream/types/runtime';
 import { ConformanceFailure, describeError, flattenSuppressed, HarnessError } from './assert.js';
 import type { ConformanceCase } from './case.js';
@@ -35,7 +35,7 @@ export async function createSandbox(factory: SandboxFactory): Promise<Sandbox> {
 }
 
 /** Why a case does not apply to an adapter with this manifest, if it does not. */
-export function skipReason(testCase: ConformanceCase, manifest: CapabilityManifest): string | undefined {
+export function skipReason(testCase: ConformanceCase, manifest: CapabilityManifest, hooks?: ConformanceHooks): string | undefined {
   for (const capability of testCase.needs ?? []) {
     if (hasCapability(manifest, capability)) continue;
     // Some capabilities refuse nothing when absent: there is no negative case to name.
@@ -44,6 +44,9 @@ export function skipReason(testCase: ConformanceCase, manifest: CapabilityManife
   }
   if (testCase.without !== undefined && hasCapability(manifest, testCase.without)) {
     return `the adapter advertises "${testCase.without}"; this case checks its absence`;
+  }
+  for (const { hook, without } of testCase.needsHooks ?? []) {
+    if (typeof hooks?.[hook] !== 'function') return `the adapter module exports no \`conformanceHooks.${hook}\`: ${without}`;
   }
   return undefined;
 }
@@ -127,7 +130,7 @@ async function runCaseScoped(run: CaseRun, scope: LiveScope): Promise<CaseOutcom
     durationMs: Math.round((performance.now() - started) * 10) / 10,
     ...(message === undefined ? {} : { message }),
   });
-  const reason = skipReason(testCase, run.manifest);
+  const reason = skipReason(testCase, run.manifest, hooks);
   if (reason !== undefined) return done('skipped', reason);
 
   // A case that moves a lot of data declares a longer limit of its own; the larger one applies.
@@ -213,13 +216,15 @@ function timeoutMessage(timeoutMs: number, tracker: CallTracker | undefined, han
   return `did not finish within ${timeoutMs} ms: ${awaited}. If the adapter is only slow, raise the per-case limit: --case-timeout <ms> on the command line, caseTimeoutMs in the API`;
 }
 
-/** `hooks` whose attach() gets the adapter's own sandbox, not the case's view of it. */
+/** `hooks` whose attach(), owner() and sever() get the adapter's own objects, not the case's views of them. */
 function unwrappingAttach(hooks: ConformanceHooks, tracker: CallTracker): ConformanceHooks {
-  const { attach, owner } = hooks;
+  const { attach, owner, sever } = hooks;
   return {
     ...hooks,
     ...(attach === undefined ? {} : { attach: (sandbox: Sandbox) => attach.call(hooks, tracker.unwrap(sandbox)) }),
     ...(owner === undefined ? {} : { owner: (sandbox: Sandbox) => owner.call(hooks, tracker.unwrap(sandbox)) }),
+    // The adapter's own Process: a hook that finds its driver by the object (the runtime's driverOf) needs it.
+    ...(sever === undefined ? {} : { sever: (proc: BackgroundProcess | Process) => sever.call(hooks, tracker.unwrap(proc)) }),
   };
 }
 

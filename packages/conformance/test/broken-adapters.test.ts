@@ -8,7 +8,7 @@
  * whose marker variable finds and kills what its sandboxes left running.
  */
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { captureWarnings, type CapturedWarnings } from '@sandstream/test-support/warnings';
 import { hasCapability, type Capability, type ConformanceReport } from '@sandstream/types';
 import { unless } from '@sandstream/test-support/skips';
@@ -18,6 +18,7 @@ import { localCapabilities } from './broken/local-capabilities.js';
 import { BROKEN_ADAPTERS, Lab, markedProcesses } from './broken/index.js';
 import { unboundedReplay } from './broken/background.js';
 import { labEnv, labSandbox } from './fixtures/owner-lab-adapter.mjs';
+import { linkHooks, linkSandbox, type LinkKind } from './fixtures/link-lab.js';
 
 /** The module an owner process loads in owner.crash: the lab's adapters, configured by the owner hook's env. */
 const OWNER_LAB = fileURLToPath(new URL('./fixtures/owner-lab-adapter.mjs', import.meta.url));
@@ -134,6 +135,52 @@ describe('the real local adapter', () => {
     } finally {
       expect(await lab.cleanup()).toEqual([]);
     }
+  });
+});
+
+// Spec 1.4 section 9.11: a foreground command's link cut for good (SS-OWNER-1), through the sever hook.
+describe('link loss', () => {
+  /** owner.link-lost's outcome against a link-lab sandbox of `kind`, or the plain local adapter (no sever hook). */
+  async function linkLost(kind: LinkKind | 'no-hook'): Promise<{ status: string; message?: string | undefined }> {
+    const lab = new Lab(`link-${kind}`);
+    try {
+      const report = await runConformance({
+        factory: () => (kind === 'no-hook' ? lab.local() : lab.track(linkSandbox(kind, lab.graceMs, lab.env()))),
+        ...(kind === 'no-hook' ? {} : { hooks: linkHooks }),
+        include: ['owner.link-lost'],
+        concurrency: SERIAL,
+      });
+      const outcome = report.cases.find((c) => c.id === 'owner.link-lost');
+      return { status: outcome?.status ?? 'missing', message: outcome?.message };
+    } finally {
+      expect(await lab.cleanup()).toEqual([]);
+    }
+  }
+
+  test('an adapter that ends the tree by the termination sequence once the link is cut passes; so does one whose link comes back', { timeout: TEST_TIMEOUT_MS }, async () => {
+    for (const kind of ['kept', 'reconnected'] as const) {
+      const outcome = await linkLost(kind);
+      expect(outcome.status, `${kind}: ${outcome.message}`).toBe('pass');
+    }
+  });
+
+  test('an adapter whose Process fails on a cut link while the tree runs on fails, naming the survivors', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const outcome = await linkLost('dropped');
+    expect(outcome.status, outcome.message).toBe('fail');
+    for (const role of ['owner-leader', 'owner-background', 'owner-foreground']) expect(outcome.message).toMatch(new RegExp(`cut [0-9]+ ms ago and its tree still runs: .*pid [0-9]+ \\(${role}\\)`));
+    expect(outcome.message).toMatch(/not re-established either/);
+  });
+
+  test('an adapter that SIGKILLs the tree of a cut link at once fails: no SIGTERM first', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const outcome = await linkLost('killed');
+    expect(outcome.status, outcome.message).toBe('fail');
+    expect(outcome.message).toMatch(/ended without SIGTERM first/);
+  });
+
+  test('an adapter module without a sever hook (local processes hold no link) is skipped with that reason', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const outcome = await linkLost('no-hook');
+    expect(outcome.status).toBe('skipped');
+    expect(outcome.message).toMatch(/exports no `conformanceHooks.sever`: an adapter whose commands hold no link/);
   });
 });
 

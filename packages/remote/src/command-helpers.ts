@@ -7,7 +7,7 @@
  */
 import type { CommandSpec } from '@sandstream/types/runtime';
 import type { RemoteDriverSettings } from './driver-settings.js';
-import { abandonArgv, treeKillArgv } from './helpers.js';
+import { abandonArgv, groupSignalArgv, treeKillArgv } from './helpers.js';
 import type { StartReport } from './reports.js';
 import { retry } from './retry.js';
 
@@ -48,7 +48,34 @@ export class CommandHelpers {
   killTree(identity: StartReport | undefined): Promise<void> {
     const shell = this.#settings.paths.shell;
     const argv = identity === undefined ? abandonArgv(shell, this.#id) : treeKillArgv(shell, identity, this.#id);
-    const killing = this.repeat(() => this.run(argv));
+    return this.#track(this.repeat(() => this.run(argv)));
+  }
+
+  /**
+   * The termination sequence of spec 9.8, run from here for a command whose link broke (spec 1.4,
+   * the owner-loss rule): SIGTERM and SIGCONT to its group, the grace period, then
+   * {@link killTree}. A signal that cannot be delivered does not hold up the kill.
+   */
+  terminateTree(identity: StartReport | undefined): Promise<void> {
+    const graceMs = this.#settings.graceMs ?? 0;
+    if (identity === undefined || graceMs <= 0) return this.killTree(identity);
+    const shell = this.#settings.paths.shell;
+    const terminating = (async () => {
+      try {
+        await this.run(groupSignalArgv(shell, 'TERM', identity));
+        await this.run(groupSignalArgv(shell, 'CONT', identity));
+        await new Promise((resolve) => setTimeout(resolve, graceMs));
+      } catch {
+        // The kill below is what must take effect.
+      }
+      const argv = treeKillArgv(shell, identity, this.#id);
+      await this.repeat(() => this.run(argv));
+    })();
+    return this.#track(terminating);
+  }
+
+  /** Makes `killing` the kill under way, until it fails. */
+  #track(killing: Promise<void>): Promise<void> {
     this.#killing = killing;
     killing.then(
       () => undefined,

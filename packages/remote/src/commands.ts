@@ -82,9 +82,9 @@ export class RemoteCommands {
   constructor(settings: RemoteDriverSettings, options: RemoteCommandsOptions = {}) {
     this.#channels = settings.helperChannel === true ? new ChannelledTransport(settings.transport, settings.paths.shell, this.prefix) : undefined;
     const transport = this.#channels ?? settings.transport;
+    const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
     if (options.ownerLease !== false) {
       const times = ownerLeaseTimes(options.ownerLease);
-      const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
       this.#leasePrefix = `${settings.recordBase ?? DEFAULT_RECORD_BASE}owner-`;
       this.#lease = new OwnerLease({
         transport,
@@ -97,7 +97,7 @@ export class RemoteCommands {
       });
       this.ownerLossMs = ownerLossMs(times, graceMs);
     }
-    this.#settings = { ...settings, transport, lease: this.#lease };
+    this.#settings = { ...settings, transport, lease: this.#lease, graceMs };
     this.#late = new LateSweeps({
       transport: this.#settings.transport,
       shell: settings.paths.shell,

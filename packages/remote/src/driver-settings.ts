@@ -35,6 +35,11 @@ export interface RemoteDriverSettings extends LaunchDefaults {
    * {@link RemoteCommands} makes it. Absent: commands outlive a lost owner.
    */
   readonly lease?: OwnerLease | undefined;
+  /**
+   * The grace period of the termination sequence (spec 9.8) the driver runs itself, for a
+   * foreground command whose link broke (spec 1.4): SIGTERM, this long, then SIGKILL. Default 0.
+   */
+  readonly graceMs?: number | undefined;
 }
 
 export const utf8 = new TextDecoder();

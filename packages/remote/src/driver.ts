@@ -161,11 +161,22 @@ export class RemoteDriver implements ProcessDriver {
     else this.#fail(error);
   }
 
-  /** Follow mode: the current follower's link is cut, as a proxy would cut it (`severFollowers`). */
-  sever(): void {
-    if (this.#following === undefined || this.#ended || this.#terminal || this.#released) return;
-    this.#process?.close();
-    void this.#onFollowerEnd({ kind: 'broken', error: new Error('the link was cut'), sent: true });
+  /**
+   * Cuts the command's current link, as a proxy that drops it would (`severLinks`): a follower
+   * follows again from where it stopped; a foreground command's stream is broken, so its tree is
+   * ended and the Process fails (spec 1.4, the owner-loss rule). Returns whether there was a link.
+   */
+  sever(): boolean {
+    if (this.#ended || this.#terminal || this.#released) return false;
+    if (this.#following !== undefined) {
+      this.#process?.close();
+      void this.#onFollowerEnd({ kind: 'broken', error: new Error('the link was cut'), sent: true });
+      return true;
+    }
+    if (this.#process === undefined || !this.#startSettled) return false;
+    this.#process.close();
+    void this.#broken(new Error('the link was cut'), true);
+    return true;
   }
 
   /** `hidden`: standard error a follow-only attach does not deliver; only its report frames count. */
@@ -296,7 +307,8 @@ export class RemoteDriver implements ProcessDriver {
     }
     this.#terminal = true;
     this.#process?.close();
-    const unkilled = await (this.#helpers.killing ?? this.#killTree()).then(() => undefined, (failure: unknown) => failure ?? 'no reason given');
+    // The owner lost its link to the command (spec 1.4): the tree gets the termination sequence.
+    const unkilled = await (this.#helpers.killing ?? this.#helpers.terminateTree(this.#identity)).then(() => undefined, (failure: unknown) => failure ?? 'no reason given');
     if (unkilled !== undefined) this.#onFateUnknown?.(this.#id);
     // The caller is told what may be left: a backend that kept the command while the link was down
     // (dockerd's live restore) runs it on until a sweep reaches it.

@@ -1,8 +1,8 @@
 // The state of a driver in follow mode (driver-settings.ts, FollowMode): the bytes read from the
 // record's files so far, the part of standard error a follow-only attach does not deliver, and
 // the one-time start of a background command's record and supervisor.
-import { SpawnFailed, TransportError } from '@sandstream/types';
-import type { CommandSpec } from '@sandstream/types/runtime';
+import { SpawnFailed, TransportError, type Process } from '@sandstream/types';
+import { driverOf, type CommandSpec } from '@sandstream/types/runtime';
 import type { FollowMode, Offsets } from './driver-settings.js';
 import type { RemoteTransport, TransportProcess } from './transport.js';
 
@@ -11,7 +11,8 @@ const OK = 'ok\n';
 
 /** What can cut its link: a driver in follow mode. */
 interface Severable {
-  sever(): void;
+  /** Cuts the current link; false when there was none (the command ended, or the follower has not started). */
+  sever(): boolean;
 }
 
 /** The drivers following each background command in this OS process, for {@link severFollowers}. */
@@ -34,21 +35,48 @@ export function unregisterFollower(commandId: string, driver: Severable): void {
  * `commandId`, as a proxy that drops the connections would: each driver
  * then follows again from the bytes it read, or fails with the id. For the
  * conformance kit's `sever` hook and fault tests; returns how many links
- * were cut.
+ * were cut. {@link severLinks} takes a Process of either kind.
  *
  * @example
  * ```ts
  * import { severFollowers } from '@sandstream/remote';
  * import type { BackgroundProcess } from '@sandstream/types';
  * export const conformanceHooks = {
- *   sever: (process: BackgroundProcess) => void severFollowers(process.commandId ?? ''),
+ *   sever: (process: BackgroundProcess) => severFollowers(process.commandId ?? ''),
  * };
  * ```
  */
 export function severFollowers(commandId: string): number {
-  const drivers = [...(following.get(commandId) ?? [])];
-  for (const driver of drivers) driver.sever();
-  return drivers.length;
+  let cut = 0;
+  for (const driver of [...(following.get(commandId) ?? [])]) if (driver.sever()) cut += 1;
+  return cut;
+}
+
+/**
+ * Cuts the links this OS process holds to the command `process` reads, as
+ * a proxy that drops the connections would: for a background Process,
+ * every follower of its command ({@link severFollowers}); for a foreground
+ * one, its stream, after which the driver ends the command's tree and the
+ * Process fails with `TransportError` (spec 1.4, the owner-loss rule).
+ * For an adapter's conformance hook `sever`; returns how many links were cut.
+ *
+ * @example
+ * ```ts
+ * import { severLinks } from '@sandstream/remote';
+ * import type { Process } from '@sandstream/types';
+ * export const conformanceHooks = {
+ *   sever: (process: Process) => severLinks(process),
+ * };
+ * ```
+ */
+export function severLinks(process: Process): number {
+  const driver = driverOf(process);
+  if (driver !== undefined) return isSeverable(driver) && driver.sever() ? 1 : 0;
+  return severFollowers(process.commandId ?? '');
+}
+
+function isSeverable(driver: object): driver is Severable {
+  return typeof (driver as Partial<Severable>).sever === 'function';
 }
 
 export class Following {

@@ -16,7 +16,7 @@ export type { Offsets } from './driver-settings.js';
 export { RemoteCommands, type RemoteCommandsOptions } from './commands.js';
 export { DEFAULT_OWNER_LEASE, OWNER_LOSS_MARGIN_MS, ownerLeaseTimes, ownerLossMs, type OwnerLeaseTimes } from './owner-lease.js';
 export { RemoteBackground, type BackgroundHandle } from './background-commands.js';
-export { severFollowers } from './following.js';
+export { severFollowers, severLinks } from './following.js';
 export { BACKGROUND, BACKGROUND_NAME, DEFAULT_RECORD_BASE, FOLLOWER, FOLLOWER_NAME, RECORDS, RECORDS_NAME, recordBaseOption } from './background.js';
 export { CHANNEL_NAME } from './helper-channel.js';
 export { DEFAULT_PATHS, launchRequest, type LaunchDefaults, type LaunchPaths } from './launch.js';

@@ -1,5 +1,5 @@
-import { hasCapability } from '@sandstream/types';
-import { check, ConformanceFailure, HarnessError } from '../assert.js';
+import { hasCapability, TransportError, type ExecResult } from '@sandstream/types';
+import { check, ConformanceFailure, describeError, HarnessError } from '../assert.js';
 import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
 import { bound, readMarker, scratch } from './support/observe.js';
@@ -99,6 +99,69 @@ export const ownerLossCases = [
         check(term?.includes('term') === true, 'the tree of a crashed owner was ended without SIGTERM first: its background child, which records SIGTERM, never recorded it (section 9.8)');
       } finally {
         await owner?.dispose();
+        await killTree(ctx, token);
+        await look.close();
+      }
+    },
+  }),
+  defineCase({
+    id: 'owner.link-lost',
+    title: '"A foreground command MUST NOT outlive its owner": its link to the environment cut as a proxy would cut it (the sever hook) and not re-established, the whole tree is gone within termination.ownerLossMs, SIGTERM first, and the Process settles',
+    requirements: ['SS-OWNER-1'],
+    needs: ['streaming'],
+    needsHooks: [{ hook: 'sever', without: 'an adapter whose commands hold no link to lose (local processes) has none to cut' }],
+    runsAlone: 'it measures how soon a tree is gone against the bound of owner loss',
+    timeoutMs: 90_000,
+    async run(ctx) {
+      const token = ctx.token('link');
+      const dir = await scratch(ctx);
+      const look = await openLookout(ctx);
+      const proc = ctx.sandbox.stream(ownerTree(token, dir, true));
+      let stdout = '';
+      const decoder = new TextDecoder();
+      // Read throughout, so the command never waits on a full pipe; how the reading ends, and then
+      // wait(), is how the Process settles. (wait() alone would discard the output the case reads.)
+      const settled: Promise<{ result: ExecResult } | { error: unknown }> = (async () => {
+        for await (const chunk of proc) if (chunk.stream === 'stdout') stdout += decoder.decode(chunk.data, { stream: true });
+        return { result: await proc.wait() };
+      })().catch((error: unknown) => ({ error }));
+      try {
+        await proc.started();
+        await provePresence(ctx, look, token, dir);
+        const cut = await ctx.sever!(proc);
+        if (cut === 0) throw new HarnessError('the sever hook cut no link to the foreground command the kit reads: nothing would be tested');
+        const cutAt = performance.now();
+        const { ms, source } = ownerLossOf(ctx);
+        const within = await bound(ctx, ms);
+        let left: Seen[];
+        for (;;) {
+          left = await scanTree(look.exec, token);
+          if (left.length === 0 || performance.now() - cutAt > within) break;
+          await ctx.sleep(25);
+        }
+        if (left.length > 0) {
+          // The tree runs on: that keeps the rule only if the link is back. The command prints a
+          // word once asked, and a re-established Process delivers it.
+          const after = Math.round(performance.now() - cutAt);
+          await ctx.exec(['sh', '-c', ': > "$1/ping"', 'sh', dir]);
+          await ctx.poll(
+            async () => (stdout.includes('pong') ? true : undefined),
+            await bound(ctx, 5_000),
+            `the link to a foreground command was cut ${after} ms ago and its tree still runs: ${named(left)} ` +
+              `(the bound is ${ms} ms, from ${source}${within > ms ? `, ${within} ms on this backend's measured round trip` : ''}); ` +
+              `and the link is not re-established either: the Process did not deliver what the command printed since (its standard output so far: ${JSON.stringify(stdout.slice(-100))})`,
+          );
+          return;
+        }
+        const outcome = await Promise.race([settled, ctx.sleep(await bound(ctx, ctx.killWaitMs)).then(() => undefined)]);
+        check(outcome !== undefined, 'the link to a foreground command was cut and its tree is gone, but the Process never settled: wait() neither resolved nor rejected');
+        if ('error' in outcome!) {
+          check(outcome.error instanceof TransportError, `a foreground Process whose link was lost must settle with its result or reject with TransportError; it rejected with ${describeError(outcome.error)}`);
+        }
+        const term = await readMarker(ctx, `${dir}/background-term`);
+        check(term?.includes('term') === true, 'the tree of a foreground command whose link was lost was ended without SIGTERM first: its background child, which records SIGTERM, never recorded it (section 9.8)');
+      } finally {
+        await proc[Symbol.asyncDispose]().catch(() => undefined);
         await killTree(ctx, token);
         await look.close();
       }

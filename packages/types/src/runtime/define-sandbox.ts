@@ -74,6 +74,29 @@ function requiredCapabilities(plan: ExecutionPlan): Capability[] {
   return needed;
 }
 
+/** The driver behind each foreground Process a sandbox of this runtime made. */
+const foregroundDrivers = new WeakMap<object, ProcessDriver>();
+
+/**
+ * The driver behind `process`, a foreground Process that a sandbox made by
+ * {@link defineSandbox} returned from `stream()`; undefined for any other
+ * object (a background Process, another runtime's). For an adapter's
+ * conformance hooks and fault tests, which act on the backend's link of one
+ * command (the kit's `sever` hook); a caller of the contract has no use for it.
+ *
+ * @example
+ * ```ts
+ * import type { Process } from '@sandstream/types';
+ * import { driverOf } from '@sandstream/types/runtime';
+ * function hasDriver(process: Process): boolean {
+ *   return driverOf(process) !== undefined;
+ * }
+ * ```
+ */
+export function driverOf(process: object): ProcessDriver | undefined {
+  return foregroundDrivers.get(process);
+}
+
 /**
  * Builds a {@link Sandbox} from a backend. Adapter authors write only the
  * driver; everything the spec says about Processes is enforced here.
@@ -160,7 +183,11 @@ export function defineSandbox<Native>(backend: SandboxBackend<Native>): Sandbox<
       const plan = planStream(argv, options);
       check('stream()', plan);
       // The overloads give a BackgroundProcess only for background: true.
-      return (plan.background ? background.start(plan) : new ProcessHandle(launch(plan, 'stream'))) as BackgroundProcess;
+      if (plan.background) return background.start(plan) as BackgroundProcess;
+      const core = launch(plan, 'stream');
+      const handle = new ProcessHandle(core);
+      foregroundDrivers.set(handle, core.driver);
+      return handle as unknown as BackgroundProcess;
     },
 
     attach(commandId: string, options?: AttachOptions): Promise<BackgroundProcess> {

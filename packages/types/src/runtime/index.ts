@@ -9,6 +9,7 @@
 export type { DriverEvents, ExitStatus, ProcessDriver, StartedProcess } from './driver.js';
 export {
   defineSandbox,
+  driverOf,
   DEFAULT_GRACE_MS,
   DEFAULT_HIGH_WATER_MARK,
   DEFAULT_KILL_WAIT_MS,

@@ -28,20 +28,33 @@ export const OWNER_CHILD = fileURLToPath(new URL('../../../dist/owner-child.js',
  * died ends a process by SIGPIPE, which would end the tree for an adapter
  * that does nothing, and before its SIGTERM handler ran.
  */
-const TREE_SCRIPT = [
-  'T=$1; D=$2',
-  ': > "$D/leader-up"',
-  'sh -c \'trap "echo term >> \\"$2/background-term\\"; exit 0" TERM; while :; do sleep 0.05; done\' owner-background "$T" "$D" >/dev/null 2>&1 &',
-  'sh -c \'while :; do sleep 0.05; done\' owner-foreground "$T" >/dev/null 2>&1',
-  'echo "ended $?"',
-].join('\n');
+function treeScript(foreground: string): string {
+  return [
+    'T=$1; D=$2',
+    ': > "$D/leader-up"',
+    'sh -c \'trap "echo term >> \\"$2/background-term\\"; exit 0" TERM; while :; do sleep 0.05; done\' owner-background "$T" "$D" >/dev/null 2>&1 &',
+    foreground,
+    'echo "ended $?"',
+  ].join('\n');
+}
+
+/** The foreground child of owner.crash's tree, writing nowhere near the owner's pipes. */
+const SILENT_CHILD = 'sh -c \'while :; do sleep 0.05; done\' owner-foreground "$T" >/dev/null 2>&1';
 
 /** The roles of the tree's processes, as their argv names them. */
 export const ROLES = ['owner-leader', 'owner-background', 'owner-foreground'] as const;
 
-/** The argv of the tree the owner starts. */
-export function ownerTree(token: string, dir: string): string[] {
-  return ['sh', '-c', TREE_SCRIPT, 'owner-leader', token, dir];
+/**
+ * The foreground child of owner.link-lost's tree: it prints `pong` once the
+ * kit makes `$D/ping`, and only then, so a Process whose link was
+ * re-established shows it, while nothing is written to a link that is gone
+ * before the verdict's bound has passed.
+ */
+const ANSWERING_CHILD = 'sh -c \'while :; do if [ -e "$2/ping" ]; then rm -f "$2/ping"; echo pong; fi; sleep 0.05; done\' owner-foreground "$T" "$D" 2>/dev/null';
+
+/** The argv of the tree the owner starts; `answering`: its foreground child answers a ping (owner.link-lost). */
+export function ownerTree(token: string, dir: string, answering = false): string[] {
+  return ['sh', '-c', treeScript(answering ? ANSWERING_CHILD : SILENT_CHILD), 'owner-leader', token, dir];
 }
 
 // Prints "pid role|" for each process whose command line carries the token (given in halves, so
