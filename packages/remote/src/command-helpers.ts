@@ -51,6 +51,11 @@ export class CommandHelpers {
     return this.#track(this.repeat(() => this.run(argv)));
   }
 
+  /** One signal to the command's group, guarded by its start time (`signal` with its `SIG`). */
+  signalGroup(identity: StartReport, signal: string): Promise<void> {
+    return this.run(groupSignalArgv(this.#settings.paths.shell, signal.replace(/^SIG/, ''), identity));
+  }
+
   /**
    * The termination sequence of spec 9.8, run from here for a command whose link broke (spec 1.4,
    * the owner-loss rule): SIGTERM and SIGCONT to its group, the grace period, then
@@ -62,8 +67,8 @@ export class CommandHelpers {
     const shell = this.#settings.paths.shell;
     const terminating = (async () => {
       try {
-        await this.run(groupSignalArgv(shell, 'TERM', identity));
-        await this.run(groupSignalArgv(shell, 'CONT', identity));
+        await this.signalGroup(identity, 'SIGTERM');
+        await this.signalGroup(identity, 'SIGCONT');
         await new Promise((resolve) => setTimeout(resolve, graceMs));
       } catch {
         // The kill below is what must take effect.

@@ -23,7 +23,7 @@ import type { CommandSpec, DriverEvents, ProcessDriver, StartedProcess } from '@
 import { CommandHelpers } from './command-helpers.js';
 import { describeStatus, noexecMessage, statusOf, utf8, type FollowMode, type RemoteDriverSettings } from './driver-settings.js';
 import { Following, registerFollower, unregisterFollower } from './following.js';
-import { abandonArgv, groupSignalArgv, sweepArgv } from './helpers.js';
+import { abandonArgv, sweepArgv } from './helpers.js';
 import { launchRequest } from './launch.js';
 import { ReportSplitter, type ExitStatus as ReportedStatus, type StartReport, type SupervisorReport } from './reports.js';
 import { backoffMs, retry } from './retry.js';
@@ -262,7 +262,7 @@ export class RemoteDriver implements ProcessDriver {
       // The supervisor ended without seeing the tree gone: it was killed (the runtime's SIGKILL,
       // an OOM kill). What it left is swept by the tag before the end is reported.
       try {
-        await (this.#helpers.killing ?? this.#killTree());
+        await (this.#helpers.killing ?? this.#helpers.killTree(this.#identity));
       } catch (error) {
         this.#onFateUnknown?.(this.#id);
         this.#fail(new TransportError(`command ${this.#identity!.pid} ended but its tree could not be confirmed gone: ${this.#describe(error)}`, { cause: error }));
@@ -340,22 +340,17 @@ export class RemoteDriver implements ProcessDriver {
     return error instanceof Error ? error.message : String(error);
   }
 
-  /** SIGKILL to the group, guarded by the start time, then to everything tagged; repeated while it fails. */
-  #killTree(): Promise<void> {
-    return this.#helpers.killTree(this.#identity);
-  }
-
   async signal(signal: Signal): Promise<void> {
     if (this.#ended || this.#released) return;
     const identity = this.#identity!;
     try {
       if (signal === 'SIGKILL') {
-        await this.#killTree();
+        await this.#helpers.killTree(this.#identity);
       } else if (this.#following === undefined && this.#process?.signal !== undefined && this.#settings.transport.signals?.has(signal) === true) {
         // (Not in follow mode: the transport's process is a follower there, not the supervisor.)
         await this.#process.signal(signal);
       } else {
-        await this.#helpers.run(groupSignalArgv(this.#settings.paths.shell, signal.slice(3), identity));
+        await this.#helpers.signalGroup(identity, signal);
       }
     } catch (error) {
       // Even when the tree has ended meanwhile: whether this request took effect is unknown.
@@ -404,7 +399,7 @@ export class RemoteDriver implements ProcessDriver {
       await this.#helpers.killing?.catch(() => undefined);
       return;
     }
-    const killed = await (this.#helpers.killing ?? this.#killTree()).then(
+    const killed = await (this.#helpers.killing ?? this.#helpers.killTree(this.#identity)).then(
       () => true,
       () => false,
     );
