@@ -31,8 +31,9 @@ Options:
   --reporter <name>            pretty (default), json, junit or tap
   --out <file>                 write the report there instead of standard output
   --include <ids>              run only these: comma-separated case ids, prefixes ("teardown.*")
-                               or requirement ids
-  --exclude <ids>              the same, reported as disabled
+                               or requirement ids; repeated, the selections add up
+                               (--include 'background.*' --include 'attach.*' runs both)
+  --exclude <ids>              the same, reported as disabled; repeated, every exclusion applies
   --expected-failures <file>   case ids the adapter is known to fail (JSON array, or one per line)
   --case-timeout <ms>          per-case time limit (default 20000)
   --concurrency <n|auto>       independent cases run at once; auto (default): 1 on a backend
@@ -51,13 +52,20 @@ raised an error nobody could catch outside every case or after the report.`;
 /** Flags that were renamed: using one is a usage error naming its replacement. */
 const RENAMED_FLAGS: Readonly<Record<string, string>> = { only: '--include' };
 
-/** A comma-separated list of case selectors; an empty one is an error, not "every case". */
-function parseSelectors(value: string | undefined, flag: string): string[] {
-  if (value === undefined) return [];
-  const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  // An empty --include would otherwise mean "no filter": the whole kit.
-  if (items.length === 0) throw new UsageError(`${flag} needs at least one case id, prefix or requirement id`);
-  return items;
+/**
+ * The case selectors of every use of a flag, each a comma-separated list: a
+ * repeated flag adds to the ones before it instead of replacing them. An
+ * empty one is an error, not "every case".
+ */
+function parseSelectors(values: readonly string[] | undefined, flag: string): string[] {
+  const all: string[] = [];
+  for (const value of values ?? []) {
+    const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    // An empty --include would otherwise mean "no filter": the whole kit.
+    if (items.length === 0) throw new UsageError(`${flag} needs at least one case id, prefix or requirement id`);
+    all.push(...items.filter((item) => !all.includes(item)));
+  }
+  return all;
 }
 
 /** A non-negative number of milliseconds, or undefined when the flag is absent. */
@@ -114,9 +122,10 @@ async function main(argv: string[]): Promise<number> {
       reporter: { type: 'string', default: 'pretty' },
       testee: { type: 'string' },
       out: { type: 'string' },
-      include: { type: 'string' },
+      // Repeatable: each use adds its selectors to the others'.
+      include: { type: 'string', multiple: true },
       only: { type: 'string' },
-      exclude: { type: 'string' },
+      exclude: { type: 'string', multiple: true },
       'expected-failures': { type: 'string' },
       'case-timeout': { type: 'string' },
       'grace-ms': { type: 'string' },

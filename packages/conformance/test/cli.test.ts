@@ -113,6 +113,32 @@ describe('sandstream-conformance CLI', () => {
     expect(report.cases.find((c) => c.id === 'teardown.break')?.status).toBe('disabled');
   });
 
+  test('a repeated --include adds its cases to the others, a repeated --exclude applies every exclusion, and a comma list still works', async () => {
+    const statuses = async (args: string[]): Promise<Map<string, string>> => {
+      const out = await cli([fixture('local-fast.mjs'), ...args, '--reporter', 'json']);
+      expect(out.code, out.stderr).toBe(0);
+      return new Map((JSON.parse(out.stdout) as ConformanceReport).cases.map((c) => [c.id, c.status]));
+    };
+    const ran = (map: Map<string, string>): string[] => [...map].filter(([, status]) => status !== 'disabled').map(([id]) => id).sort();
+    // Two uses of --include: the union of both selections, not only the last one.
+    const twice = await statuses(['--include', 'stream.synchronous', '--include', 'result.*']);
+    const results = ran(twice).filter((id) => id.startsWith('result.'));
+    expect(results.length).toBeGreaterThan(1);
+    expect(ran(twice)).toEqual(['stream.synchronous', ...results].sort());
+    // The same selection as one comma-separated list.
+    expect(ran(await statuses(['--include', 'stream.synchronous,result.*']))).toEqual(ran(twice));
+    // Two uses of --exclude: both cases are disabled, and the rest of the selection runs.
+    const excluded = await statuses(['--include', 'stream.*', '--exclude', 'stream.synchronous', '--exclude', 'stream.single-iteration']);
+    expect(excluded.get('stream.synchronous')).toBe('disabled');
+    expect(excluded.get('stream.single-iteration')).toBe('disabled');
+    expect(ran(excluded).length).toBeGreaterThan(0);
+    expect(ran(excluded).every((id) => id.startsWith('stream.'))).toBe(true);
+    // An empty use among others is still a usage error.
+    const empty = await cli([fixture('local-fast.mjs'), '--include', 'stream.synchronous', '--include', ',']);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/--include needs at least one/);
+  });
+
   test('--reporter junit writes one testcase per case with failures marked', async () => {
     const out = await cli([fixture('streamed-lies.mjs'), '--include', 'result.streamed-flag,stream.synchronous', '--reporter', 'junit']);
     expect(out.code).toBe(1);
