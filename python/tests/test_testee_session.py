@@ -13,6 +13,8 @@ from sandstream import create_local_sandbox
 from sandstream_testee import Testee
 from sandstream_testee.server import CURRENT_REQUEST
 
+from .support import eventually
+
 
 def _alive(pid: int) -> bool:
     try:
@@ -103,8 +105,13 @@ class SessionTest(unittest.IsolatedAsyncioTestCase):
 
     async def test_abort_rejects_with_the_partial_result(self) -> None:
         request_id = self.session.send("run", sandbox=self.sandbox, argv=["sh", "-c", "echo started; sleep 30"],
-                                       options={"signal": {"$signal": "c3", "aborted": False, "reason": None}})
-        await asyncio.sleep(0.3)
+                                       options={"signal": {"$signal": "c3", "aborted": False, "reason": None},
+                                                "onOutput": {"$function": "c3-output", "throws": False}})
+        # Aborted only once the command's output reached the testee, which says so by calling onOutput.
+        started = {"stream": "stdout", "data": {"$bytes": "c3RhcnRlZAo="}}
+        self.assertTrue(await eventually(lambda: any(line.get("call") == "c3-output" and line["args"] == [started]
+                                                     for line in self.session.lines)),
+                        f"no onOutput call with the line 'started': {self.session.lines}")
         self.assertIsNone(await self.session.value("abort", signal="c3", reason={"$other": "Error: stop"}))
         error = (await self.session.answer(request_id))["error"]
         self.assertEqual(error["code"], "ABORTED")
