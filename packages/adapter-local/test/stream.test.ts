@@ -171,8 +171,28 @@ describe('backpressure', () => {
 
   it('resumes a paused producer when wait() discards the rest', async () => {
     const sb = testSandbox();
-    await using proc = sb.stream(['head', '-c', String(50 * 1024 * 1024), '/dev/zero']);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const total = 50 * 1024 * 1024;
+    await using proc = sb.stream(['head', '-c', String(total), '/dev/zero']);
+    // What the producer wrote so far, as the kernel counts it.
+    const written = (): number => {
+      try {
+        return Number(/^wchar: (\d+)$/m.exec(readFileSync(`/proc/${proc.pid}/io`, 'utf8'))?.[1] ?? 0);
+      } catch {
+        return 0;
+      }
+    };
+    // Nobody reads: wait until the producer is paused, blocked on a full pipe far from done (its
+    // count stalls), so that wait() has a paused producer to resume rather than a finished one.
+    let last = -1;
+    const stalled = await eventually(() => {
+      const now = written();
+      const still = now > 0 && now === last;
+      last = now;
+      return still;
+    }, 20_000, 300);
+    expect(stalled, 'the producer never stalled on a full pipe').toBe(true);
+    expect(written()).toBeLessThan(total);
+    expect(proc.exited).toBe(false);
     const result = await within(20_000, proc.wait(), 'wait()');
     expect(result.exitCode).toBe(0);
   });

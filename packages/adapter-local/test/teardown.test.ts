@@ -1,5 +1,10 @@
-import { describe, expect, it, vi } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { AbortError, CallbackFailed, SandboxClosed } from '@sandstream/types';
+import { killEach } from '@sandstream/test-support/processes';
+import { waitFor } from '@sandstream/test-support/timing';
 import {
   eventually,
   firstLinePid,
@@ -10,10 +15,12 @@ import {
   readUntil,
   TEARDOWN_BOUND_MS,
   COMMAND_BOUND_MS,
-  GRACE_MS,
   testSandbox,
   within,
 } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sandstream-teardown-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Prints the shell's pid and the background child's pid, then keeps the pipe busy. */
 const TREE_YES = ['sh', '-c', 'sleep 1000 & echo "$$ $!"; exec yes'];
@@ -121,11 +128,23 @@ describe('termination', () => {
 
   it('honours a grace period longer than setTimeout can hold', async () => {
     const sb = testSandbox({ graceMs: 2 ** 32 });
-    // The leader exits and leaves a member that ignores SIGTERM: it must not be
-    // SIGKILLed 1 ms later, as an overflowing timer would.
-    await using proc = sb.stream(['sh', '-c', 'trap "" TERM; sleep 1000 >/dev/null 2>&1 </dev/null & echo $!']);
+    // The leader exits and leaves a member that survives SIGTERM: it must not be SIGKILLed 1 ms
+    // later, as an overflowing timer would. The member records the SIGTERM, then a tick every
+    // 50 ms; the leader exits only once the member's trap is set.
+    const log = join(dir, 'long-grace.log');
+    const member = `trap 'echo term >> "$0"' TERM; echo ready >> "$0"; while :; do sleep 0.05; echo tick >> "$0"; done`;
+    await using proc = sb.stream([
+      'sh',
+      '-c',
+      'sh -c "$1" "$0" >/dev/null 2>&1 </dev/null & until grep -q ready "$0" 2>/dev/null; do sleep 0.01; done; echo $!',
+      log,
+      member,
+    ]);
     const { pid } = await firstLinePid(proc);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The sequence began (the member got SIGTERM), and the member lived on well past where an
+    // overflowing timer's SIGKILL would have ended it (that timer would fire before this look).
+    const logged = (): string => (existsSync(log) ? readFileSync(log, 'utf8') : '');
+    await waitFor(() => /term\n(tick\n){3}/.test(logged()), COMMAND_BOUND_MS, () => `SIGTERM, then three ticks of the member (its log: ${JSON.stringify(logged())})`);
     expect(isAlive(pid)).toBe(true);
     process.kill(pid, 'SIGKILL');
     expect((await within(TEARDOWN_BOUND_MS, proc.wait(), 'wait()')).exitCode).toBe(0);
@@ -167,15 +186,27 @@ describe('termination', () => {
       if (pid < 0 && signal !== 0) throw Object.assign(new Error(`kill ${pid} EPERM`), { code: 'EPERM' });
       return realKill(pid, signal);
     });
+    const groupSignals = (): unknown[] => kill.mock.calls.filter(([pid, signal]) => pid < 0 && signal !== 0 && signal !== undefined).map(([, signal]) => signal);
     try {
       const sb = testSandbox();
-      const result = await within(COMMAND_BOUND_MS, sb.run(['sh', '-c', 'echo hi; exit 3']), 'run()');
-      expect(result.exitCode).toBe(3);
-      expect(result.stdoutText).toBe('hi\n');
-      await new Promise((resolve) => setTimeout(resolve, GRACE_MS + 100));
+      // The leader exits and leaves a member, so the group must be wound down: SIGTERM, SIGKILL.
+      // (A group already empty when its leader exits is never signalled, and would prove nothing.)
+      const outcome = await within(
+        COMMAND_BOUND_MS,
+        sb.run(['sh', '-c', 'sleep 1000 </dev/null >/dev/null 2>&1 & echo hi; exit 3']),
+        'run()',
+      ).catch((error: unknown) => error);
+      // The failure reaches the caller: run() answers the exit, or rejects naming the EPERM.
+      if (outcome instanceof Error) expect(`${outcome.message} ${String(outcome.cause)}`).toMatch(/EPERM/);
+      else expect((outcome as { exitCode: number }).exitCode).toBe(3);
+      // The termination sequence ran to its end, each signal failing: an exception it let escape
+      // would have reached the listener by the time the next look runs.
+      await waitFor(() => groupSignals().includes('SIGKILL'), COMMAND_BOUND_MS, () => `the group SIGKILL to be tried (group signals so far: ${JSON.stringify(groupSignals())})`);
+      expect(groupSignals()).toContain('SIGTERM');
     } finally {
       kill.mockRestore();
       process.off('uncaughtException', onEscape);
+      killEach(markedProcesses());
     }
     expect(escaped).toEqual([]);
   });

@@ -16,13 +16,17 @@ export async function within<T>(ms: number, promise: Promise<T>, what = 'the ope
   }
 }
 
-/** Resolves once `condition()` holds, looking again at waits that grow from 2 ms to 50 ms; rejects naming `what` after `ms`. */
-export async function waitFor(condition: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+/**
+ * Resolves once `condition()` holds, looking again at waits that grow from 2 ms to 50 ms; rejects
+ * naming `what` after `ms`. `what` may be a function, asked only then, so the error can say what
+ * the last look found (the processes still alive, say).
+ */
+export async function waitFor(condition: () => boolean | Promise<boolean>, ms: number, what: string | (() => string)): Promise<void> {
   const deadline = Date.now() + ms;
   let delay = 2;
   for (;;) {
     if (await condition()) return;
-    if (Date.now() > deadline) throw new Error(`${what}: still not true after ${ms} ms`);
+    if (Date.now() > deadline) throw new Error(`${typeof what === 'function' ? what() : what}: still not true after ${ms} ms`);
     await new Promise((resolve) => setTimeout(resolve, delay));
     delay = Math.min(delay * 2, 50);
   }
