@@ -26,13 +26,9 @@ const emulator = useEmulator();
 async function apiIdOf(commandId: string | undefined): Promise<string> {
   // The pid is reported before the command execs through setsid and env: while one of those
   // execs runs, its environ (where the emulator's tag is) can read empty, so look again a while.
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const found = emulator().processes().find((p) => p.pid === Number(commandId));
-    if (found !== undefined) return found.cmdId;
-    if (Date.now() > deadline) throw new Error(`no process ${commandId}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  let cmdId: string | undefined;
+  await until(() => (cmdId = emulator().processes().find((p) => p.pid === Number(commandId))?.cmdId) !== undefined, 5_000, `the process ${commandId}`);
+  return cmdId!;
 }
 
 function stdinRequests(cmdId: string) {

@@ -221,8 +221,7 @@ describe('the emulator under the real SDK', () => {
     const other = await Sandbox.create({ ...emulator.credentials, fetch: emulator.fetch });
     const command = await other.runCommand({ cmd: 'sh', args: ['-c', 'setsid sleep 30 & sleep 30'], detached: true });
     const sessionId = other.currentSession().sessionId;
-    for (let i = 0; i < 200 && emulator.processes(sessionId).length < 3; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(emulator.processes(sessionId).length).toBe(3);
+    await until(() => emulator.processes(sessionId).length === 3, 10_000, () => `the command's three processes (found ${JSON.stringify(emulator.processes(sessionId).map((p) => p.cmdline))})`);
     await other.stop();
     expect(emulator.processes(sessionId)).toEqual([]);
     const error = await other.getCommand(command.cmdId).catch((e: unknown) => e);

@@ -3,7 +3,8 @@
  * and a check after each test that no process of the emulated sandboxes is
  * left alive.
  */
-import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { waitFor } from '@sandstream/test-support/timing';
 import type { Sandbox } from '@sandstream/types';
 import type { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
 import { createVercelSandbox, type VercelCommonOptions } from '../src/index.js';
@@ -30,9 +31,8 @@ export function useEmulator(options: EmulatorOptions = {}): () => VercelEmulator
     open.clear();
     // Nothing of any command may outlive its test (a process killed a moment
     // ago may still be on its way out: give the kernel a bounded moment).
-    const deadline = Date.now() + 2_000;
-    while (current!.processes().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(current!.processes().map((p) => `${p.pid} ${p.cmdline}`)).toEqual([]);
+    const left = (): string[] => current!.processes().map((p) => `${p.pid} ${p.cmdline}`);
+    await waitFor(() => left().length === 0, 5_000, () => `processes of the emulated sandboxes outlived the test: ${JSON.stringify(left())}`);
   });
   afterAll(async () => {
     await current?.close();

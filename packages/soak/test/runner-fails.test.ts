@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { markedProcesses } from '@sandstream/test-support/processes';
 import type { OutputChunk, Process, Sandbox } from '@sandstream/types';
 import { unless } from '@sandstream/test-support/skips';
+import { waitFor } from '@sandstream/test-support/timing';
 import { MARKER, runSoak, type SoakReport } from '../src/index.js';
 import { missingHere } from './missing-here.js';
 
@@ -107,9 +108,7 @@ describe('the soak fails', () => {
     expect(report.survivors.host.some((p) => p.includes('sleep 600'))).toBe(true);
     // The runner killed what it found, so that one run cannot poison the next. SIGKILL went out;
     // on a loaded machine the process may take a moment to exit, so its end is awaited (bounded).
-    const deadline = performance.now() + 20_000;
-    while (markedProcesses(MARKER, report.runId).length > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(markedProcesses(MARKER, report.runId)).toEqual([]);
+    await waitFor(() => markedProcesses(MARKER, report.runId).length === 0, 20_000, () => `the run's processes gone (left: ${JSON.stringify(markedProcesses(MARKER, report.runId))})`);
   }, 120_000);
 
   it('when a stream never ends: the process is reported as hung, with its index, the seed and the step it stopped at', async () => {
