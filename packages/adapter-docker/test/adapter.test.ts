@@ -155,7 +155,12 @@ unless(describe, SKIP)('adapter-docker on a real Engine', () => {
   });
 
   it('a write the Engine holds back for a slow reader waits for it (the probe finds the pipe held), and every byte arrives', async () => {
-    await borrowing(async (sb) => {
+    // A client of its own, whose requests are counted: the probes are seen as they are made.
+    const docker = new Docker({ socketPath: file.engine.socketPath });
+    const seen = instrument(docker);
+    const container = await file.container();
+    const sb = await createDockerSandbox({ docker, container: container.id });
+    try {
       const dir = file.scratch;
       await using proc = sb.stream(['sh', '-c', 'while [ ! -e "$1/go" ]; do sleep 0.05; done; wc -c', 'sh', dir], { stdin: 'pipe' });
       const reading = (async () => {
@@ -168,16 +173,19 @@ unless(describe, SKIP)('adapter-docker on a real Engine', () => {
       const writing = proc.stdin!.write(new Uint8Array(size));
       let settled = false;
       void writing.finally(() => (settled = true)).catch(() => undefined);
-      // The probe runs more than once while nothing reads. (A wrong StdinClosed fails the case
-      // whenever it comes: before this pause through `settled`, after it through `await writing`.)
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // The probe runs more than once while nothing reads: a third probe is made only after two
+      // answered that the pipe is held. (A wrong StdinClosed fails the case whenever it comes:
+      // before the third probe through `settled`, after it through `await writing`.)
+      await waitUntil(() => seen.probes >= 3 || settled, 30_000, 'three standard input probes while nothing reads');
       expect(settled).toBe(false);
       writeFileSync(`${dir}/go`, '');
       await writing;
       await proc.stdin!.end();
       expect((await reading).trim()).toBe(String(size));
       expect((await proc.wait()).exitCode).toBe(0);
-    });
+    } finally {
+      await sb.close();
+    }
   });
 
   it('a start the Engine refuses (no such directory, account or shell) is SpawnFailed with its reason', async () => {

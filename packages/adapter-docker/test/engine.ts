@@ -15,6 +15,7 @@ import Docker from 'dockerode';
 import { afterAll, beforeAll } from 'vitest';
 import { dockerdMissing, startDockerd, type TestEngine } from '../src/engine/index.js';
 import { CHANNEL_NAME } from '@sandstream/remote';
+import { STDIN_PROBE_NAME } from '../src/stdin-probe.js';
 
 /** Why this file's tests are skipped, or undefined to run them (on CI: always run). */
 export const SKIP: string | undefined = process.env['CI'] !== undefined ? undefined : dockerdMissing();
@@ -79,6 +80,8 @@ export interface Seen {
   channels: number;
   /** The commands' hijacked connections still open (not the channel's). */
   readonly sockets: Set<Socket>;
+  /** Execs of the standard input probe created (one each time a held-back write is checked). */
+  probes: number;
 }
 
 /**
@@ -86,7 +89,7 @@ export interface Seen {
  * and keeps the hijacked connections, which a test may cut.
  */
 export function instrument(docker: Docker): Seen {
-  const seen: Seen = { requests: [], starts: 0, channels: 0, sockets: new Set() };
+  const seen: Seen = { requests: [], starts: 0, channels: 0, sockets: new Set(), probes: 0 };
   const modem = docker.modem as {
     dial(options: { path: string; method: string; hijack?: boolean; options?: { Cmd?: string[] } }, callback: (error: unknown, data: unknown) => void): void;
   };
@@ -97,6 +100,7 @@ export function instrument(docker: Docker): Seen {
     const path = options.path.replace(/\?.*$/, '').replace(/\/(containers|exec)\/[^/]+\//, '/$1/');
     seen.requests.push(`${options.method} ${path}`);
     const channelCreate = path === '/containers/exec' && options.options?.Cmd?.[3] === CHANNEL_NAME;
+    if (path === '/containers/exec' && options.options?.Cmd?.[3] === STDIN_PROBE_NAME) seen.probes += 1;
     const execId = /\/exec\/([^/]+)\/start/.exec(options.path)?.[1];
     const channel = execId !== undefined && channelExecs.has(execId);
     const hijacked = options.hijack === true && path === '/exec/start' && !channel;
@@ -115,11 +119,5 @@ export function instrument(docker: Docker): Seen {
   return seen;
 }
 
-/** Resolves once `condition()` holds, checking every 20 ms; rejects naming `what` after `ms`. */
-export async function waitUntil(condition: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Resolves once `condition()` holds; rejects naming `what` after `ms` (test-support's bounded wait). */
+export { waitFor as waitUntil } from '@sandstream/test-support/timing';
