@@ -7,8 +7,8 @@
  */
 import type Docker from 'dockerode';
 import { type CapabilityManifest, type Sandbox } from '@sandstream/types';
-import { capabilitiesOption, defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, nonNegativeOption } from '@sandstream/types/runtime';
-import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands } from '@sandstream/remote';
+import { nonNegativeOption } from '@sandstream/types/runtime';
+import { checkRemoteOptions, defineRemoteSandbox } from '@sandstream/remote';
 import { addressOf, clientOf, describeEngineError, typedError } from './client.js';
 import { createOwnedContainer, removeOwnedContainer } from './container.js';
 import { ContainerGone, DockerUnreachable } from './errors.js';
@@ -79,61 +79,27 @@ async function obtain(docker: Docker, options: DockerSandboxOptions): Promise<{ 
  */
 export async function createDockerSandbox(options: DockerSandboxOptions): Promise<Sandbox<Docker.Container>> {
   checkDockerOptions(options);
-  const graceMs = nonNegativeOption('graceMs', options.graceMs, DEFAULT_GRACE_MS);
-  const killWaitMs = nonNegativeOption('killWaitMs', options.killWaitMs, DEFAULT_KILL_WAIT_MS);
+  checkRemoteOptions(options, DOCKER_CAPABILITIES);
   const requestTimeoutMs = nonNegativeOption('requestTimeoutMs', options.requestTimeoutMs, 15_000);
-  const capabilities = capabilitiesOption(options.capabilities, DOCKER_CAPABILITIES);
   const docker = clientOf(options.docker, options.socketPath);
-
   try {
     await docker.ping();
   } catch (error) {
     throw typedError(docker, '', error) ?? new DockerUnreachable(addressOf(docker), describeEngineError(error), { cause: error });
   }
   const { container, owned } = await obtain(docker, options);
-
-  const shell = options.shellPath ?? DEFAULT_PATHS.shell;
-  const transport = new DockerTransport({ docker, container: container.id, requestTimeoutMs, shell });
-  const commands = new RemoteCommands({
-    transport,
-    env: { ...options.env },
-    cwd: options.cwd,
-    paths: {
-      shell,
-      env: options.envPath ?? DEFAULT_PATHS.env,
-      prlimit: options.prlimitPath ?? DEFAULT_PATHS.prlimit,
-    },
-    requestTimeoutMs,
-    retry: { ...DEFAULT_RETRY, deadlineMs: requestTimeoutMs },
+  return defineRemoteSandbox<Docker.Container>({
+    name: 'docker',
+    capabilities: DOCKER_CAPABILITIES,
+    native: container,
+    options,
+    transport: ({ shell }) => new DockerTransport({ docker, container: container.id, requestTimeoutMs, shell }),
     describe: describeEngineError,
     // Every signal on Docker is a helper (exec has no signal call), and every exec is three Engine
     // requests and a `runc exec`: one exec per account takes the helpers' words on its stdin.
     helperChannel: true,
-  }, { graceMs });
-  const user = options.user;
-  const withUser = <C extends { readonly user: string | undefined }>(command: C): C => (user === undefined || command.user !== undefined ? command : { ...command, user });
-  const background = commands.background;
-
-  return defineSandbox<Docker.Container>({
-    name: 'docker',
-    capabilities,
-    native: container,
-    graceMs,
-    killWaitMs,
-    // Spec 1.4: the owner lease ends a foreground command's tree within this bound once its owner is lost.
-    ownerLossMs: commands.ownerLossMs,
-    createDriver: (command) => commands.createDriver(withUser(command)),
-    background: {
-      start: (command) => background.start(withUser(command)),
-      follow: (id, replay) => background.follow(id, replay),
-      list: () => background.list(),
-      forget: (id) => background.forget(id),
-    },
-    async close() {
-      // Every command this handle started has been disposed (its tree is gone); what left its
-      // session is found by the tag. A second chance, not a step teardown depends on: bounded well
-      // inside the kill wait. The container itself goes only if it is ours.
-      await commands.sweep(Math.min(killWaitMs, 5_000)).catch(() => undefined);
+    // The container goes only if it is ours.
+    release: async () => {
       if (owned) await removeOwnedContainer(container);
     },
   });

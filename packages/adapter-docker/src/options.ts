@@ -4,35 +4,24 @@
  * request.
  */
 import type Docker from 'dockerode';
-import { InvalidArgument, type CapabilityManifest } from '@sandstream/types';
+import { InvalidArgument } from '@sandstream/types';
+import { REMOTE_OPTION_KEYS, type RemoteSandboxOptions } from '@sandstream/remote';
 import { checkOptionKeys } from '@sandstream/types/runtime';
 
-/** Settings that apply whichever way the container is obtained. */
-export interface DockerCommonOptions {
+/**
+ * Settings that apply whichever way the container is obtained: the remote
+ * kit's vocabulary (`env`, `cwd` (default: the container's), `user`
+ * (default: the container's), `graceMs`, `killWaitMs`, `requestTimeoutMs`
+ * (helper execs and inspects), `shellPath`, `envPath` (GNU `env(1)`, for the
+ * exact environment and SIGINT's default), `prlimitPath`, `capabilities`
+ * (`resource-limits` off for an image without `prlimit`, say),
+ * `recordBase`), and how the Engine is reached.
+ */
+export interface DockerCommonOptions extends RemoteSandboxOptions {
   /** The client to use (default: one on `socketPath`, else on `DOCKER_HOST`, else on `/var/run/docker.sock`). */
   readonly docker?: Docker;
   /** The Engine's unix socket (ignored when `docker` is given). */
   readonly socketPath?: string;
-  /** Variables added to every command's environment (a command's own `env` wins). */
-  readonly env?: Readonly<Record<string, string>>;
-  /** Working directory of commands that pass no `cwd` (default: the container's). */
-  readonly cwd?: string;
-  /** The account commands run as (default: the container's user). */
-  readonly user?: string;
-  /** Time between SIGTERM and SIGKILL in teardown, in ms (default 2000). */
-  readonly graceMs?: number;
-  /** Wait for the tree to be gone after SIGKILL before reporting `TransportError`, in ms (default 5000). */
-  readonly killWaitMs?: number;
-  /** Bound on helper execs (signals, kills, sweeps) and inspects, in ms (default 15000). */
-  readonly requestTimeoutMs?: number;
-  /** A POSIX shell in the container, which runs the supervisor and its helpers (default `/bin/sh`). */
-  readonly shellPath?: string;
-  /** GNU `env(1)` in the container, for the exact environment and SIGINT's default (default `/usr/bin/env`). */
-  readonly envPath?: string;
-  /** util-linux's `prlimit` in the container, for resource limits (default `/usr/bin/prlimit`). */
-  readonly prlimitPath?: string;
-  /** Turns capabilities off (never on), e.g. `resource-limits` for an image without `prlimit`. */
-  readonly capabilities?: Partial<CapabilityManifest>;
 }
 
 /** A container the caller has: borrowed. `close()` ends the commands this adapter started and leaves the container. */
@@ -56,20 +45,7 @@ export interface DockerNewContainerOptions extends DockerCommonOptions {
 
 export type DockerSandboxOptions = DockerExistingContainerOptions | DockerNewContainerOptions;
 
-const COMMON_KEYS = [
-  'docker',
-  'socketPath',
-  'env',
-  'cwd',
-  'user',
-  'graceMs',
-  'killWaitMs',
-  'requestTimeoutMs',
-  'shellPath',
-  'envPath',
-  'prlimitPath',
-  'capabilities',
-];
+const COMMON_KEYS = [...REMOTE_OPTION_KEYS, 'docker', 'socketPath'];
 const EXISTING_KEYS = new Set([...COMMON_KEYS, 'container']);
 const NEW_KEYS = new Set([...COMMON_KEYS, 'container', 'image', 'network', 'command', 'create']);
 

@@ -1,49 +1,26 @@
 import { Sandbox as E2BSdkSandbox, type SandboxOpts } from 'e2b';
 import { InvalidArgument, type CapabilityManifest, type Sandbox } from '@sandstream/types';
-import { capabilitiesOption, checkOptionKeys, defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, nonNegativeOption } from '@sandstream/types/runtime';
-import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands, recordBaseOption } from '@sandstream/remote';
+import { checkOptionKeys, nonNegativeOption } from '@sandstream/types/runtime';
+import { checkRemoteOptions, defineRemoteSandbox, REMOTE_OPTION_KEYS, type RemoteSandboxOptions } from '@sandstream/remote';
 import { createProcessClient, describeEnvdError, type EnvdEndpoint } from './connection.js';
 import { EnvdTransport } from './transport.js';
 
 /** envd's port inside every E2B sandbox. */
 export const ENVD_PORT = 49983;
 
-/** Settings that apply whichever way the sandbox is obtained. */
-export interface E2BCommonOptions {
-  /** Variables added to every command's environment (a command's own `env` wins). */
-  readonly env?: Readonly<Record<string, string>>;
-  /** Working directory of commands that pass no `cwd` (default: envd's, the user's home). */
-  readonly cwd?: string;
-  /** The sandbox account commands run as (default: envd's default user). */
-  readonly user?: string;
-  /** Time between SIGTERM and SIGKILL in teardown, in ms (default 2000). */
-  readonly graceMs?: number;
-  /** Wait for the tree to be gone after SIGKILL before reporting `TransportError`, in ms (default 5000). */
-  readonly killWaitMs?: number;
+/**
+ * Settings that apply whichever way the sandbox is obtained: the remote
+ * kit's vocabulary (`env`, `cwd`, `user` (default: envd's default user),
+ * `graceMs`, `killWaitMs`, `requestTimeoutMs`, `shellPath`, `envPath`,
+ * `prlimitPath`, `capabilities`, `recordBase`; the envd emulator gives its
+ * `recordBase`, since its commands share the host's `/tmp`), and envd's
+ * stream keepalive.
+ */
+export interface E2BCommonOptions extends RemoteSandboxOptions {
   /** Keepalive interval envd is asked for on quiet streams, in whole seconds (default 5). */
   readonly keepaliveSeconds?: number;
   /** A stream silent for this long (no event, no keepalive) is broken, in ms (default 3 keepalives + 5 s). */
   readonly stallMs?: number;
-  /** Bound on signal deliveries and other helper round trips, in ms (default 15000). */
-  readonly requestTimeoutMs?: number;
-  /** Path of a POSIX shell inside the sandbox, which runs the supervisor and its helpers (default `/bin/sh`). */
-  readonly shellPath?: string;
-  /** Path of `env(1)` inside the sandbox, which sets the command's variables exactly (default `/usr/bin/env`). */
-  readonly envPath?: string;
-  /**
-   * Turns capabilities off (never on), e.g. `user` where envd cannot switch
-   * accounts (an emulator not running as root).
-   */
-  readonly capabilities?: Partial<CapabilityManifest>;
-  /** util-linux's `prlimit` inside the sandbox, for resource limits (default `/usr/bin/prlimit`). */
-  readonly prlimitPath?: string;
-  /**
-   * Where background commands' records are made in the sandbox, `${recordBase}${commandId}`
-   * (default `/tmp/.sandstream-`). Every handle on one sandbox must use the same: a handle lists
-   * and attaches only the records under its own base. The envd emulator gives its `recordBase`,
-   * since its commands share the host's `/tmp`.
-   */
-  readonly recordBase?: string;
 }
 
 /** A sandbox the caller already has. */
@@ -82,21 +59,7 @@ export const E2B_CAPABILITIES: CapabilityManifest = Object.freeze({
   'replay-full': true,
 });
 
-const COMMON_KEYS = [
-  'env',
-  'cwd',
-  'user',
-  'graceMs',
-  'killWaitMs',
-  'keepaliveSeconds',
-  'stallMs',
-  'requestTimeoutMs',
-  'shellPath',
-  'envPath',
-  'prlimitPath',
-  'capabilities',
-  'recordBase',
-];
+const COMMON_KEYS = [...REMOTE_OPTION_KEYS, 'keepaliveSeconds', 'stallMs'];
 const EXISTING_KEYS = new Set([...COMMON_KEYS, 'sandbox', 'owned']);
 const NEW_KEYS = new Set([...COMMON_KEYS, 'sandbox', 'template', 'connection']);
 
@@ -141,13 +104,9 @@ export function envdEndpointOf(sandbox: E2BSdkSandbox, user?: string): EnvdEndpo
  */
 export async function createE2BSandbox(options: E2BSandboxOptions = {}): Promise<Sandbox<E2BSdkSandbox>> {
   checkOptionKeys(options, (options as { sandbox?: unknown }).sandbox === undefined ? NEW_KEYS : EXISTING_KEYS);
-  const graceMs = nonNegativeOption('graceMs', options.graceMs, DEFAULT_GRACE_MS);
-  const killWaitMs = nonNegativeOption('killWaitMs', options.killWaitMs, DEFAULT_KILL_WAIT_MS);
+  checkRemoteOptions(options, E2B_CAPABILITIES);
   const keepaliveSeconds = Math.max(1, Math.ceil(nonNegativeOption('keepaliveSeconds', options.keepaliveSeconds, 5)));
   const stallMs = nonNegativeOption('stallMs', options.stallMs, keepaliveSeconds * 3_000 + 5_000);
-  const requestTimeoutMs = nonNegativeOption('requestTimeoutMs', options.requestTimeoutMs, 15_000);
-  const capabilities = capabilitiesOption(options.capabilities, E2B_CAPABILITIES);
-  const recordBase = recordBaseOption(options.recordBase);
 
   let sdkSandbox: E2BSdkSandbox;
   let owned: boolean;
@@ -160,44 +119,16 @@ export async function createE2BSandbox(options: E2BSandboxOptions = {}): Promise
     owned = true;
   }
 
-  const transport = new EnvdTransport({
-    client: createProcessClient(envdEndpointOf(sdkSandbox, options.user)),
-    keepaliveSeconds,
-    stallMs,
-    requestTimeoutMs,
-  });
-  const commands = new RemoteCommands({
-    transport,
-    env: { ...options.env },
-    cwd: options.cwd,
-    paths: {
-      shell: options.shellPath ?? DEFAULT_PATHS.shell,
-      env: options.envPath ?? DEFAULT_PATHS.env,
-      prlimit: options.prlimitPath ?? DEFAULT_PATHS.prlimit,
-    },
-    requestTimeoutMs,
-    // The kills and sweeps that follow a broken link: the link that just failed may fail once
-    // more, and nothing else will end the command.
-    retry: { ...DEFAULT_RETRY, attempts: 50, deadlineMs: requestTimeoutMs },
-    describe: describeEnvdError,
-    recordBase,
-  }, { graceMs });
-
-  return defineSandbox<E2BSdkSandbox>({
+  return defineRemoteSandbox<E2BSdkSandbox>({
     name: 'e2b',
-    capabilities,
+    capabilities: E2B_CAPABILITIES,
     native: sdkSandbox,
-    graceMs,
-    killWaitMs,
-    // Spec 1.4: the owner lease ends a foreground command's tree within this bound once its owner is lost.
-    ownerLossMs: commands.ownerLossMs,
-    createDriver: (command) => commands.createDriver(command),
-    background: commands.background,
-    async close() {
-      // Every command this handle started has been disposed (its tree is gone); what left its
-      // session is found by the tag. The sandbox itself goes only if it is ours.
-      // A second chance, not a step teardown depends on: bounded well inside the kill wait.
-      await commands.sweep(Math.min(killWaitMs, 5_000)).catch(() => undefined);
+    options,
+    transport: ({ requestTimeoutMs }) =>
+      new EnvdTransport({ client: createProcessClient(envdEndpointOf(sdkSandbox, options.user)), keepaliveSeconds, stallMs, requestTimeoutMs }),
+    describe: describeEnvdError,
+    // The sandbox itself goes only if it is ours.
+    release: async () => {
       if (owned) await sdkSandbox.kill();
     },
   });

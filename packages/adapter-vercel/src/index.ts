@@ -1,7 +1,7 @@
 import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
 import { InvalidArgument, type CapabilityManifest, type Sandbox } from '@sandstream/types';
-import { checkOptionKeys, defineSandbox, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, nonNegativeOption } from '@sandstream/types/runtime';
-import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands, recordBaseOption } from '@sandstream/remote';
+import { checkOptionKeys, nonNegativeOption } from '@sandstream/types/runtime';
+import { checkRemoteOptions, DEFAULT_RETRY, defineRemoteSandbox, type RemoteSandboxOptions } from '@sandstream/remote';
 import { VercelApi } from './api.js';
 import { describeError, toSandstreamError } from './errors.js';
 import { StdinWriter } from './stdin.js';
@@ -14,14 +14,14 @@ export interface VercelCredentials {
   readonly projectId: string;
 }
 
-/** What every way of creating the sandbox shares. */
-export interface VercelCommonOptions {
-  /** Time between SIGTERM and SIGKILL during teardown, in ms (default 2000). */
-  readonly graceMs?: number;
-  /** Wait for the end after SIGKILL before a `TransportError`, in ms (default 5000). */
-  readonly killWaitMs?: number;
-  /** Variables added to every command's environment, under its own `env`. */
-  readonly env?: Readonly<Record<string, string>>;
+/**
+ * Settings that apply whichever way the sandbox is obtained: the remote
+ * kit's vocabulary that applies here (`graceMs`, `killWaitMs`, `env`,
+ * `requestTimeoutMs`, `shellPath`, `envPath`, `recordBase`; the emulator
+ * gives its `recordBase`, since its commands share the host's `/tmp`), and
+ * the service's own.
+ */
+export interface VercelCommonOptions extends Pick<RemoteSandboxOptions, 'graceMs' | 'killWaitMs' | 'env' | 'requestTimeoutMs' | 'shellPath' | 'envPath' | 'recordBase'> {
   /**
    * Standard input: `'probe'` (default) asks the service once whether its
    * stdin endpoint answers and advertises `stdin` only then; `false` never
@@ -35,25 +35,12 @@ export interface VercelCommonOptions {
    * lifetime is the last backstop).
    */
   readonly commandTimeoutMs?: number;
-  /** Bound on signal deliveries and other helper round trips, in ms (default 15000). */
-  readonly requestTimeoutMs?: number;
   /**
    * Bound on the wait for a start's first record, the command's id, in ms
    * (default 60000): past it the start's outcome is unknown. The service
    * sends it once the process runs, which a busy sandbox delays.
    */
   readonly startTimeoutMs?: number;
-  /** Path of a POSIX shell inside the sandbox, which runs the supervisor and its helpers (default `/bin/sh`). */
-  readonly shellPath?: string;
-  /** Path of `env(1)` inside the sandbox, which sets the command's variables exactly (default `/usr/bin/env`). */
-  readonly envPath?: string;
-  /**
-   * Where background commands' records are made in the sandbox, `${recordBase}${commandId}`
-   * (default `/tmp/.sandstream-`). Every handle on one sandbox must use the same: a handle lists
-   * and attaches only the records under its own base. The emulator gives its `recordBase`, since
-   * its commands share the host's `/tmp`.
-   */
-  readonly recordBase?: string;
 }
 
 /** Run commands in an existing SDK sandbox. The adapter does not own it: `close()` leaves it running. */
@@ -139,12 +126,10 @@ const CREATE_KEYS = new Set([...COMMON_KEYS, 'sandbox', 'token', 'teamId', 'proj
  */
 export async function createVercelSandbox(options: VercelSandboxOptions = {}): Promise<Sandbox<VercelSdkSandbox>> {
   checkOptionKeys(options, (options as { sandbox?: unknown }).sandbox === undefined ? CREATE_KEYS : EXISTING_KEYS);
-  const graceMs = nonNegativeOption('graceMs', options.graceMs, DEFAULT_GRACE_MS);
-  const killWaitMs = nonNegativeOption('killWaitMs', options.killWaitMs, DEFAULT_KILL_WAIT_MS);
+  checkRemoteOptions(options, manifest(true));
   const commandTimeoutMs = nonNegativeOption('commandTimeoutMs', options.commandTimeoutMs);
   const requestTimeoutMs = nonNegativeOption('requestTimeoutMs', options.requestTimeoutMs, 15_000);
   const startTimeoutMs = nonNegativeOption('startTimeoutMs', options.startTimeoutMs, 60_000);
-  const recordBase = recordBaseOption(options.recordBase);
   let native: VercelSdkSandbox;
   let owned: boolean;
   if ('sandbox' in options && options.sandbox !== undefined) {
@@ -173,34 +158,15 @@ export async function createVercelSandbox(options: VercelSandboxOptions = {}): P
   // may break after it followed a command for minutes.
   const { attempts, baseMs, capMs, jitter } = DEFAULT_RETRY;
   const transport = new VercelTransport({ api, stdinService, commandTimeoutMs, requestTimeoutMs, startTimeoutMs, retry: { attempts, baseMs, capMs, jitter } });
-  const commands = new RemoteCommands({
-    transport,
-    env: { ...options.env },
-    cwd: undefined,
-    paths: { shell: options.shellPath ?? DEFAULT_PATHS.shell, env: options.envPath ?? DEFAULT_PATHS.env, prlimit: DEFAULT_PATHS.prlimit },
-    requestTimeoutMs,
-    // The kills and sweeps that follow a broken link: the link that just failed may fail once
-    // more, and nothing else will end the command, so they persist for 10 s at least (an outage
-    // of the API outlasts one request's bound).
-    retry: { ...DEFAULT_RETRY, attempts: 50, deadlineMs: Math.max(requestTimeoutMs, 10_000) },
-    describe: describeError,
-    recordBase,
-  }, { graceMs });
-  return defineSandbox<VercelSdkSandbox>({
+  return defineRemoteSandbox<VercelSdkSandbox>({
     name: 'vercel',
     capabilities: manifest(stdinService),
     native,
-    graceMs,
-    killWaitMs,
-    // Spec 1.4: the owner lease ends a foreground command's tree within this bound once its owner is lost.
-    ownerLossMs: commands.ownerLossMs,
-    createDriver: (command) => commands.createDriver(command),
-    background: commands.background,
-    async close() {
-      // Every command this handle started has been disposed (its tree is gone); what left its
-      // session is found by the tag. The sandbox itself goes only if it is ours.
-      // A second chance, not a step teardown depends on: bounded well inside the kill wait.
-      await commands.sweep(Math.min(killWaitMs, 5_000)).catch(() => undefined);
+    options,
+    transport: () => transport,
+    describe: describeError,
+    // The sandbox itself goes only if it is ours.
+    release: async () => {
       if (!owned) return;
       try {
         await native.stop();

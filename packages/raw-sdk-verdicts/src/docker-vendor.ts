@@ -1,8 +1,8 @@
-import { severFollowers } from '@sandstream/remote';
+import { severLinks } from '@sandstream/remote';
 import Docker from 'dockerode';
 import { createDockerSandbox } from '@sandstream/adapter-docker';
 import { startDockerd, type TestEngine } from '@sandstream/adapter-docker/engine';
-import type { Sandbox } from '@sandstream/types';
+import type { Process, Sandbox } from '@sandstream/types';
 import { ownerProcess } from './owner-join.js';
 import { createRawDockerSandbox } from './raw-docker.js';
 import type { KitTarget, Side, Vendor } from './vendor.js';
@@ -62,8 +62,9 @@ export const DOCKER: Vendor = {
         },
         // Another handle on the run's container, which its close() leaves.
         attach: (sandbox) => Promise.resolve(dockerHandle(side, docker!, sandbox.native as Docker.Container)),
-        // The adapter's links to a background command, cut as a proxy would (attach.link-lost).
-        sever: (process) => severFollowers(process.commandId ?? ''),
+        // The adapter's links to a command, cut as a proxy would (attach.link-lost, owner.link-lost); the raw
+        // SDK offers no way to cut its own, so its side has no hook and owner.link-lost is skipped there.
+        ...(side === 'adapter' ? { sever: (process: Process) => severLinks(process) } : {}),
         // owner.crash: a second OS process borrows the same container through the run's Engine.
         owner: (sandbox) => ownerProcess({ vendor: 'docker', side, socketPath: engine!.socketPath, container: (sandbox.native as Docker.Container).id }),
       },

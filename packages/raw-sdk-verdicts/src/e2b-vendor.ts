@@ -1,11 +1,11 @@
-import { severFollowers } from '@sandstream/remote';
+import { severLinks } from '@sandstream/remote';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
 import { createE2BSandbox } from '@sandstream/adapter-e2b';
 import { startEnvdEmulator, type EnvdEmulator } from '@sandstream/adapter-e2b/emulator';
-import type { Sandbox } from '@sandstream/types';
+import type { Process, Sandbox } from '@sandstream/types';
 import { ownerProcess } from './owner-join.js';
 import { createRawE2BSandbox } from './raw-e2b.js';
 import type { KitTarget, Side, Vendor } from './vendor.js';
@@ -54,8 +54,9 @@ export const E2B: Vendor = {
         },
         // Another handle on the one SDK sandbox.
         attach: (sandbox) => Promise.resolve(e2bHandle(side, sandbox.native as E2BSdkSandbox, envd!.recordBase)),
-        // The adapter's links to a background command, cut as a proxy would (attach.link-lost).
-        sever: (process) => severFollowers(process.commandId ?? ''),
+        // The adapter's links to a command, cut as a proxy would (attach.link-lost, owner.link-lost); the raw
+        // SDK offers no way to cut its own, so its side has no hook and owner.link-lost is skipped there.
+        ...(side === 'adapter' ? { sever: (process: Process) => severLinks(process) } : {}),
         // owner.crash: a second OS process on the same envd, its SDK sandbox in debug mode as this run's.
         owner: () => ownerProcess({ vendor: 'e2b', side, url: envd!.url, recordBase: envd!.recordBase }),
       },

@@ -1,8 +1,8 @@
-import { severFollowers } from '@sandstream/remote';
+import { severLinks } from '@sandstream/remote';
 import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
 import { createVercelSandbox } from '@sandstream/adapter-vercel';
 import { VercelEmulator } from '@sandstream/adapter-vercel/emulator';
-import type { Sandbox } from '@sandstream/types';
+import type { Process, Sandbox } from '@sandstream/types';
 import { ownerProcess } from './owner-join.js';
 import { createRawVercelSandbox } from './raw-vercel.js';
 import type { KitTarget, Side, Vendor } from './vendor.js';
@@ -50,8 +50,9 @@ export const VERCEL: Vendor = {
         },
         // Another handle on the same SDK sandbox, which its close() leaves running.
         attach: (sandbox) => Promise.resolve(vercelHandle(side, sandbox.native as VercelSdkSandbox, emulator!.recordBase)),
-        // The adapter's links to a background command, cut as a proxy would (attach.link-lost).
-        sever: (process) => severFollowers(process.commandId ?? ''),
+        // The adapter's links to a command, cut as a proxy would (attach.link-lost, owner.link-lost); the raw
+        // SDK offers no way to cut its own, so its side has no hook and owner.link-lost is skipped there.
+        ...(side === 'adapter' ? { sever: (process: Process) => severLinks(process) } : {}),
         // owner.crash: a second OS process on the same SDK sandbox, by its name, through the emulator.
         owner: (sandbox) => {
           const { url, credentials, recordBase } = emulator!;

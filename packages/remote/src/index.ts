@@ -22,3 +22,4 @@ export { CHANNEL_NAME } from './helper-channel.js';
 export { DEFAULT_PATHS, launchRequest, type LaunchDefaults, type LaunchPaths } from './launch.js';
 export { HELPER, HELPER_NAME, abandonArgv, groupSignalArgv, leaseArgv, sweepArgv, treeKillArgv, type GroupIdentity } from './helpers.js';
 export { DEFAULT_RETRY, backoffMs, parseRetryAfter, retry, type Attempt, type RetryOptions, type RetryPolicy } from './retry.js';
+export { checkRemoteOptions, defineRemoteSandbox, REMOTE_OPTION_KEYS, type RemoteSandboxDefinition, type RemoteSandboxOptions, type RemoteTransportSettings } from './remote-sandbox.js';
