@@ -2,8 +2,7 @@
 // that the README's block is contained in this file, and runs it.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { defineSandbox } from '@sandstream/types/runtime';
-import { DEFAULT_PATHS, DEFAULT_RETRY, RemoteCommands, ReportSplitter, supervisorArgv, type RemoteTransport, type SupervisorReport } from '../src/index.js';
+import { defineRemoteSandbox, ReportSplitter, supervisorArgv, type RemoteTransport, type SupervisorReport } from '../src/index.js';
 
 /** The README's example; returns the reports it printed. */
 export async function supervisorExample(): Promise<SupervisorReport[]> {
@@ -55,20 +54,13 @@ const transport: RemoteTransport = {
     return new Promise((resolve) => spawn(argv[0]!, argv.slice(1), { stdio: 'ignore' }).on('close', (exitCode) => resolve({ exitCode })));
   },
 };
-const commands = new RemoteCommands({
-  transport,
-  env: {},
-  cwd: undefined,
-  paths: DEFAULT_PATHS,
-  requestTimeoutMs: 15_000,
-  retry: DEFAULT_RETRY,
-});
-const sandbox = defineSandbox({
+// The supervisor, the owner lease, the option vocabulary and the close-time sweep, over it.
+const sandbox = defineRemoteSandbox({
   name: 'local-processes',
   capabilities: { streaming: true, stdin: true, 'resource-limits': true, user: false },
   native: undefined,
-  createDriver: (command) => commands.createDriver(command),
-  close: () => commands.sweep(),
+  options: { graceMs: 1_000 },
+  transport: () => transport,
 });
 const result = await sandbox.run(['sh', '-c', 'echo hello; exit 3']);
 const requestsOfRun = requests;
