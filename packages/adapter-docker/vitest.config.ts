@@ -1,3 +1,19 @@
 import { sandstreamVitestConfig } from '@sandstream/tsconfig/vitest';
 
-export default sandstreamVitestConfig();
+export default sandstreamVitestConfig(
+  {},
+  {
+    // Left out of `npm run test:fast` (every file still runs in `npm test`): every file but demux
+    // starts a dockerd of its own (test/engine.ts); conformance runs the kit in full.
+    slow: [
+      'test/adapter.test.ts',
+      'test/conformance.test.ts',
+      'test/faults.test.ts',
+      'test/fuzz.test.ts',
+      'test/mcp.test.ts',
+      'test/reconnect.test.ts',
+      'test/restart.test.ts',
+      'test/smoke.test.ts',
+    ],
+  },
+);

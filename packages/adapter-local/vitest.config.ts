@@ -1,3 +1,17 @@
 import { sandstreamVitestConfig } from '@sandstream/tsconfig/vitest';
 
-export default sandstreamVitestConfig();
+export default sandstreamVitestConfig(
+  {},
+  {
+    // Left out of `npm run test:fast` (every file still runs in `npm test`): the kit in full on the
+    // isolated local sandbox.
+    // Owner loss: each test kills an owner process and waits out the bound it states. The option
+    // fuzzer: hundreds of generated commands (as in the other adapters).
+    slow: [
+      'test/conformance-isolated.test.ts',
+      'test/owner-loss.test.ts',
+      'test/owner-loss-isolated.test.ts',
+      'test/fuzz.test.ts',
+    ],
+  },
+);
