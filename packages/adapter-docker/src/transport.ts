@@ -9,12 +9,11 @@
 import type { Socket } from 'node:net';
 import type Docker from 'dockerode';
 import { StdinClosed, TransportError } from '@sandstream/types';
-import { type HelperOptions, type HelperResult, type RemoteTransport, type StartRequest, type TransportEnd, type TransportProcess, type TransportSink } from '@sandstream/remote';
+import { type HelperOptions, type HelperResult, type RemoteTransport, type StartRequest, STDIN_HELD, stdinProbeArgv, type SupervisorReport, type TransportEnd, type TransportProcess, type TransportSink } from '@sandstream/remote';
 import { addressOf, describeEngineError, neverSent, noSuchExec, typedError, unanswered, untilAnswered } from './client.js';
 import { ContainerGone, DockerRestarted, DockerUnreachable } from './errors.js';
 import { FrameSplitter } from './demux.js';
 import { execStatus, START_FAILED } from './exit-status.js';
-import { STDIN_HELD, stdinProbeArgv } from './stdin-probe.js';
 
 /** What the transport of one sandbox handle needs. */
 export interface DockerTransportSettings {
@@ -164,10 +163,7 @@ class ExecProcess implements TransportProcess {
    * the command's output.
    */
   #withheld: Uint8Array[] | undefined = [];
-  /** The last bytes of standard error, to find the supervisor's `exit` report across chunks. */
-  #stderrTail: Buffer = Buffer.alloc(0);
-  readonly #exitMark: Buffer;
-  /** The supervisor reported the command's end: it was alive after its command, so its end is its own or the driver's. */
+  /** The supervisor reported the command's end (the driver says so): it was alive after its command, so its end is its own or the driver's. */
   #exitReported = false;
 
   constructor(transport: DockerTransport, container: Docker.Container, request: StartRequest, sink: TransportSink) {
@@ -176,8 +172,6 @@ class ExecProcess implements TransportProcess {
     this.#stdin = request.stdin;
     this.#id = request.id;
     this.#user = request.user;
-    // The start of the supervisor's `exit` report (ADR-0033: `\x1esandstream:<id> exit code 3`).
-    this.#exitMark = Buffer.from(`\x1esandstream:${request.id} exit `);
     this.#socket = this.#open(container, request);
   }
 
@@ -251,13 +245,12 @@ class ExecProcess implements TransportProcess {
       this.#withheld.push(Buffer.from(data));
       return;
     }
-    if (stream === 'stderr') {
-      this.#flush();
-      const tail = Buffer.concat([this.#stderrTail, data]);
-      if (!this.#exitReported && tail.includes(this.#exitMark)) this.#exitReported = true;
-      this.#stderrTail = Buffer.from(tail.subarray(Math.max(0, tail.length - this.#exitMark.length)));
-    }
+    if (stream === 'stderr') this.#flush();
     this.#sink.output(stream, data);
+  }
+
+  reported(report: SupervisorReport): void {
+    if (report.type === 'exit') this.#exitReported = true;
   }
 
   #flush(): void {
@@ -349,7 +342,7 @@ class ExecProcess implements TransportProcess {
     });
     written.catch(() => undefined);
     // The Engine takes bytes up as long as the command's pipe does; a write it holds back is either
-    // a slow reader or a closed pipe, which only the container can tell (see stdin-probe.ts).
+    // a slow reader or a closed pipe, which only the container can tell (the remote kit's stdin probe).
     for (let waitMs = PROBE_FIRST_MS; ; waitMs = Math.min(2 * waitMs, 2_000)) {
       let timer: NodeJS.Timeout | undefined;
       const slow = new Promise<'slow'>((resolve) => (timer = setTimeout(() => resolve('slow'), waitMs)));

@@ -15,7 +15,7 @@ import Docker from 'dockerode';
 import { afterAll, beforeAll } from 'vitest';
 import { dockerdMissing, startDockerd, type TestEngine } from '../src/engine/index.js';
 import { CHANNEL_NAME } from '@sandstream/remote';
-import { STDIN_PROBE_NAME } from '../src/stdin-probe.js';
+import { STDIN_PROBE_NAME } from '@sandstream/remote';
 
 /** Why this file's tests are skipped, or undefined to run them (on CI: always run). */
 export const SKIP: string | undefined = process.env['CI'] !== undefined ? undefined : dockerdMissing();

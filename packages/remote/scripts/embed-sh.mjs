@@ -26,6 +26,7 @@ export const PROGRAMS = [
   ['BACKGROUND_SH', 'background.sh', "A background command's start (see background.ts)."],
   ['FOLLOWER_SH', 'follower.sh', "A background record's follower (see background.ts)."],
   ['RECORDS_SH', 'records.sh', 'The listing and removal of background records (see background.ts).'],
+  ['STDIN_PROBE_SH', 'stdin-probe.sh', "Whether a command's standard input is still held (see stdin-probe.ts)."],
 ];
 
 const SOURCE = /^\s*\.\s+\.\/([\w/-]+\.sh)\s*$/;

@@ -204,6 +204,7 @@ export class RemoteDriver implements ProcessDriver {
   }
 
   #onReport(report: SupervisorReport): void {
+    this.#process?.reported?.(report);
     if (this.#terminal) return;
     switch (report.type) {
       case 'start':

@@ -23,3 +23,4 @@ export { DEFAULT_PATHS, launchRequest, type LaunchDefaults, type LaunchPaths } f
 export { HELPER, HELPER_NAME, abandonArgv, groupSignalArgv, leaseArgv, sweepArgv, treeKillArgv, type GroupIdentity } from './helpers.js';
 export { DEFAULT_RETRY, backoffMs, parseRetryAfter, retry, type Attempt, type RetryOptions, type RetryPolicy } from './retry.js';
 export { checkRemoteOptions, defineRemoteSandbox, REMOTE_OPTION_KEYS, type RemoteSandboxDefinition, type RemoteSandboxOptions, type RemoteTransportSettings } from './remote-sandbox.js';
+export { STDIN_HELD, STDIN_PROBE, STDIN_PROBE_NAME, stdinProbeArgv } from './stdin-probe.js';

@@ -16,6 +16,7 @@
  */
 import type { StreamName } from '@sandstream/types';
 import type { ExitStatus } from '@sandstream/types/runtime';
+import type { SupervisorReport } from './reports.js';
 
 /** One process to start: exactly these words, never through a shell of the backend's. */
 export interface StartRequest {
@@ -89,6 +90,13 @@ export interface TransportProcess {
   /** Stop reading output until `resume()` (the consumer is behind). Optional. */
   pause?(): void;
   resume?(): void;
+  /**
+   * Told each report of the supervisor as the driver reads it (the frame grammar is
+   * `reports.ts`'s alone). For a transport whose end depends on whether the command's end was
+   * reported: Docker's exec inspect cannot tell a supervisor killed by a signal from one that
+   * died of its command's signal on purpose. Optional.
+   */
+  reported?(report: SupervisorReport): void;
   /** Stop listening and free what the process holds on this host; no event follows. Never throws. */
   close(): void;
 }

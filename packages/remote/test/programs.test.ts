@@ -6,7 +6,7 @@ import { unless } from '@sandstream/test-support/skips';
 // A plain ES module, the generator itself (npm run generate).
 import { GENERATED, PROGRAMS, embedLines, renderPrograms } from '../scripts/embed-sh.mjs';
 import * as generated from '../src/generated/programs.js';
-import { BACKGROUND, FOLLOWER, FORWARDED_SIGNALS, HELPER, RECORDS, SUPERVISOR, SUPERVISOR_NAME, TAG_VARIABLE } from '../src/index.js';
+import { BACKGROUND, FOLLOWER, FORWARDED_SIGNALS, HELPER, RECORDS, STDIN_PROBE, SUPERVISOR, SUPERVISOR_NAME, TAG_VARIABLE } from '../src/index.js';
 import { CHANNEL } from '../src/helper-channel.js';
 import { SHELLS, missing, removeLinks } from './harness.js';
 
@@ -22,6 +22,7 @@ const EXPORTED: Record<string, string> = {
   BACKGROUND_SH: BACKGROUND,
   FOLLOWER_SH: FOLLOWER,
   RECORDS_SH: RECORDS,
+  STDIN_PROBE_SH: STDIN_PROBE,
 };
 
 describe('src/generated/programs.ts', () => {
