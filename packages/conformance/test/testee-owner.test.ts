@@ -34,7 +34,7 @@ function labTestee(lab: Lab, kind: string, ownerKind?: string): TesteeCommand {
 }
 
 async function ownerCases(testee: TesteeCommand): Promise<Map<string, { status: string; message?: string | undefined }>> {
-  const report = await runConformance({ testee, include: ['owner.*'], concurrency: 1 });
+  const report = await runConformance({ testee, include: ['owner.crash', 'owner.bound-stated'], concurrency: 1 });
   return new Map(report.cases.filter((c) => c.status !== 'disabled').map((c) => [c.id, c]));
 }
 
