@@ -6,13 +6,13 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ended, isLive, markedProcesses, procStat } from '@sandstream/test-support/processes';
-import { within } from '@sandstream/test-support/timing';
-import { TAG_VARIABLE, groupSignalArgv, sweepArgv, treeKillArgv } from '../src/index.js';
+import { ended, isLive, killEach, markedProcesses, procStat } from '@sandstream/test-support/processes';
+import { waitFor, within } from '@sandstream/test-support/timing';
+import { HELPER, HELPER_NAME, TAG_VARIABLE, groupSignalArgv, sweepArgv, treeKillArgv } from '../src/index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sandstream-helpers-'));
 const groups: ChildProcess[] = [];
@@ -90,5 +90,53 @@ describe('the sweep by tag', () => {
   it('refuses a pattern that is not an id', () => {
     expect(() => sweepArgv('/bin/sh', '.*')).toThrow(TypeError);
     expect(() => sweepArgv('/bin/sh', { prefix: '' })).toThrow(TypeError);
+  });
+});
+
+/** The live processes whose argv holds the supervisor's name and `id` as whole words: a supervisor and its forks not yet exec'd. */
+function supervisorsOf(id: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    let words: string[];
+    try {
+      words = readFileSync(`/proc/${entry}/cmdline`, 'latin1').split('\0');
+    } catch {
+      continue;
+    }
+    if (words.includes('sandstream-supervisor') && words.includes(id)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+describe('abandon', () => {
+  it('ends a supervisor of unknown start and every fork of it, so none can exec its holder after the sweep', { timeout: 60_000 }, async () => {
+    // A stand-in supervisor (its argv holds the name and the id as whole words) that keeps forking:
+    // each fork waits, as one descheduled under load would, and then execs a holder tagged
+    // `ID-holder`, as the real supervisor's holder does. Without rounds over the argv, a fork made
+    // after the kill's listing outlived the supervisor, and its holder the tag's sweep.
+    const standIn = (id: string): void => {
+      const supervisor = spawn(
+        'sh',
+        ['-c', `while :; do (sleep 0.3; exec env ${TAG_VARIABLE}="$1-holder" sleep 1000) & sleep 0.005; done`, 'sandstream-supervisor', id],
+        { detached: true, stdio: 'ignore' },
+      );
+      groups.push(supervisor);
+    };
+    const id = `abandon-${randomUUID()}`;
+    // A second stand-in, never abandoned: its holders appearing later prove that the forks had time
+    // to exec, before the abandoned one's absence is concluded.
+    const control = `control-${randomUUID()}`;
+    standIn(id);
+    standIn(control);
+    const holders = (of: string): number => markedProcesses(TAG_VARIABLE, `${of}-holder`).length;
+    await waitFor(() => supervisorsOf(id).length > 3 && holders(control) > 0, 10_000, 'forks of the stand-ins, and a holder exec\'d');
+    const before = holders(control);
+    expect(run(['/bin/sh', '-c', HELPER, HELPER_NAME, 'abandon', id])).toBe(0);
+    // Nothing with the supervisor's argv is left, so nothing can exec a holder later.
+    expect(supervisorsOf(id)).toEqual([]);
+    await waitFor(() => holders(control) >= before + 5, 10_000, "the control's later holders");
+    expect(markedProcesses(TAG_VARIABLE, id, { prefix: true }).map((p) => `${p.pid} ${p.cmdline}`)).toEqual([]);
+    killEach(markedProcesses(TAG_VARIABLE, control, { prefix: true }));
   });
 });

@@ -39,6 +39,17 @@ remove_lapsed() {
   done
 }
 
+# supervisors ID: prints /proc/<pid>/cmdline of every live process whose argv holds the supervisor's
+# name and ID as whole words: the supervisor of ID, and its forks that have not exec'd yet. A
+# zombie's argv reads empty.
+supervisors() {
+  # The paths have no blanks: a word each.
+  # shellcheck disable=SC2013
+  for f in $(grep -lzx -e "$1" /proc/[0-9]*/cmdline 2>/dev/null); do
+    grep -qzx sandstream-supervisor "$f" 2>/dev/null && echo "$f"
+  done
+}
+
 sweep() {
   round=0
   while listed=$(tagged "$1"); [ -n "$listed" ]; do
@@ -71,13 +82,19 @@ case $1 in
     [ "$#" = 0 ] || rm -f -- "$@"
     [ -z "$lapsed" ] || remove_lapsed "$lapsed" ;;
   # A start whose outcome is unknown: SIGKILL to the supervisor whose argv holds the id (it may not
-  # have forked yet), whose argv holds its name and the id as whole words; then the sweep of the
-  # id and of its holder (`ID-holder`).
+  # have forked yet), whose argv holds its name and the id as whole words, and to what it forked
+  # that has not exec'd yet (a fork shares its argv), round after round until none is left: a fork
+  # that outlived its supervisor by a round would exec its holder or its command after the sweep
+  # below, tagged too late for it, and run on. Then the sweep of the id and of its holder
+  # (`ID-holder`).
   abandon)
-    # The paths have no blanks: a word each.
-    # shellcheck disable=SC2013
-    for f in $(grep -lzx -e "$2" /proc/[0-9]*/cmdline 2>/dev/null); do
-      grep -qzx sandstream-supervisor "$f" 2>/dev/null && kill_listed "$f"
+    round=0
+    while listed=$(supervisors "$2"); [ -n "$listed" ]; do
+      # Split on purpose: one word per /proc/<pid>/cmdline.
+      # shellcheck disable=SC2086
+      kill_listed $listed
+      round=$((round + 1)); [ "$round" -lt 50 ] || exit 1
+      sleep 0.01
     done
     sweep "$2" ;;
   # Renews an owner lease: FILE holds the sandbox's uptime in centiseconds plus LAPSE_CS, the
