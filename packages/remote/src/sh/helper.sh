@@ -87,16 +87,19 @@ case $1 in
   # that outlived its supervisor by a round would exec its holder or its command after the sweep
   # below, tagged too late for it, and run on. Then the sweep of the id and of its holder
   # (`ID-holder`).
+  # The sweep runs whatever the rounds came to (a process the kernel has yet to end still shows its
+  # argv): what exec'd is found by the tag; the exit status says a round was left over.
   abandon)
-    round=0
+    round=0 left=0
     while listed=$(supervisors "$2"); [ -n "$listed" ]; do
       # Split on purpose: one word per /proc/<pid>/cmdline.
       # shellcheck disable=SC2086
       kill_listed $listed
-      round=$((round + 1)); [ "$round" -lt 50 ] || exit 1
+      round=$((round + 1)); [ "$round" -lt 50 ] || { left=1; break; }
       sleep 0.01
     done
-    sweep "$2" ;;
+    sweep "$2"
+    exit "$left" ;;
   # Renews an owner lease: FILE holds the sandbox's uptime in centiseconds plus LAPSE_CS, the
   # moment the renewal lapses; one write(2) of a line. Then, under PREFIX, the leases that lapsed.
   lease)
