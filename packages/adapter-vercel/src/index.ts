@@ -165,6 +165,9 @@ export async function createVercelSandbox(options: VercelSandboxOptions = {}): P
     options,
     transport: () => transport,
     describe: describeError,
+    // An outage of the API outlasts one request's bound: the kills and sweeps after a broken link
+    // persist for 10 s at least.
+    retryDeadlineMs: Math.max(requestTimeoutMs, 10_000),
     // The sandbox itself goes only if it is ours.
     release: async () => {
       if (!owned) return;

@@ -113,6 +113,11 @@ export interface RemoteSandboxDefinition<Native> {
   transport(settings: RemoteTransportSettings): RemoteTransport;
   /** Says what a transport's error was, for messages (default: its message). */
   readonly describe?: (error: unknown) => string;
+  /**
+   * How long the kills and sweeps after a broken link keep trying, in ms (default
+   * `requestTimeoutMs`): longer for a service whose outages outlast one request's bound.
+   */
+  readonly retryDeadlineMs?: number;
   /** Helpers through one long-lived exec per account (for a backend whose exec costs several requests). */
   readonly helperChannel?: boolean;
   /** What `close()` ends after the sweep of this handle's commands: a sandbox the adapter owns. */
@@ -126,9 +131,10 @@ export interface RemoteSandboxDefinition<Native> {
  * left, bounded inside the kill wait, then `release`).
  *
  * The kills and sweeps that follow a broken link share one retry policy: up
- * to 50 attempts within `requestTimeoutMs`, since the link that just failed
- * may fail once more. An outage longer than that is the owner lease's: the
- * supervisor ends the tree once renewals stop arriving.
+ * to 50 attempts within `requestTimeoutMs` (or `retryDeadlineMs`), since the
+ * link that just failed may fail once more. An outage longer than that is
+ * the owner lease's: the supervisor ends the tree once renewals stop
+ * arriving.
  *
  * @throws InvalidArgument when a numeric option or `capabilities` is malformed.
  *
@@ -158,7 +164,7 @@ export function defineRemoteSandbox<Native>(definition: RemoteSandboxDefinition<
       cwd: options.cwd,
       paths: { shell, env: options.envPath ?? DEFAULT_PATHS.env, prlimit: options.prlimitPath ?? DEFAULT_PATHS.prlimit },
       requestTimeoutMs,
-      retry: { ...DEFAULT_RETRY, attempts: 50, deadlineMs: requestTimeoutMs },
+      retry: { ...DEFAULT_RETRY, attempts: 50, deadlineMs: definition.retryDeadlineMs ?? requestTimeoutMs },
       ...(definition.describe === undefined ? {} : { describe: definition.describe }),
       ...(definition.helperChannel === undefined ? {} : { helperChannel: definition.helperChannel }),
       recordBase,
