@@ -70,33 +70,31 @@ try {
     rawRates.push(await raw());
   }
 
-  const oursTrips = [];
-  const rawTrips = [];
-  for (let i = 0; i < TRIPS; i++) {
-    let started = performance.now();
-    await sb.run(['true']);
-    oursTrips.push(performance.now() - started);
-    started = performance.now();
-    await native.commands.run('true');
-    rawTrips.push(performance.now() - started);
-  }
-
-  // The same round trip beside a CPU-bound process: a busy loop of its own, killed by its pid.
-  const busy = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
-  const loadedOurs = [];
-  const loadedRaw = [];
-  try {
+  /** `TRIPS` round trips of `true` on each side, alternating. */
+  const roundTrips = async () => {
+    const ours = [];
+    const raw = [];
     for (let i = 0; i < TRIPS; i++) {
       let started = performance.now();
       await sb.run(['true']);
-      loadedOurs.push(performance.now() - started);
+      ours.push(performance.now() - started);
       started = performance.now();
       await native.commands.run('true');
-      loadedRaw.push(performance.now() - started);
+      raw.push(performance.now() - started);
     }
+    return { ours, raw };
+  };
+  const { ours: oursTrips, raw: rawTrips } = await roundTrips();
+
+  // The same round trip beside a CPU-bound process: a busy loop of its own, killed by its pid.
+  const busy = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+  let loaded;
+  try {
+    loaded = await roundTrips();
   } finally {
     busy.kill('SIGKILL');
   }
+  const { ours: loadedOurs, raw: loadedRaw } = loaded;
 
   // Requests per command, counted where they arrive: the emulator's request log.
   const requestsOf = async (work) => {
