@@ -23,6 +23,7 @@ import { Environment, type IsolatedMount } from './isolation/environment.js';
 import { probeIsolation } from './isolation/probe.js';
 import { JoinedEnvironment } from './isolation/join.js';
 import { createIsolatedSandbox, createJoinedSandbox, type IsolatedEnvironmentInfo } from './isolation/sandbox.js';
+import { allowedHostEnv, validateHostEnv } from './host-env.js';
 import { findPrlimit } from './limits.js';
 import { findUtility } from './utilities.js';
 import { canSwitchUser, resolveUser } from './users.js';
@@ -36,9 +37,28 @@ export interface LocalSandboxOptions {
   readonly cwd?: string;
   /**
    * The base environment. Per-command `env` is merged over it, entry by
-   * entry. Default: this process's environment.
+   * entry. Default: in the plain mode, this process's environment (or, with
+   * {@link LocalSandboxOptions.hostEnv}, its allowlisted and named
+   * variables); in the isolated mode, only its allowlisted variables
+   * ({@link HOST_ENV_ALLOWLIST}: PATH, TERM, LANG, LANGUAGE, LC_*) and
+   * those named in `hostEnv`, with HOME the work directory and TMPDIR /tmp.
    */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Names of this process's variables to pass into the sandbox's base
+   * environment besides the allowlist (a name this process does not have is
+   * left out). Over `env` when both are given. In the plain mode, giving it
+   * (even `[]`) also narrows the default from every variable to the
+   * allowlist.
+   *
+   * @example
+   * ```ts
+   * import { createLocalSandbox } from '@sandstream/adapter-local';
+   * // The sandbox sees GITHUB_TOKEN, and of the rest of this process's environment only the allowlist.
+   * await using sb = createLocalSandbox({ isolation: 'namespaces', hostEnv: ['GITHUB_TOKEN'] });
+   * ```
+   */
+  readonly hostEnv?: readonly string[];
   /** Time between SIGTERM and SIGKILL during teardown, in ms (default 2000). */
   readonly graceMs?: number;
   /**
@@ -123,19 +143,31 @@ const OWNER_LOSS_LEEWAY_MS = 1_000;
 export const ISOLATED_WORK_DIR = '/workspace';
 
 /**
- * This process's environment as an isolated sandbox's default: HOME is the
- * work directory and TMPDIR /tmp (the host's may be read-only inside), and
- * PWD, a host path, is dropped.
+ * An isolated sandbox's default environment: this process's allowlisted
+ * variables and those named, with HOME the work directory and TMPDIR /tmp
+ * (the host's are not in the sandbox).
  */
-function isolatedEnv(): Record<string, string> {
-  const env = inheritedEnv();
-  delete env['PWD'];
+function isolatedEnv(names: readonly string[]): Record<string, string> {
+  const env = allowedHostEnv(names);
   env['HOME'] = ISOLATED_WORK_DIR;
   env['TMPDIR'] = '/tmp';
   return env;
 }
 
-const OPTION_KEYS = new Set(['cwd', 'env', 'graceMs', 'capabilities', 'isolation', 'network', 'mounts', 'join']);
+/** The base environment: `env` or the mode's default, and over it the host's variables `hostEnv` names. */
+function baseEnvironment(options: LocalSandboxOptions, isolated: boolean): Readonly<Record<string, string>> {
+  const names = options.hostEnv === undefined ? undefined : validateHostEnv(options.hostEnv);
+  if (options.env === undefined) {
+    if (isolated) return isolatedEnv(names ?? []);
+    return names === undefined ? inheritedEnv() : allowedHostEnv(names);
+  }
+  const env = validateEnv(options.env);
+  if (names === undefined) return env;
+  const named = inheritedEnv();
+  return Object.freeze({ ...env, ...Object.fromEntries(names.filter((name) => Object.hasOwn(named, name)).map((name) => [name, named[name]!])) });
+}
+
+const OPTION_KEYS = new Set(['cwd', 'env', 'hostEnv', 'graceMs', 'capabilities', 'isolation', 'network', 'mounts', 'join']);
 const MOUNT_KEYS = new Set(['source', 'target', 'readonly']);
 const VARIANT_KEYS = new Set(['ownerGuard']);
 
@@ -279,7 +311,7 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
   if (support !== undefined) {
     // Inside, paths are the sandbox's: a relative cwd is taken from the work directory.
     const defaultCwd = posix.resolve(ISOLATED_WORK_DIR, (cwd as string | undefined) ?? '.');
-    const baseEnv = options.env === undefined ? isolatedEnv() : validateEnv(options.env);
+    const baseEnv = baseEnvironment(options, true);
     const environment = joined ?? new Environment({ support, network, workDir: ISOLATED_WORK_DIR, mounts, graceMs });
     const info: IsolatedEnvironmentInfo = {
       via: support.via,
@@ -311,7 +343,7 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
 
   // Fixed now, so a later chdir() of this process cannot move it.
   const defaultCwd = cwd === undefined ? undefined : resolve(cwd);
-  const baseEnv = options.env === undefined ? inheritedEnv() : validateEnv(options.env);
+  const baseEnv = baseEnvironment(options, false);
   // Where no guardian can run (no sh, no procfs), no bound is promised.
   const guarded = ownerGuard && processGuardian() !== undefined;
   return {
@@ -341,6 +373,7 @@ export default async function createSandbox(): Promise<Sandbox> {
 }
 
 export type { ChildDriverOptions } from './child-driver.js';
+export { HOST_ENV_ALLOWLIST } from './host-env.js';
 export { IsolationUnavailable } from './isolation/probe.js';
 export { attachIsolatedSandbox, type IsolatedEnvironmentInfo } from './isolation/sandbox.js';
 export type { IsolatedMount } from './isolation/environment.js';

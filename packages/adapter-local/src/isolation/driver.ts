@@ -11,7 +11,8 @@ import { GuardedGroup } from '../guardian.js';
 import { hostStat, readFirstChild } from './environment.js';
 import type { EnvironmentHandle } from './handle.js';
 import type { IsolationSupport } from './probe.js';
-import { ENTRY_SCRIPT, entryAssignments } from './scripts.js';
+import { entryEnvironment } from './entry-env.js';
+import { ENTRY_SCRIPT } from './scripts.js';
 
 /** What the isolated driver needs besides the command. */
 export interface IsolatedDriverOptions {
@@ -120,16 +121,18 @@ export class IsolatedDriver implements ProcessDriver {
     if (user?.name !== undefined) identity['USER'] = identity['LOGNAME'] = user.name;
     if (user?.home !== undefined) identity['HOME'] = user.home;
     const env = { ...options.baseEnv, ...identity, ...command.env };
-    const pwd = Object.hasOwn(env, 'PWD') ? env['PWD']! : undefined;
+    const { support } = options;
+    // The variables travel in the entry's environment, never on a command line (entry-env.ts).
+    const entry = entryEnvironment(env, support);
+    if ('refused' in entry) throw new SpawnFailed(command.argv, entry.refused);
     const wrapper: string[] = [];
     if (command.limits !== undefined) wrapper.push(...prlimitArgs(options.prlimitPath!, command.limits));
     // The command keeps its uid (root inside, as a container's) but no capability: it cannot
     // remount the read-only root, mount, or regain privileges through a set-uid program.
-    const setpriv = options.support.setpriv;
+    const setpriv = support.setpriv;
     wrapper.push(setpriv, '--no-new-privs', '--bounding-set=-all', '--inh-caps=-all');
     if (user !== undefined) wrapper.push(...switchUserArgs(setpriv, user).slice(1, -1));
     wrapper.push('--');
-    const { support } = options;
     const namespaces = ['--pid', '--mount', '--ipc', '--uts'];
     if (!environment.network) namespaces.push('--net');
     if (support.via === 'user-namespace') namespaces.unshift('--user', '--preserve-credentials');
@@ -144,11 +147,8 @@ export class IsolatedDriver implements ProcessDriver {
       ENTRY_SCRIPT,
       'sandstream-entry',
       cwd,
-      pwd === undefined ? 'unset' : 'set',
-      pwd ?? '',
       command.argv[0]!,
-      // All of the command's variables, set as it is exec'd (scripts.ts).
-      ...entryAssignments(env),
+      entry.mode,
       ...wrapper,
       ...command.argv,
     ];
@@ -157,8 +157,8 @@ export class IsolatedDriver implements ProcessDriver {
     try {
       child = spawn(support.nsenter, args, {
         cwd: '/',
-        // Not the command's: it gets its variables from the entry's shell as it execs (scripts.ts).
-        env: ENTRY_ENV,
+        // Not the command's own: their carriers, set under their names as it execs (entry-env.ts).
+        env: { ...ENTRY_ENV, ...entry.variables },
         stdio: [command.stdin, 'pipe', 'pipe', 'pipe', 'pipe'],
         detached: true,
       });

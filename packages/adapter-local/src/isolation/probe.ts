@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describeExhaustion } from '../exhaustion.js';
 import { findUtility } from '../utilities.js';
+import type { EntryTools } from './entry-env.js';
 
 /**
  * The isolated mode cannot work on this machine. Thrown by
@@ -19,8 +20,8 @@ export class IsolationUnavailable extends Error {
   }
 }
 
-/** How the isolated mode gets its namespaces on this machine. */
-export interface IsolationSupport {
+/** How the isolated mode gets its namespaces on this machine, and how its commands get their variables. */
+export interface IsolationSupport extends EntryTools {
   /** `root`: this process may create namespaces itself; `user-namespace`: through an unprivileged user namespace. */
   readonly via: 'root' | 'user-namespace';
   readonly unshare: string;
@@ -58,6 +59,10 @@ mkdir /tmp/sys /tmp/pts /tmp/netsys
 if mount --bind /sys /tmp/sys 2>/dev/null; then echo bind-sys; fi
 if mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts /tmp/pts 2>/dev/null; then echo devpts; fi
 if mount -t sysfs sandstream-sys /tmp/netsys 2>/dev/null && { echo 0x9 >/tmp/netsys/class/net/lo/flags; } 2>/dev/null; then echo sysfs-loopback; fi
+[ -n "${"${BASH_VERSION-}${KSH_VERSION-}${ZSH_VERSION-}"}" ] || echo export-shell
+for tool in /usr/bin/env /bin/env; do
+  if [ "$(SANDSTREAM_PROBE=x "$tool" -i -S '-- "A=${"${SANDSTREAM_PROBE}"}"' /bin/sh -c 'echo "$A"' 2>/dev/null)" = x ]; then echo "env-split $tool"; break; fi
+done
 :`;
 
 /** The features found, or why the namespaces cannot be made. */
@@ -77,7 +82,7 @@ function attempt(unshare: string, extra: readonly string[]): { features: string[
 
 function supported(
   via: IsolationSupport['via'],
-  tools: Omit<IsolationSupport, 'via' | 'bindSys' | 'devpts' | 'sysfsLoopback'>,
+  tools: Omit<IsolationSupport, 'via' | 'bindSys' | 'devpts' | 'sysfsLoopback' | keyof EntryTools>,
   features: readonly string[],
 ): IsolationSupport {
   return {
@@ -86,6 +91,8 @@ function supported(
     bindSys: features.includes('bind-sys'),
     devpts: features.includes('devpts'),
     sysfsLoopback: features.includes('sysfs-loopback'),
+    exportShell: features.includes('export-shell'),
+    envSplit: features.find((feature) => feature.startsWith('env-split '))?.slice('env-split '.length),
   };
 }
 

@@ -156,43 +156,36 @@ done
  * `execvp` will see them inside the sandbox, reports `ok` or the failure,
  * closes both and execs the command (through `prlimit` and `setpriv` when
  * asked). The entry's programs run with a fixed PATH and `LC_ALL=C`
- * (`ENTRY_ENV`, driver.ts) and no variable of the command's; the command
- * gets exactly its own: the entry's PATH, LC_ALL and the OLDPWD of its `cd`
- * are unset, PWD is set or removed as the command's, and the command's
- * variables are set as it is exec'd: by the shell's own `export` where it
- * can ({@link entryAssignments}), else by `env` (by its own path). The
- * program is looked up in the command's PATH, found among them. The word
- * after them is always `setpriv`'s path, which holds no `=`.
+ * (`ENTRY_ENV`, driver.ts) and the carriers of the command's variables
+ * (entry-env.ts); the command gets exactly its own: none of the entry's,
+ * nor the PWD and OLDPWD of its `cd`. No value of the command's variables
+ * is on this script's command line, nor on any other (entry-env.ts). The
+ * program is looked up in the command's PATH (`SANDSTREAM_ENTRY_PATH` when
+ * it has one). The word after the mode is always `setpriv`'s path, which
+ * holds no `=`.
  *
- * Parameters: `$1` working directory, `$2` `set`/`unset` and `$3` the
- * original PWD, `$4` the program to look up, `$5` `export:N` or `env:N`,
- * then N `NAME=VALUE` assignments, then the full exec argv.
+ * Parameters: `$1` working directory, `$2` the program to look up, `$3` how
+ * the variables are set: `export`, or the path of the env(1) that sets
+ * them; then the full exec argv.
  */
-export const ENTRY_SCRIPT = String.raw`cwd=$1 pwdstate=$2 pwdvalue=$3 program=$4 mode=${"${5%%:*}"} count=${"${5#*:}"}
-shift 5
+export const ENTRY_SCRIPT = String.raw`cwd=$1 program=$2 mode=$3
+shift 3
 # First the pid: the driver finds this process on the host, and says go once the sandbox is
 # ready. Nothing before the go resolves a path of the sandbox's (its /tmp may still hold the
 # host's old root).
 echo "pid $$" >&3
 read -r go <&4 || exit 125
 [ "$go" = go ] || exit 125
-# This shell runs with the entry's own PATH and LC_ALL (ENTRY_ENV): the look-up takes the
-# command's PATH, from its variables.
-path= haspath= i=0
-for word do
-  [ "$i" -lt "$count" ] || break
-  case $word in PATH=*) path=${"${word#PATH=}"} haspath=1 ;; esac
-  i=$((i + 1))
-done
 if ! cd -- "$cwd" 2>/dev/null; then
   if [ -d "$cwd" ]; then echo "cwd is not accessible" >&3; elif [ -e "$cwd" ]; then echo "cwd is not a directory" >&3; else echo "cwd does not exist" >&3; fi
   exit 127
 fi
+# This shell runs with the entry's own PATH (ENTRY_ENV): the look-up takes the command's.
 found=
 case $program in
   */*) [ -f "$program" ] && [ -x "$program" ] && found=1 ;;
   *)
-    if [ -n "$haspath" ]; then rest=$path:; else rest=/bin:/usr/bin:; fi
+    if [ -n "${"${SANDSTREAM_ENTRY_PATH+set}"}" ]; then rest=$SANDSTREAM_ENTRY_PATH:; else rest=/bin:/usr/bin:; fi
     while [ -n "$rest" ]; do
       dir=${"${rest%%:*}"} rest=${"${rest#*:}"}
       [ -n "$dir" ] || dir=.
@@ -200,47 +193,13 @@ case $program in
     done ;;
 esac
 if [ -z "$found" ]; then echo "no such executable" >&3; exit 127; fi
-# Shells that set _ on exec (bash, ksh, zsh as sh) leave the variables to env.
-[ -z "${"${BASH_VERSION-}${KSH_VERSION-}${ZSH_VERSION-}"}" ] || mode=env
-envtool=
-if [ "$count" -gt 0 ] && [ "$mode" = env ]; then
-  for envtool in /usr/bin/env /bin/env ''; do [ -x "$envtool" ] && break; done
-  if [ -z "$envtool" ]; then echo "no env(1) in /usr/bin or /bin" >&3; exit 127; fi
-fi
-if [ "$pwdstate" = set ]; then PWD=$pwdvalue; export PWD; else unset PWD; fi
-# The entry's own variables go, and the OLDPWD of its cd; the command's own, if it has them, are
-# among its variables, set below.
-unset PATH LC_ALL OLDPWD
 echo ok >&3
 exec 3>&- 4<&-
-[ "$count" = 0 ] && exec "$@"
-[ "$mode" = env ] && exec "$envtool" -- "$@"
-while [ "$count" -gt 0 ]; do
-  export "$1"
-  shift
-  count=$((count - 1))
-done
+# env(1) expands each carrier in its split string itself, and -i leaves the command only its own.
+[ "$mode" = export ] || exec "$mode" -i -S "$SANDSTREAM_ENTRY_SPLIT" "$@"
+# The entry's own variables go, and the PWD and OLDPWD of its cd: the command's own, if it has
+# them, are among its variables, exported from their carriers, which go last.
+unset PATH LC_ALL PWD OLDPWD SANDSTREAM_ENTRY_PATH
+eval "$SANDSTREAM_ENTRY_EXPORT"
 exec "$@"
 `;
-
-/**
- * Variables the `export` mode cannot set again: its loop counter, and those
- * a shell keeps read-only or to itself (bash's PPID, UID, EUID, GROUPS,
- * SHELLOPTS, BASHOPTS and BASH_*).
- */
-const NOT_EXPORTABLE = new Set(['count', 'PPID', 'UID', 'EUID', 'GROUPS', 'SHELLOPTS', 'BASHOPTS']);
-
-/**
- * The `mode:count, NAME=VALUE...` parameters of {@link ENTRY_SCRIPT} for a
- * command's environment. In mode `export` the entry's shell sets every
- * variable again itself as its last act (its own and the ones it resets,
- * such as OLDPWD or IFS, included), so the command is exec'd without `env`,
- * one program fewer per command; that takes names that are shell
- * identifiers and a shell that leaves `_` alone (the script checks). Mode
- * `env` has env(1) set them, any name included.
- */
-export function entryAssignments(env: Readonly<Record<string, string>>): string[] {
-  const names = Object.keys(env);
-  const exportable = names.every((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !NOT_EXPORTABLE.has(name) && !name.startsWith('BASH_'));
-  return [`${exportable ? 'export' : 'env'}:${names.length}`, ...names.map((name) => `${name}=${env[name]}`)];
-}
