@@ -35,6 +35,13 @@ import type { IsolationSupport } from './probe.js';
 
 /** Top-level host entries the sandbox gets its own of. */
 const PRIVATE = new Set(['proc', 'dev', 'tmp', 'run']);
+/**
+ * The host's system directories, the only top-level entries of the host the
+ * sandbox sees (read-only): programs, libraries and configuration, not
+ * /home, /root, /var, /srv, /mnt, /opt or /sys, where the host keeps its
+ * data, its accounts' keys and its other mounts. `mounts` binds more.
+ */
+const SYSTEM = new Set(['usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32', 'etc']);
 /** Host devices bound into the sandbox's /dev. */
 export const DEVICES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'] as const;
 
@@ -50,6 +57,53 @@ interface Entry {
 export interface Skeleton {
   readonly path: string;
   readonly entries: readonly Entry[];
+  /** Paths under /etc that the sandbox sees empty: those not every account may read. */
+  readonly hidden: readonly Hidden[];
+  /** An empty file and an empty directory beside the skeleton, bound over what is hidden. */
+  readonly emptyFile: string;
+  readonly emptyDir: string;
+}
+
+/** A path of the host's /etc hidden from the sandbox. */
+interface Hidden {
+  readonly path: string;
+  readonly kind: 'file' | 'dir';
+}
+
+/**
+ * What of the host's /etc no account but its owner (or group) may read:
+ * `/etc/shadow`, `/etc/gshadow`, the SSH host's private keys, `/etc/ssl/private`,
+ * a database's access rules. The sandbox's root (the host's, where this
+ * process is root) would read them; it sees them empty instead. A directory
+ * that not everyone may list or enter is hidden whole. Found when the
+ * skeleton is made (once per process, a few milliseconds): a file made so
+ * later is hidden from the sandboxes of a later skeleton only.
+ */
+function hiddenUnder(directory: string): Hidden[] {
+  const hidden: Hidden[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(directory);
+  } catch {
+    return hidden;
+  }
+  for (const name of names.sort()) {
+    const path = `${directory}/${name}`;
+    let stat;
+    try {
+      stat = lstatSync(path);
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (stat.isSymbolicLink()) continue;
+    if (stat.isDirectory()) {
+      if ((stat.mode & 0o005) !== 0o005) hidden.push({ path, kind: 'dir' });
+      else hidden.push(...hiddenUnder(path));
+    } else if ((stat.mode & 0o004) === 0) {
+      hidden.push({ path, kind: 'file' });
+    }
+  }
+  return hidden;
 }
 
 /**
@@ -65,11 +119,11 @@ export function unescapePath(path: string): string {
   return path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
 }
 
-/** The host root's top-level entries, as the sandbox mirrors them (links copied, the rest bound). */
+/** The host root's system entries, as the sandbox mirrors them (links copied, the rest bound). */
 function hostEntries(): Entry[] {
   const entries: Entry[] = [];
   for (const name of readdirSync('/').sort()) {
-    if (PRIVATE.has(name)) continue;
+    if (!SYSTEM.has(name)) continue;
     let stat;
     try {
       stat = lstatSync(`/${name}`);
@@ -120,7 +174,12 @@ export function skeletonFor(support: IsolationSupport, workDir: string): Skeleto
   for (const [name, fd] of [['stdin', 0], ['stdout', 1], ['stderr', 2]] as const) symlinkSync(`/proc/self/fd/${fd}`, join(path, 'dev', name));
   if (support.devpts) symlinkSync('pts/ptmx', join(path, 'dev/ptmx'));
   const real = realpathSync(path);
-  const skeleton = { path: real, entries };
+  const emptyFile = join(state, 'empty-file');
+  const emptyDir = join(state, 'empty-dir');
+  writeFileSync(emptyFile, '', { mode: 0o444 });
+  mkdirSync(emptyDir, { mode: 0o555 });
+  const hidden = entries.some((entry) => entry.name === 'etc' && entry.kind === 'dir') ? hiddenUnder('/etc') : [];
+  const skeleton = { path: real, entries, hidden, emptyFile: realpathSync(emptyFile), emptyDir: realpathSync(emptyDir) };
   skeletons.set(key, skeleton);
   return skeleton;
 }
@@ -180,7 +239,7 @@ export function mountTable(skeleton: Skeleton, support: IsolationSupport, workDi
   // Worked out again only when something it is made from has changed (the host's mount table, say).
   const mountinfo = readFileSync('/proc/self/mountinfo', 'latin1');
   // A skeleton's path stands for its entries (another set of entries gets another skeleton).
-  const flags = [support.bindSys, support.devpts, support.sysfsLoopback, network, existsSync('/proc/sysrq-trigger'), existsSync('/sys')];
+  const flags = [support.devpts, support.sysfsLoopback, network, existsSync('/proc/sysrq-trigger'), existsSync('/sys')];
   const key = [skeleton.path, workDir, flags.map(Number).join(''), mountinfo].join('\0');
   const known = tables.get(key);
   if (known !== undefined && existsSync(known)) return known;
@@ -225,7 +284,7 @@ function mountLines(skeleton: Skeleton, support: IsolationSupport, workDir: stri
   for (const entry of skeleton.entries) {
     if (entry.kind === 'link') continue;
     const host = `/${entry.name}`;
-    const recursive = entry.kind === 'dir' && !(entry.name === 'sys' && support.bindSys);
+    const recursive = entry.kind === 'dir';
     line(host, `${root}${host}`, 'none', recursive ? 'rbind' : 'bind');
     remount(`${root}${host}`, flagsAt(mounts, host));
     if (!recursive) continue;
@@ -233,6 +292,10 @@ function mountLines(skeleton: Skeleton, support: IsolationSupport, workDir: stri
     const seen = new Map<string, string>();
     for (const mount of mounts) if (mount.point.startsWith(`${host}/`)) seen.set(mount.point, mount.flags);
     for (const [point, flags] of seen) remount(`${root}${point}`, flags);
+  }
+  for (const hidden of skeleton.hidden) {
+    line(hidden.kind === 'dir' ? skeleton.emptyDir : skeleton.emptyFile, `${root}${hidden.path}`, 'none', 'bind');
+    remount(`${root}${hidden.path}`, flagsAt(mounts, skeleton.path));
   }
   for (const device of DEVICES) line(`/dev/${device}`, `${root}/dev/${device}`, 'none', 'bind');
   lines.push(...remounts);

@@ -30,8 +30,6 @@ export interface IsolationSupport extends EntryTools {
   readonly setpriv: string;
   readonly mount: string;
   readonly pivotRoot: string;
-  /** Whether /sys can be bound without the mounts below it (refused in a user namespace when they are locked to it). */
-  readonly bindSys: boolean;
   /** Whether a private devpts instance can be mounted (the sandbox then has /dev/pts and /dev/ptmx). */
   readonly devpts: boolean;
   /**
@@ -55,8 +53,7 @@ let lastAttemptExhausted = false;
  * the sandbox's init will do it; a refusal only leaves the feature out.
  */
 const FEATURES = String.raw`mount -t tmpfs probe /tmp && mount -t proc proc /proc || exit
-mkdir /tmp/sys /tmp/pts /tmp/netsys
-if mount --bind /sys /tmp/sys 2>/dev/null; then echo bind-sys; fi
+mkdir /tmp/pts /tmp/netsys
 if mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts /tmp/pts 2>/dev/null; then echo devpts; fi
 if mount -t sysfs sandstream-sys /tmp/netsys 2>/dev/null && { echo 0x9 >/tmp/netsys/class/net/lo/flags; } 2>/dev/null; then echo sysfs-loopback; fi
 [ -n "${"${BASH_VERSION-}${KSH_VERSION-}${ZSH_VERSION-}"}" ] || echo export-shell
@@ -82,13 +79,12 @@ function attempt(unshare: string, extra: readonly string[]): { features: string[
 
 function supported(
   via: IsolationSupport['via'],
-  tools: Omit<IsolationSupport, 'via' | 'bindSys' | 'devpts' | 'sysfsLoopback' | keyof EntryTools>,
+  tools: Omit<IsolationSupport, 'via' | 'devpts' | 'sysfsLoopback' | keyof EntryTools>,
   features: readonly string[],
 ): IsolationSupport {
   return {
     via,
     ...tools,
-    bindSys: features.includes('bind-sys'),
     devpts: features.includes('devpts'),
     sysfsLoopback: features.includes('sysfs-loopback'),
     exportShell: features.includes('export-shell'),
