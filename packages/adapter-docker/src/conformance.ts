@@ -7,7 +7,8 @@
  *   the whole run (never removed).
  * - else `SANDSTREAM_DOCKER_IMAGE` set: `setup()` creates one container
  *   from that image (owned by this module, no network) and `teardown()`
- *   removes it.
+ *   removes it; `SANDSTREAM_DOCKER_RUNTIME` set: under that OCI runtime
+ *   (`runsc` for gVisor), else the daemon's default.
  *
  * Every factory call is a handle that borrows the run's container, so the
  * kit's observer (`attach`) sees what a closed handle left.
@@ -46,7 +47,8 @@ async function connect(): Promise<Shared> {
   if (image === undefined || image === '') {
     throw new InvalidArgument('SANDSTREAM_DOCKER_IMAGE', 'is not set: name an image on the Engine to create the run\'s container from (or SANDSTREAM_DOCKER_CONTAINER, a running container to borrow)');
   }
-  return { docker, container: await createOwnedContainer(docker, { image, network: undefined, command: undefined, create: undefined }), owned: true };
+  const runtime = process.env['SANDSTREAM_DOCKER_RUNTIME'] || undefined;
+  return { docker, container: await createOwnedContainer(docker, { image, network: undefined, command: undefined, runtime, create: undefined }), owned: true };
 }
 
 /** Lifecycle and observation hooks of this adapter module for the conformance kit. */

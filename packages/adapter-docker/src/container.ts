@@ -6,7 +6,8 @@
  */
 import { hostname } from 'node:os';
 import type Docker from 'dockerode';
-import { statusOf, typedError } from './client.js';
+import { InvalidArgument } from '@sandstream/types';
+import { engineMessage, statusOf, typedError } from './client.js';
 import { ImageMissing } from './errors.js';
 
 /** The labels of an owned container. */
@@ -28,6 +29,8 @@ export interface OwnedContainerOptions {
   readonly network: string | undefined;
   /** The container's main process (default `sleep 2147483647`, under Docker's init). */
   readonly command: readonly string[] | undefined;
+  /** The OCI runtime (`HostConfig.Runtime`, e.g. `runsc`); default the daemon's. */
+  readonly runtime?: string | undefined;
   /** Fields of the Engine's create request merged over the adapter's (binds, memory limits, a user...). */
   readonly create: Docker.ContainerCreateOptions | undefined;
 }
@@ -46,13 +49,17 @@ export async function createOwnedContainer(docker: Docker, options: OwnedContain
       [LABELS.pid]: String(process.pid),
       [LABELS.created]: new Date().toISOString(),
     },
-    HostConfig: { Init: true, NetworkMode: options.network ?? 'none', ...extra.HostConfig },
+    HostConfig: { Init: true, NetworkMode: options.network ?? 'none', ...(options.runtime === undefined ? {} : { Runtime: options.runtime }), ...extra.HostConfig },
   };
   let container: Docker.Container;
   try {
     container = await docker.createContainer(request);
   } catch (error) {
     if (statusOf(error) === 404) throw new ImageMissing(options.image, { cause: error });
+    // `Unknown runtime specified runsc`: a name the daemon has no runtime under (its daemon.json's `runtimes`).
+    if (statusOf(error) === 400 && options.runtime !== undefined && /runtime/i.test(engineMessage(error))) {
+      throw new InvalidArgument('options.runtime', `names no runtime the daemon has: ${engineMessage(error)}`);
+    }
     throw typedError(docker, '', error) ?? error;
   }
   try {

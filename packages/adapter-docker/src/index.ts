@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 import type Docker from 'dockerode';
-import { type CapabilityManifest, type Sandbox } from '@sandstream/types';
+import { InvalidArgument, type CapabilityManifest, type Sandbox } from '@sandstream/types';
 import { nonNegativeOption } from '@sandstream/types/runtime';
 import { checkRemoteOptions, defineRemoteSandbox } from '@sandstream/remote';
 import { addressOf, clientOf, describeEngineError, typedError } from './client.js';
@@ -33,11 +33,23 @@ export const DOCKER_CAPABILITIES: CapabilityManifest = Object.freeze({
   'replay-full': true,
 });
 
-/** The container a sandbox runs in, ready (running), and whether it is ours. */
-async function obtain(docker: Docker, options: DockerSandboxOptions): Promise<{ container: Docker.Container; owned: boolean }> {
+/** The container a sandbox runs in, ready (running), whether it is ours, and its OCI runtime. */
+async function obtain(docker: Docker, options: DockerSandboxOptions): Promise<{ container: Docker.Container; owned: boolean; runtime: string }> {
   if (options.container === undefined) {
-    const { image, network, command, create } = options as DockerNewContainerOptions;
-    return { container: await createOwnedContainer(docker, { image, network, command, create }), owned: true };
+    const { image, network, command, runtime, create } = options as DockerNewContainerOptions;
+    const container = await createOwnedContainer(docker, { image, network, command, runtime, create });
+    // `create` is merged over the option; neither given, the daemon named its default at create
+    // time, and one inspect reads it.
+    let named = create?.HostConfig?.Runtime ?? runtime;
+    if (named === undefined) {
+      try {
+        named = (await container.inspect()).HostConfig.Runtime ?? DEFAULT_RUNTIME;
+      } catch (error) {
+        await removeOwnedContainer(container).catch(() => undefined);
+        throw typedError(docker, container.id, error) ?? error;
+      }
+    }
+    return { container, owned: true, runtime: named };
   }
   const given = (options as DockerExistingContainerOptions).container;
   const named = typeof given === 'string' ? docker.getContainer(given) : given;
@@ -49,7 +61,36 @@ async function obtain(docker: Docker, options: DockerSandboxOptions): Promise<{ 
   }
   if (!state.State.Running) throw new ContainerGone(state.Id, 'stopped');
   // The id, not the name: a name can be given to another container later.
-  return { container: typeof given === 'string' ? docker.getContainer(state.Id) : given, owned: false };
+  return { container: typeof given === 'string' ? docker.getContainer(state.Id) : given, owned: false, runtime: state.HostConfig.Runtime ?? DEFAULT_RUNTIME };
+}
+
+/** What the Engine reports for a container made without a runtime on a daemon that names none. */
+const DEFAULT_RUNTIME = 'runc';
+
+/** The runtime of each sandbox this module made, read once at its creation. */
+const runtimes = new WeakMap<Sandbox, string>();
+
+/**
+ * The OCI runtime the sandbox's container runs under, as the Engine named it
+ * when the sandbox was created (`HostConfig.Runtime` of the container's
+ * inspect): `'runsc'` for gVisor, `'runc'` for Docker's default. For a
+ * borrowed container it is how to learn whether the commands meet the host's
+ * kernel or gVisor's; for an owned one, the `runtime` option or the daemon's
+ * default. No request: it was read at creation.
+ *
+ * @throws InvalidArgument for a sandbox this adapter did not create.
+ *
+ * @example
+ * ```ts
+ * import { createDockerSandbox, runtimeOf } from '@sandstream/adapter-docker';
+ * await using sb = await createDockerSandbox({ container: 'agent-box' });
+ * if (runtimeOf(sb) !== 'runsc') throw new Error('agent-box must run under gVisor');
+ * ```
+ */
+export function runtimeOf(sandbox: Sandbox<Docker.Container>): string {
+  const runtime = runtimes.get(sandbox);
+  if (runtime === undefined) throw new InvalidArgument('sandbox', 'was not created by createDockerSandbox');
+  return runtime;
 }
 
 /**
@@ -62,9 +103,11 @@ async function obtain(docker: Docker, options: DockerSandboxOptions): Promise<{ 
  * Ownership decides what `close()` does: a container the caller passes
  * (`container`) is borrowed, and `close()` ends only the commands this
  * adapter started in it; one the adapter creates (`image`) is owned, made
- * with no network unless `network` names one, and removed at `close()`.
+ * with no network unless `network` names one, under the OCI runtime `runtime`
+ * names (`'runsc'`: gVisor) or the daemon's default, and removed at `close()`.
+ * {@link runtimeOf} says which runtime a sandbox's container runs under.
  *
- * @throws InvalidArgument for unknown or malformed options, before any request.
+ * @throws InvalidArgument for unknown or malformed options, before any request (`runtime` with a borrowed `container` too); for a `runtime` the daemon does not have.
  * @throws DockerUnreachable when no Engine answers at the address.
  * @throws ImageMissing when `image` is not on the daemon (the adapter never pulls).
  * @throws ContainerGone when a borrowed container does not exist or is not running.
@@ -87,8 +130,8 @@ export async function createDockerSandbox(options: DockerSandboxOptions): Promis
   } catch (error) {
     throw typedError(docker, '', error) ?? new DockerUnreachable(addressOf(docker), describeEngineError(error), { cause: error });
   }
-  const { container, owned } = await obtain(docker, options);
-  return defineRemoteSandbox<Docker.Container>({
+  const { container, owned, runtime } = await obtain(docker, options);
+  const sandbox = defineRemoteSandbox<Docker.Container>({
     name: 'docker',
     capabilities: DOCKER_CAPABILITIES,
     native: container,
@@ -103,6 +146,8 @@ export async function createDockerSandbox(options: DockerSandboxOptions): Promis
       if (owned) await removeOwnedContainer(container);
     },
   });
+  runtimes.set(sandbox, runtime);
+  return sandbox;
 }
 
 export { ContainerGone, ContainerPaused, DockerRestarted, DockerUnreachable, ImageMissing } from './errors.js';

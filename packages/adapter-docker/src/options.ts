@@ -39,6 +39,13 @@ export interface DockerNewContainerOptions extends DockerCommonOptions {
   readonly network?: string;
   /** The container's main process (default `sleep 2147483647`, under Docker's init). */
   readonly command?: readonly string[];
+  /**
+   * The OCI runtime of the container, by the name the daemon registered it under (`HostConfig.Runtime`):
+   * `'runsc'` for gVisor, whose kernel in user space stands between the commands and the host's
+   * (see the README's "Under gVisor"). Default: the daemon's default runtime (usually `runc`). A
+   * borrowed container has its runtime already: `runtimeOf(sandbox)` reads it.
+   */
+  readonly runtime?: string;
   /** Fields of the Engine's create request merged over the adapter's (`HostConfig.Binds`, `HostConfig.Memory`...). */
   readonly create?: Docker.ContainerCreateOptions;
 }
@@ -47,7 +54,7 @@ export type DockerSandboxOptions = DockerExistingContainerOptions | DockerNewCon
 
 const COMMON_KEYS = [...REMOTE_OPTION_KEYS, 'docker', 'socketPath'];
 const EXISTING_KEYS = new Set([...COMMON_KEYS, 'container']);
-const NEW_KEYS = new Set([...COMMON_KEYS, 'container', 'image', 'network', 'command', 'create']);
+const NEW_KEYS = new Set([...COMMON_KEYS, 'container', 'image', 'network', 'command', 'runtime', 'create']);
 
 function nonEmptyString(name: string, value: unknown, optional: boolean): void {
   if (value === undefined && optional) return;
@@ -63,6 +70,11 @@ export function checkDockerOptions(options: unknown): asserts options is DockerS
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgument('options', 'must be an object');
   const given = options as Record<string, unknown>;
   const borrowed = given['container'] !== undefined;
+  // Said before the unknown-key check, which would only call it unknown: the container exists, and
+  // its runtime was chosen when it was created.
+  if (borrowed && given['runtime'] !== undefined) {
+    throw new InvalidArgument('options.runtime', 'applies only to a container the adapter creates (`image`): a borrowed container already runs under its own runtime (runtimeOf() reads it)');
+  }
   checkOptionKeys(options, borrowed ? EXISTING_KEYS : NEW_KEYS);
   if (borrowed) {
     const container = given['container'];
@@ -74,6 +86,7 @@ export function checkDockerOptions(options: unknown): asserts options is DockerS
     if (given['image'] === undefined) throw new InvalidArgument('options', 'needs `container` (a container to borrow) or `image` (one to create and own)');
     nonEmptyString('image', given['image'], false);
     nonEmptyString('network', given['network'], true);
+    nonEmptyString('runtime', given['runtime'], true);
     plainObject('create', given['create']);
     const command = given['command'];
     if (command !== undefined && (!Array.isArray(command) || command.length === 0 || command.some((word) => typeof word !== 'string'))) {

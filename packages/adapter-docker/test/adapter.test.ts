@@ -129,6 +129,10 @@ unless(describe, SKIP)('adapter-docker on a real Engine', () => {
       { docker, image: IMAGE, graceMs: -1 },
       { docker, image: IMAGE, capabilities: { nope: false } },
       { docker: {}, image: IMAGE },
+      { docker, image: IMAGE, runtime: '' },
+      { docker, image: IMAGE, runtime: 7 },
+      // A borrowed container exists: its runtime was chosen at its creation.
+      { docker, container: 'c', runtime: 'runsc' },
     ];
     for (const options of bad) {
       await expect(createDockerSandbox(options as never), JSON.stringify(options, (key, value) => (key === 'docker' ? typeof value : value))).rejects.toBeInstanceOf(InvalidArgument);

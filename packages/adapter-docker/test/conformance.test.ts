@@ -1,32 +1,8 @@
 /**
- * The whole conformance kit, nothing disabled, through this package's kit
- * face (`./conformance`: its hooks and default factory) against a real
- * dockerd of this file's own, on a container created from the test image.
+ * The whole conformance kit, nothing disabled, on a real dockerd of this
+ * file's own, under Docker's default runtime (runc): conformance-suite.ts.
  */
-import { fileURLToPath } from 'node:url';
-import { describeConformance } from '@sandstream/conformance/vitest';
-import { unless } from '@sandstream/test-support/skips';
-import { describe } from 'vitest';
-import createSandbox, { conformanceHooks } from '../src/conformance.js';
-import { IMAGE, SKIP, useEngine } from './engine.js';
+import { describeDockerConformance } from './conformance-suite.js';
+import { SKIP, useEngine } from './engine.js';
 
-const file = useEngine();
-
-unless(describe, SKIP)('adapter-docker: the conformance kit on a real Engine', () => {
-  describeConformance({
-    factory: createSandbox,
-    hooks: {
-      async setup() {
-        process.env['DOCKER_HOST'] = `unix://${file.engine.socketPath}`;
-        process.env['SANDSTREAM_DOCKER_IMAGE'] = IMAGE;
-        await conformanceHooks.setup();
-      },
-      teardown: () => conformanceHooks.teardown(),
-      attach: (sandbox) => conformanceHooks.attach(sandbox),
-      sever: (process) => conformanceHooks.sever(process),
-      owner: (sandbox) => conformanceHooks.owner(sandbox),
-    },
-    // Spec 1.4, owner.crash: the built module in a second OS process, borrowing the same container.
-    ownerModule: fileURLToPath(new URL('../dist/conformance.js', import.meta.url)),
-  });
-});
+describeDockerConformance(useEngine(), 'adapter-docker: the conformance kit on a real Engine', SKIP);

@@ -13,12 +13,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll } from 'vitest';
-import { dockerdMissing, startDockerd, type TestEngine } from '../src/engine/index.js';
+import { dockerdMissing, gvisorConfig, runscMissing, startDockerd, type TestEngine } from '../src/engine/index.js';
 import { CHANNEL_NAME } from '@sandstream/remote';
 import { STDIN_PROBE_NAME } from '@sandstream/remote';
 
 /** Why this file's tests are skipped, or undefined to run them (on CI: always run). */
 export const SKIP: string | undefined = process.env['CI'] !== undefined ? undefined : dockerdMissing();
+
+/** Why the gVisor variants are skipped, or undefined to run them (on CI: always run; CI installs runsc). */
+export const GVISOR_SKIP: string | undefined = process.env['CI'] !== undefined ? undefined : (dockerdMissing() ?? runscMissing());
+
+/** The runtime of the gVisor variants' containers: `runsc`, as `gvisorConfig()` registers it. */
+export const GVISOR = 'runsc';
 
 /** The programs from the host the test image carries, with their libraries. */
 export const IMAGE_TOOLS = ['/usr/bin/env', '/usr/bin/nice', '/usr/bin/prlimit'];
@@ -30,6 +36,8 @@ export interface FileEngine {
   docker: Docker;
   /** A directory of the host bind-mounted at the same path into containers from {@link FileEngine.container}. */
   scratch: string;
+  /** The OCI runtime of the containers: `runc` (the daemon's default), or {@link GVISOR}. */
+  runtime: string;
   /** A running container from the test image (removed in `afterAll`), with `binds` and the scratch directory mounted. */
   container(options?: { binds?: string[]; env?: string[] }): Promise<Docker.Container>;
 }
@@ -38,14 +46,17 @@ export interface FileEngine {
  * Starts this file's engine in `beforeAll` and stops it in `afterAll` (in a
  * `describe`, that block's); `librariesOf` are host programs whose libraries
  * the image gets (for a program bind-mounted in, such as node);
- * `liveRestore` starts dockerd with `--live-restore`.
+ * `liveRestore` starts dockerd with `--live-restore`; `gvisor` registers
+ * runsc on it and makes {@link FileEngine.container}'s containers under it.
  */
-export function useEngine(options: { librariesOf?: string[]; liveRestore?: boolean } = {}): FileEngine {
+export function useEngine(options: { librariesOf?: string[]; liveRestore?: boolean; gvisor?: boolean } = {}): FileEngine {
   const made: Docker.Container[] = [];
   const file = {} as FileEngine;
+  const gvisor = options.gvisor === true;
+  file.runtime = gvisor ? GVISOR : 'runc';
   beforeAll(async () => {
-    if (SKIP !== undefined) return;
-    file.engine = await startDockerd({ liveRestore: options.liveRestore === true });
+    if ((gvisor ? GVISOR_SKIP : SKIP) !== undefined) return;
+    file.engine = await startDockerd({ liveRestore: options.liveRestore === true, ...(gvisor ? { config: gvisorConfig() } : {}) });
     file.docker = new Docker({ socketPath: file.engine.socketPath });
     file.scratch = realpathSync(mkdtempSync(join(tmpdir(), 'ss-docker-')));
     await file.engine.importBusybox(IMAGE, { tools: IMAGE_TOOLS, librariesOf: options.librariesOf ?? [] });
@@ -54,7 +65,7 @@ export function useEngine(options: { librariesOf?: string[]; liveRestore?: boole
         Image: IMAGE,
         Cmd: ['sleep', '2147483647'],
         Env: env,
-        HostConfig: { Init: true, NetworkMode: 'none', Binds: [`${file.scratch}:${file.scratch}`, ...binds] },
+        HostConfig: { Init: true, NetworkMode: 'none', Binds: [`${file.scratch}:${file.scratch}`, ...binds], ...(gvisor ? { Runtime: GVISOR } : {}) },
       });
       made.push(container);
       await container.start();

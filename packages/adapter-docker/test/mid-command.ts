@@ -3,14 +3,17 @@
  * client, and a command in it that has started and printed `ready`, every
  * process of it (the supervisor included) carrying {@link MARK} in its
  * environment, where the host's `/proc` finds it: the container's
- * processes are the host's.
+ * processes are the host's. Not under gVisor, whose processes live in its
+ * kernel in user space: there the container's own `/proc` is read, through
+ * `runsc exec` (gvisor.ts), which needs no dockerd.
  */
 import { expect } from 'vitest';
 import Docker from 'dockerode';
 import type { Process, Sandbox } from '@sandstream/types';
-import { markedProcesses } from '@sandstream/test-support/processes';
+import { markedProcesses, type MarkedProcess } from '@sandstream/test-support/processes';
 import { createDockerSandbox } from '../src/index.js';
-import { instrument, type FileEngine, type Seen } from './engine.js';
+import { GVISOR, instrument, type FileEngine, type Seen } from './engine.js';
+import { markedInGvisor } from './gvisor.js';
 
 export const MARK = 'SANDSTREAM_DOCKER_FAULT';
 /** Every outcome must come within this bound, unless a test states its own (the requests' own bounds are 2 s). */
@@ -23,6 +26,14 @@ export interface Setup {
   proc: Process;
   /** The value of {@link MARK} on the command's processes. */
   run: string;
+  /** The command's processes still live, wherever the runtime keeps them. */
+  left(): Promise<MarkedProcess[]>;
+}
+
+/** The live processes of `container` marked `run`: the host's `/proc` under runc, the container's own under gVisor. */
+export function markedIn(file: FileEngine, container: Docker.Container, run: string): Promise<MarkedProcess[]> {
+  if (file.runtime === GVISOR) return markedInGvisor(file.engine, container.id, MARK, run);
+  return Promise.resolve(markedProcesses(MARK, run));
 }
 
 /** A borrowed container, and a command in it that has started and printed `ready`. */
@@ -36,8 +47,9 @@ export async function started(file: FileEngine, name: string, options: { request
   const iterator = proc[Symbol.asyncIterator]();
   const first = await iterator.next();
   expect(Buffer.from((first.value as { data: Uint8Array }).data).toString()).toBe('ready\n');
-  expect(markedProcesses(MARK, run).length).toBeGreaterThan(0);
-  return { sb, container, seen, proc, run };
+  const left = (): Promise<MarkedProcess[]> => markedIn(file, container, run);
+  expect((await left()).length).toBeGreaterThan(0);
+  return { sb, container, seen, proc, run, left };
 }
 
 /** How the command settled (its result, or its error), checked to come within `boundMs`. */

@@ -11,12 +11,14 @@
  * @packageDocumentation
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { busyboxTarball } from './busybox-image.js';
 import { findExecutable } from './programs.js';
+
+export { gvisorConfig, runscMissing, runscRoot } from './gvisor.js';
 
 /** The status and body text of one Engine API request. */
 export interface EngineResponse {
@@ -36,6 +38,13 @@ export interface StartDockerdOptions {
   readonly startTimeoutMs?: number;
   /** `--live-restore`: containers, and the processes exec'd in them, outlive the daemon's stop. */
   readonly liveRestore?: boolean;
+  /**
+   * A daemon configuration (what `/etc/docker/daemon.json` holds), written to `daemon.json` in the
+   * temporary directory and given as `--config-file`: `runtimes` registers OCI runtimes, such as
+   * {@link gvisorConfig}'s `runsc`. Keys the command line sets too (`data-root`, `hosts`...) make
+   * dockerd refuse to start.
+   */
+  readonly config?: Readonly<Record<string, unknown>>;
 }
 
 /** A dockerd of your own, in a temporary directory. */
@@ -149,7 +158,10 @@ export async function startDockerd(options: StartDockerdOptions = {}): Promise<T
   const dir = mkdtempSync(join(tmpdir(), 'ssd-'));
   const socketPath = join(dir, 'docker.sock');
   const logPath = join(dir, 'dockerd.log');
+  const configPath = join(dir, 'daemon.json');
+  if (options.config !== undefined) writeFileSync(configPath, `${JSON.stringify(options.config, null, 2)}\n`);
   const args = [
+    ...(options.config !== undefined ? ['--config-file', configPath] : []),
     '--data-root', join(dir, 'root'), '--exec-root', join(dir, 'exec'), '-H', `unix://${socketPath}`,
     '--pidfile', join(dir, 'dockerd.pid'), '--iptables=false', '--bridge=none', '--ip-forward=false',
     '--ip-masq=false', '--userland-proxy=false', '--log-level=warn', '--shutdown-timeout=2',
