@@ -23,7 +23,7 @@ import { eventually, isAlive } from './helpers.js';
 
 const found = probe();
 const support = found instanceof Error ? undefined : (found as IsolationSupport);
-const blocker = support === undefined ? `isolation is unavailable here: ${(found as Error).message}` : !existsSync('/mnt') ? 'this machine has no /mnt to mount over' : undefined;
+const blocker = support === undefined ? `isolation is unavailable here: ${(found as Error).message}` : !existsSync('/usr/local') ? 'this machine has no /usr/local to mount over' : undefined;
 
 const dirs: string[] = [];
 const pids: number[] = [];
@@ -68,7 +68,7 @@ describe("the isolated mode's init", () => {
       '/bin/sh',
       '-c',
       // Not exec'd: this shell stays behind in the namespace the init is made from.
-      'mount -t tmpfs outer /mnt && mkdir "/mnt/with space" && mount -t tmpfs inner "/mnt/with space" && "$@"',
+      'mount -t tmpfs outer /usr/local && mkdir "/usr/local/with space" && mount -t tmpfs inner "/usr/local/with space" && "$@"',
       'sh',
     ];
     const inner = ['unshare', '--pid', '--fork', '--mount', '--propagation', 'private', '--ipc', '--uts', '--net', '--'];
@@ -87,12 +87,12 @@ describe("the isolated mode's init", () => {
     const init = firstChild(firstChild(child.pid!)!)!;
     // The control: as the init leaves them, the mounts its table never saw are writable.
     const before = mountsOf(init);
-    expect(before.get('/mnt')).toMatch(/^rw/);
-    expect(before.get('/mnt/with\\040space')).toMatch(/^rw/);
+    expect(before.get('/usr/local')).toMatch(/^rw/);
+    expect(before.get('/usr/local/with\\040space')).toMatch(/^rw/);
     await secureRoot(init, support!, '/workspace', []);
     const inside = mountsOf(init);
-    expect(inside.get('/mnt')).toMatch(/^ro(,|$)/);
-    expect(inside.get('/mnt/with\\040space')).toMatch(/^ro(,|$)/);
+    expect(inside.get('/usr/local')).toMatch(/^ro(,|$)/);
+    expect(inside.get('/usr/local/with\\040space')).toMatch(/^ro(,|$)/);
     for (const [point, flags] of inside) {
       if (/^\/(dev\/|proc$|proc\/|run$|tmp$|workspace$)/.test(point)) continue;
       expect(flags, point).toMatch(/^ro(,|$)/);
@@ -111,7 +111,7 @@ describe("the check of a sandbox's mount table", () => {
     const table = [
       line('/', 'ro,relatime'),
       line('/usr', 'rw,nosuid'),
-      line('/mnt/with\\040space', 'rw'),
+      line('/usr/local/with\\040space', 'rw'),
       line('/tmpfiles', 'rw'),
       line('/workspaces', 'rw'),
       line('/data', 'rw'),
@@ -120,7 +120,7 @@ describe("the check of a sandbox's mount table", () => {
     ].join('\n');
     expect(strayWritableMounts(table, '/workspace', [])).toEqual([
       { point: '/usr', flags: 'rw,nosuid' },
-      { point: '/mnt/with space', flags: 'rw' },
+      { point: '/usr/local/with space', flags: 'rw' },
       { point: '/tmpfiles', flags: 'rw' },
       { point: '/workspaces', flags: 'rw' },
       { point: '/data', flags: 'rw' },

@@ -108,8 +108,11 @@ setInterval(() => sb, 1000);`;
     const args = readFileSync(`/proc/${init}/cmdline`, 'latin1').split('\0');
     const stateDir = dirname(args[args.indexOf('sandstream-init') + 1]!);
     expect(stateDir.startsWith(tmpdir())).toBe(true);
-    // It holds the skeleton (empty mount points and links) and the mount table, nothing a command wrote.
-    expect(readdirSync(stateDir).sort()).toEqual(['root', expect.stringMatching(/^table-[0-9a-f]+$/)]);
+    // It holds the skeleton (empty mount points and links), the empty file and directory bound over
+    // what of /etc is hidden, and the mount table: nothing a command wrote.
+    expect(readdirSync(stateDir).sort()).toEqual(['empty-dir', 'empty-file', 'root', expect.stringMatching(/^table-[0-9a-f]+$/)]);
+    expect(readdirSync(join(stateDir, 'empty-dir'))).toEqual([]);
+    expect(statSync(join(stateDir, 'empty-file')).size).toBe(0);
     const root = join(stateDir, 'root');
     expect(readdirSync(join(root, 'workspace'))).toEqual([]);
     expect(readdirSync(join(root, 'tmp'))).toEqual([]);
