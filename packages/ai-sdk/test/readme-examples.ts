@@ -5,9 +5,9 @@ import { stepCountIs, streamText, type LanguageModel } from 'ai';
 import { createLocalSandbox } from '@sandstream/adapter-local';
 import { execTool, fromSandboxSession, toSandboxSession } from '../src/index.js';
 
-/** The README's agent example, with the model given. */
+/** The README's agent example, with the model given (it needs namespaces: test/readme.test.ts skips it where they are unavailable). */
 export async function agentExample(model: LanguageModel): Promise<void> {
-const sandbox = createLocalSandbox({ cwd: '/tmp' });
+const sandbox = createLocalSandbox({ isolation: 'namespaces' }); // Linux only: see below
 const result = streamText({
   model,
   tools: { exec: execTool(sandbox, { timeout: 60_000 }) },

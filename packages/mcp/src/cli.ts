@@ -5,23 +5,27 @@
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { AdapterLoadError, openSandbox } from './adapter.js';
+import { applyEnvNames, UsageError, validateEnvNames } from './cli-env.js';
 import { createExecServer } from './server.js';
 import { VERSION } from './version.js';
 
 const USAGE = `Usage: sandstream-mcp --adapter <local|e2b|vercel|docker|./module.js> [options]
 
-A stdio MCP server with one tool, exec, that runs commands in the sandbox.
+A stdio MCP server whose tools (exec, start, read, write, kill, list) run commands in the sandbox.
 
   --adapter <name|path>       local, e2b, vercel, docker (their packages must be installed),
                               or a module whose createSandbox or default export returns a Sandbox
   --isolation <none|namespaces>  local only: namespaces runs commands in an isolated environment
-  --options <json>            an object passed to the adapter's factory
+  --env <NAME>                pass the server's variable NAME to the sandbox's commands (repeatable).
+                              Without it, local commands get only PATH, HOME, TERM, LANG, LANGUAGE
+                              and LC_* of the server's environment, e2b, vercel and docker ones none.
+                              Not with a module path (give it what it needs with --options)
+  --options <json>            an object passed to the adapter's factory (local: an "env" in it
+                              replaces the allowlist, and the --env names are added over it)
   --max-output-bytes <n>      bytes kept per stream when a call gives no maxOutputBytes (default 1048576)
   --version                   print the version
   -h, --help                  print this help
 `;
-
-class UsageError extends Error {}
 
 function parseOptions(): { adapter: string; factoryOptions: Record<string, unknown>; maxOutputBytes: number | undefined } {
   const { values } = parseArgs({
@@ -29,6 +33,7 @@ function parseOptions(): { adapter: string; factoryOptions: Record<string, unkno
       adapter: { type: 'string' },
       isolation: { type: 'string' },
       options: { type: 'string' },
+      env: { type: 'string', multiple: true, default: [] },
       'max-output-bytes': { type: 'string' },
       version: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -60,6 +65,8 @@ function parseOptions(): { adapter: string; factoryOptions: Record<string, unkno
     if (values.isolation !== 'none' && values.isolation !== 'namespaces') throw new UsageError('--isolation is none or namespaces');
     factoryOptions = { ...factoryOptions, isolation: values.isolation };
   }
+  const warn = (message: string): void => void process.stderr.write(`sandstream-mcp: ${message}\n`);
+  factoryOptions = applyEnvNames(values.adapter, factoryOptions, validateEnvNames(values.env), process.env, warn);
   let maxOutputBytes: number | undefined;
   if (values['max-output-bytes'] !== undefined) {
     maxOutputBytes = Number(values['max-output-bytes']);

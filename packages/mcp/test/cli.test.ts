@@ -77,6 +77,9 @@ describe('sandstream-mcp --adapter', () => {
     ['--isolation with another adapter', ['--adapter', fixture('default-adapter.js'), '--isolation', 'namespaces'], /--isolation applies to --adapter local only/],
     ['--options that are not JSON', ['--adapter', 'local', '--options', '{'], /--options is not valid JSON/],
     ['an unknown option', ['--adapter', 'local', '--shell'], /Unknown option '--shell'/],
+    ['--env with an assignment', ['--adapter', 'local', '--env', 'TOKEN=x'], /--env takes a variable name .* got "TOKEN=x"/],
+    ['--env with an empty name', ['--adapter', 'local', '--env', ''], /--env takes a variable name/],
+    ['--env with a module path', ['--adapter', fixture('default-adapter.js'), '--env', 'PATH'], /--env applies to the built-in adapters/],
   ];
   for (const [what, args, message] of failures) {
     it(`exits 2 with the reason on ${what}`, async () => {

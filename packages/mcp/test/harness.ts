@@ -16,9 +16,13 @@ export interface Session {
   readonly stderr: string[];
 }
 
-/** Spawns `node dist/cli.js <args>` and completes the MCP handshake. */
-export async function connect(args: readonly string[] = ['--adapter', 'local']): Promise<Session> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...args], stderr: 'pipe' });
+/**
+ * Spawns `node dist/cli.js <args>` and completes the MCP handshake. The
+ * server's environment is the SDK's default (a few variables of this
+ * process: HOME, LOGNAME, PATH, SHELL, TERM, USER) with `env` over it.
+ */
+export async function connect(args: readonly string[] = ['--adapter', 'local'], env?: Record<string, string>): Promise<Session> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...args], stderr: 'pipe', ...(env !== undefined && { env }) });
   const stderr: string[] = [];
   transport.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
   const client = new Client({ name: 'sandstream-mcp-tests', version: '0.0.0' });
