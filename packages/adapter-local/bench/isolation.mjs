@@ -127,8 +127,8 @@ export async function benchIsolation(plain, cfg) {
                 sandstream: fmtMs(totalI),
                 raw: `bwrap ${fmtMs(median(cb))}`,
                 ratio: `${(totalI / median(cb)).toFixed(2)}x`,
-                target: '<= 3x',
-                pass: totalI / median(cb) <= 3,
+                target: '<= 2x',
+                pass: totalI / median(cb) <= 2,
               },
             ]),
         {

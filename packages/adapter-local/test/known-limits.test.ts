@@ -49,8 +49,9 @@ describe("the README's known limits", () => {
     const victim = testSandbox({ isolation: 'namespaces' });
     const bystander = testSandbox({ isolation: 'namespaces' });
     await bystander.run(['true']);
-    // The helper is the only cat in the sandbox; the command then waits to be ended with the rest.
-    const killer = 'for p in /proc/[0-9]*; do read -r c < "$p/comm" && [ "$c" = cat ] && kill "${p#/proc/}"; done; exec sleep 600';
+    // The helper is the init's only child in the sandbox (a command's parent, nsenter, is outside:
+    // its parent pid reads 0); the command then waits to be ended with the rest.
+    const killer = 'for p in /proc/[0-9]*; do [ "${p#/proc/}" = 1 ] && continue; while read -r k v; do [ "$k" = PPid: ] && break; done < "$p/status"; [ "$v" = 1 ] && kill "${p#/proc/}"; done; exec sleep 600';
     const result = await victim.run(['sh', '-c', killer], { timeout: 60_000 });
     // Ended as at its owner's loss: the init runs the termination sequence, SIGTERM first.
     expect(result.signal).toBe('SIGTERM');

@@ -106,7 +106,7 @@ export class IsolatedDriver implements ProcessDriver {
     this.events = events;
     const { environment } = options;
     try {
-      // Entered once the init has pivoted; the entry waits for its go until the environment is ready.
+      // Entered once the init runs; the entry waits for its go until the environment is ready.
       await environment.enterable;
     } catch (error) {
       throw new SpawnFailed(command.argv, (error as Error).message, { cause: error });
@@ -263,8 +263,18 @@ export class IsolatedDriver implements ProcessDriver {
       });
       // Only once the report is read to its end: 'exit' can come before the
       // report's last line (the entry script's own "no such executable") is.
-      report.once('close', () => reject(gone()));
-      child.once('close', () => reject(gone()));
+      // An entry that ended while the sandbox was still being built (it enters
+      // as soon as the init runs) most likely ended with it: the sandbox's own
+      // failure, once known, is the reason.
+      const ended = (): void => {
+        if (environment.gone !== undefined) return reject(gone());
+        environment.ready.then(
+          () => reject(gone()),
+          (error: Error) => reject(error.message, error),
+        );
+      };
+      report.once('close', ended);
+      child.once('close', ended);
     });
 
     this.pipes = new CommandPipes(child, events);
