@@ -25,6 +25,16 @@
  * anything starts: never a value on a command line.
  */
 
+/**
+ * The entry's own variables (`nsenter`, `setsid`, the entry's shell), beside
+ * the carriers: a fixed PATH and no locale to load (`nsenter` took 0.5 ms of
+ * its 1.6 to load one).
+ */
+export const ENTRY_ENV: Readonly<Record<string, string>> = {
+  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  LC_ALL: 'C',
+};
+
 /** The prefix of a value's carrier. */
 const CARRIER = 'SANDSTREAM_V_';
 /** The entry's own variables, besides the carriers. */
