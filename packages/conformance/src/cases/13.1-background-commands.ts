@@ -5,8 +5,9 @@ import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
 import { helperExec } from '../context.js';
 import { probeAlive } from '../sandbox-scripts.js';
-import { attachCalls, expectUnlisted, listed, listedIds, startBackground, withWitness } from './support/background.js';
-import { bound, deliveryBound, expectNeverRan, explainingSurvivors, readPid, scratch, settledWithin } from './support/observe.js';
+import { attachCalls, disposeAll, expectUnlisted, listed, listedIds, startBackground, withWitness } from './support/background.js';
+import { bound, expectNeverRan, explainingSurvivors, readPid, scratch } from './support/observe.js';
+import { atOnce, rejectsAtOnce } from './support/at-once.js';
 import { expectTreeGone } from './support/tree.js';
 import { endById, expectRunning, startBackgroundTree } from './support/background-tree.js';
 import { environmentGone, openObserver } from './support/observer.js';
@@ -14,15 +15,6 @@ import { environmentGone, openObserver } from './support/observer.js';
 /** A command that runs until it is ended, its argv carrying `label`. */
 function forever(label: string): string[] {
   return ['sh', '-c', 'while :; do sleep 0.05; done', 'sh', label];
-}
-
-/** Settles `promise` within the delivery bound, or fails saying what did not happen at once. */
-async function atOnce<T>(ctx: CaseContext, promise: Promise<T>, what: string): Promise<T> {
-  const within = await deliveryBound(ctx);
-  const outcome = await settledWithin(promise, within);
-  if (outcome === 'pending') throw new ConformanceFailure(`${what} did not settle within ${within} ms; it must at once`);
-  if (outcome.rejected) throw new ConformanceFailure(`${what} rejected with ${describeError(outcome.reason)}`);
-  return outcome.value;
 }
 
 /** Background commands: SS-BG-*. */
@@ -109,6 +101,99 @@ export const backgroundCases = [
         await expectTreeGone(ctx, ended.tree, ended.processes, 'when disposing an undetached background Process resolved');
         await expectUnlisted(calls, endedId, witness, 'once its undetached Process was disposed');
       });
+    },
+  }),
+  defineCase({
+    id: 'background.listed-only',
+    title: '"A background command\'s commandId MUST name it, and only it, in attach() and commands() while its record is kept": commands() lists background commands, ended ones too, each once, and no foreground command nor another sandbox\'s',
+    requirements: ['SS-BG-1'],
+    needs: ['streaming', 'attach'],
+    async run(ctx) {
+      const calls = attachCalls(ctx.sandbox);
+      const token = ctx.token('only');
+      // With attach-reconnect a second sandbox may be a handle of the same environment, which lists what the first started (SS-RECON-1).
+      const separate = !hasCapability(ctx.sandbox.capabilities, 'attach-reconnect');
+      const other = separate ? await ctx.factory() : undefined;
+      const procs: BackgroundProcess[] = [];
+      try {
+        const running = await startBackground(ctx, forever(`${token}-running`));
+        procs.push(running);
+        const ended = await startBackground(ctx, ['sh', '-c', 'exit 0', 'sh', `${token}-ended`]);
+        procs.push(ended);
+        const result = await ended.wait();
+        check(result.exitCode === 0, `a background command that exits 0 ended with exit ${result.exitCode}, signal ${result.signal}`);
+        const ran = await ctx.sandbox.run(['sh', '-c', 'exit 0', 'sh', `${token}-ran`]);
+        check(ran.exitCode === 0, `a foreground command that exits 0 ended with exit ${ran.exitCode}`);
+        await using foreground = ctx.sandbox.stream(forever(`${token}-foreground`));
+        await foreground.started();
+        let elsewhere: BackgroundProcess | undefined;
+        if (other !== undefined) {
+          elsewhere = other.stream(forever(`${token}-elsewhere`), { background: true });
+          await elsewhere.started();
+        }
+        // The ended command stays listed; a backend that learns of the end later gets a bound to show it.
+        const list = await ctx.poll(
+          async () => {
+            const now = await calls.commands();
+            return now.find((info) => info.commandId === ended.commandId)?.state === 'ended' ? now : undefined;
+          },
+          await bound(ctx, 5_000),
+          `the background command ${ended.commandId} exited, but commands() does not list it as "ended"; an ended command stays listed until it is forgotten or its owner closes`,
+        );
+        const shown = JSON.stringify(list.map((info) => `${info.commandId} (${info.state}) ${JSON.stringify(info.argv)}`));
+        const ids = list.map((info) => info.commandId);
+        const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
+        check(twice.length === 0, `commands() lists ${JSON.stringify([...new Set(twice)])} more than once; a commandId names one command: ${shown}`);
+        const info = list.find((entry) => entry.commandId === running.commandId);
+        check(info?.state === 'running', `commands() lists the running background command ${running.commandId} as ${JSON.stringify(info?.state)}, expected "running": ${shown}`);
+        checkEqual(list.find((entry) => entry.commandId === ended.commandId)?.argv, ended.argv, `the argv commands() lists for the ended command ${ended.commandId}`);
+        const carries = (label: string): boolean => list.some((entry) => entry.argv.some((arg) => arg.includes(`${token}-${label}`)));
+        const foreign: Array<[string, string | undefined, string]> = [
+          ['foreground', foreground.commandId, 'a running foreground command'],
+          ['ran', undefined, 'a foreground command run() ran to its end'],
+          ['elsewhere', elsewhere?.commandId, "a background command of another sandbox of the adapter's factory"],
+        ];
+        for (const [label, id, what] of foreign) {
+          const named = id !== undefined && ids.includes(id);
+          check(!carries(label) && !named, `commands() lists ${what} (its argv carries ${token}-${label}); only the background commands this handle can attach to are listed: ${shown}`);
+        }
+        if (elsewhere?.commandId !== undefined) {
+          const what = "attach() by the commandId of another sandbox's background command";
+          checkErrorCode(await rejectionOf(calls.attach(elsewhere.commandId, { replay: false }), what), 'COMMAND_NOT_FOUND', what);
+        }
+      } finally {
+        await disposeAll(procs);
+        await other?.close().catch(() => undefined);
+      }
+    },
+  }),
+  defineCase({
+    id: 'background.detach-failed-start',
+    title: '"detach() MUST leave the command running, owned as before, and release the Process": on a background Process whose start failed, detach() waits for started() and rejects as it does',
+    requirements: ['SS-BG-2'],
+    needs: ['streaming', 'attach'],
+    async run(ctx) {
+      const dir = await scratch(ctx);
+      // Called before the start settles, detach() must wait for it; called after, it must still not resolve.
+      for (const when of ['before', 'after'] as const) {
+        const what = `detach() called ${when} started() of a background command that cannot start rejected`;
+        let proc: BackgroundProcess;
+        try {
+          proc = ctx.sandbox.stream([`${dir}/sandstream-no-such-command`], { background: true });
+        } catch (error) {
+          throw new ConformanceFailure(`stream() with background: true of a command that cannot start threw ${describeError(error)}; its start fails through started() (section 6.1)`);
+        }
+        try {
+          const early = when === 'before' ? proc.detach() : undefined;
+          // Observed at once, so an early rejection is not reported as unhandled while started() settles.
+          early?.catch(() => undefined);
+          const startError = await rejectionOf(proc.started(), 'started() of a background command that cannot start');
+          checkErrorCode(startError, 'SPAWN_FAILED', 'started() of a background command that cannot start');
+          checkErrorCode(await rejectsAtOnce(ctx, early ?? proc.detach(), what), 'SPAWN_FAILED', what);
+        } finally {
+          await atOnce(ctx, proc[Symbol.asyncDispose](), `disposing a background Process whose start failed (detach() ${when})`);
+        }
+      }
     },
   }),
   defineCase({

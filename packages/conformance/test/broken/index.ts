@@ -2,6 +2,7 @@
 import type { BrokenAdapter } from './adapter.js';
 import { argumentAdapters } from './arguments.js';
 import { backgroundAdapters } from './background.js';
+import { backgroundListingAdapters } from './background-listing.js';
 import { capabilityAdapters } from './capabilities.js';
 import { contractAdapters } from './contract-1-1.js';
 import { faultAdapters } from './faults.js';
@@ -33,5 +34,6 @@ export const BROKEN_ADAPTERS: readonly BrokenAdapter[] = [
   ...largeDataAdapters,
   ...stallingAdapters,
   ...backgroundAdapters,
+  ...backgroundListingAdapters,
 ];
 export { textOnlyLocal } from './contract-1-1.js';
