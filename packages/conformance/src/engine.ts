@@ -23,6 +23,7 @@ import { deselected } from './select.js';
 import { KIT_SPEC_VERSION, KIT_VERSION } from './version.js';
 import { CANNOT_CROSS, connectTestee } from './testee/connect.js';
 import type { OwnerLauncher } from './cases/support/owner.js';
+import { endLeftovers, leftoverNote, RunMarks } from './leftovers.js';
 
 export { validateOptions, type CheckedOptions, type ConformanceOptions } from './options.js';
 export { classify, runCase, skipReason, type CaseOutcome, type CaseRun } from './run-case.js';
@@ -191,6 +192,7 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
   let harnessProblem: string | undefined;
   let roundTripMs: number | undefined;
   const results = new Array<CaseResult>(CASES.length);
+  const marks = new RunMarks();
   let runProblem: string | undefined;
   try {
     try {
@@ -251,10 +253,23 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
         const cannot = testee?.cannotCross[testCase.id];
         if (cannot !== undefined) return finish(index, testCase, { status: 'skipped', message: `not through a testee: ${cannot}`, durationMs: 0 });
         options.onCaseStart?.(testCase);
-        finish(index, testCase, await runCaseWatched({ testCase, manifest, factory, timeoutMs: caseTimeoutMs, graceMs, hooks, ownerModule, launchOwner: testee?.launchOwner }, faults.watch));
+        finish(index, testCase, await runCaseWatched({ testCase, manifest, factory, timeoutMs: caseTimeoutMs, graceMs, hooks, ownerModule, launchOwner: testee?.launchOwner }, faults.watch, marks));
       },
       { waits: ({ testCase }) => waitsUnder(plan, testCase), longest: ({ testCase }) => runsAlone(testCase) !== undefined, waiting: WAITING_CONCURRENCY },
     );
+    // Before the teardown hook, which may take away what the sweep runs on (a daemon, a connection).
+    if (harnessProblem === undefined) {
+      faults.setPhase('the end of the run, ending what the cases left running');
+      const ended = await inPhaseScope('the end of the run, ending what the cases left running', faults.watch, () => endLeftovers(factory, marks));
+      for (const [id, swept] of ended) {
+        const index = CASES.findIndex((c) => c.id === id);
+        const result = results[index];
+        if (result === undefined) continue;
+        const note = leftoverNote(swept);
+        results[index] = { ...result, message: result.message === undefined ? note : `${result.message}; ${note}` };
+        options.onCaseEnd?.(results[index]);
+      }
+    }
   } finally {
     faults.setPhase('the teardown hook');
     try {

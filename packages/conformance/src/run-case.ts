@@ -16,6 +16,7 @@ import { sweep } from './sandbox-scripts.js';
 import { FAULT_ADVICE, inCaseScope, raceFaults, type LiveScope, type RunWatch } from './faults.js';
 import { describeTermination, terminationOf, type Termination } from './termination-settings.js';
 import type { OwnerLauncher } from './cases/support/owner.js';
+import type { RunMarks } from './leftovers.js';
 
 function isSandbox(value: unknown): value is Sandbox {
   const sb = value as Partial<Sandbox> | null;
@@ -109,10 +110,10 @@ export function runCase(run: CaseRun): Promise<CaseOutcome> {
  * throws where no caller can catch it while the case runs fails the case;
  * `watch` (runConformance's) receives what it raises after its outcome.
  */
-export async function runCaseWatched(run: CaseRun, watch: RunWatch | undefined): Promise<CaseOutcome> {
+export async function runCaseWatched(run: CaseRun, watch: RunWatch | undefined, marks?: RunMarks): Promise<CaseOutcome> {
   const { id, expectedWarnings } = run.testCase;
   return inCaseScope(id, { run: watch, expectedWarnings }, async (scope) => {
-    const outcome = await runCaseScoped(run, scope);
+    const outcome = await runCaseScoped(run, scope, marks);
     // Faults raised after the verdict, while the sandbox was cleaned up and closed.
     const after = scope.describe(scope.shown);
     if (after === undefined) return outcome;
@@ -121,7 +122,7 @@ export async function runCaseWatched(run: CaseRun, watch: RunWatch | undefined):
   });
 }
 
-async function runCaseScoped(run: CaseRun, scope: LiveScope): Promise<CaseOutcome> {
+async function runCaseScoped(run: CaseRun, scope: LiveScope, marks: RunMarks | undefined): Promise<CaseOutcome> {
   const { testCase, factory } = run;
   const hooks = run.hooks ?? {};
   const started = performance.now();
@@ -181,6 +182,8 @@ async function runCaseScoped(run: CaseRun, scope: LiveScope): Promise<CaseOutcom
     void creating?.then((late) => late.close()).catch(() => undefined);
     return outcome;
   }
+  // The run ends whatever still carries them once every case is done (leftovers.ts), passed or not.
+  marks?.add(testCase.id, handle?.tokens() ?? []);
   const failed = outcome.status !== 'pass';
   // Scratch files go through the sandbox, on a short budget of their own
   // (shorter still after a hang), so that a stuck run() cannot keep close()

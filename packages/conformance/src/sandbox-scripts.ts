@@ -55,18 +55,26 @@ export async function probeAlive(exec: Exec, pid: number, token = ''): Promise<b
   return result.exitCode === 0;
 }
 
-// Prints the pids it SIGKILLed; arguments are token halves, two by two. Needs /proc.
+// Prints a line "pid:n:command line" (its first 160 characters, newlines as spaces) for each process
+// it SIGKILLed, n the index of the token it carries; arguments are token halves, two by two. Needs /proc.
 const SWEEP_SCRIPT = [
   '[ -d /proc/self ] || { echo "no /proc"; exit 3; }',
-  'hit() { while [ $# -ge 2 ]; do case "$cmd" in *"$1$2"*) return 0;; esac; shift 2; done; return 1; }',
+  'hit() { n=0; while [ $# -ge 2 ]; do case "$cmd" in *"$1$2"*) return 0;; esac; shift 2; n=$((n + 1)); done; return 1; }',
   'for d in /proc/[0-9]*; do',
   '  p=${d#/proc/}',
   '  [ "$p" = "$$" ] && continue',
-  '  cmd=$(tr "\\000" " " < "$d/cmdline" 2>/dev/null) || continue',
+  '  cmd=$(tr "\\000\\n" "  " < "$d/cmdline" 2>/dev/null) || continue',
   '  [ -n "$cmd" ] || continue',
-  '  if hit "$@"; then kill -9 "$p" 2>/dev/null && printf "%s " "$p"; fi',
+  '  if hit "$@"; then kill -9 "$p" 2>/dev/null && printf "%s:%s:%.160s\\n" "$p" "$n" "$cmd"; fi',
   'done',
 ].join('\n');
+
+/** A process a sweep killed, the token its command line carried, and the start of that command line. */
+export interface Swept {
+  readonly pid: number;
+  readonly token: string;
+  readonly command: string;
+}
 
 /**
  * SIGKILLs, through `sandbox`, every process whose command line carries one
@@ -74,14 +82,19 @@ const SWEEP_SCRIPT = [
  * pids killed. Best effort: throws only when the sweep cannot run at all.
  */
 export async function sweep(sandbox: Sandbox, tokens: readonly string[]): Promise<number[]> {
+  return [...new Set((await sweepMarked(sandbox, tokens)).map((swept) => swept.pid))];
+}
+
+/** {@link sweep}, saying which token each process it killed carried. */
+export async function sweepMarked(sandbox: Sandbox, tokens: readonly string[]): Promise<Swept[]> {
   if (tokens.length === 0) return [];
-  const killed: number[] = [];
+  const killed: Swept[] = [];
   for (let pass = 0; pass < 3; pass++) {
     const result = await sandbox.run(['sh', '-c', SWEEP_SCRIPT, 'sh', ...tokens.flatMap(splitToken)], { timeout: 10_000 });
     if (result.exitCode !== 0) throw new Error(`the sweep exited ${result.exitCode}: ${(result.stdoutText + result.stderrText).trim()}`);
-    const pids = result.stdoutText.trim().split(/\s+/).filter((p) => p !== '').map(Number);
-    if (pids.length === 0) break;
-    killed.push(...pids);
+    const found = result.stdoutText.split('\n').map((line) => /^([0-9]+):([0-9]+):(.*)$/.exec(line)).filter((match) => match !== null);
+    if (found.length === 0) break;
+    for (const [, pid, index, command] of found) killed.push({ pid: Number(pid), token: tokens[Number(index)] ?? '', command: command!.trim() });
   }
   return killed;
 }

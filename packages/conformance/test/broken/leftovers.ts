@@ -8,6 +8,7 @@
 import { SandboxClosed, type Sandbox } from '@sandstream/types';
 import type { Lab } from './lab.js';
 import { wrapSandbox } from './wrap.js';
+import { wrapBackground } from './wrap-background.js';
 
 /** The local adapter of `lab` with that defect. */
 export function hangingTeardownSandbox(lab: Lab): Sandbox {
@@ -31,5 +32,17 @@ export function hangingTeardownSandbox(lab: Lab): Sandbox {
     close: async () => {
       closed = true;
     },
+  });
+}
+
+/**
+ * The local adapter of `lab` whose close() does nothing, and whose
+ * background Processes only detach when disposed: whatever a case leaves to
+ * disposal or to close() runs on after the case, even after one that passed.
+ */
+export function leakingSandbox(lab: Lab): Sandbox {
+  return wrapBackground(lab.local(), {
+    starter: { dispose: (inner) => inner.detach() },
+    close: async () => undefined,
   });
 }
