@@ -14,22 +14,18 @@
  * kit's observer (`attach`) sees what a closed handle left.
  */
 import { severLinks } from '@sandstream/remote';
+import type { ConformanceHooks } from '@sandstream/conformance';
 import { InvalidArgument, type Process, type Sandbox } from '@sandstream/types';
 import type Docker from 'dockerode';
 import { createDockerSandbox } from './index.js';
 import { addressOf, clientOf } from './client.js';
 import { createOwnedContainer, removeOwnedContainer } from './container.js';
 
-/** The kit's hook interface (`ConformanceHooks` of `@sandstream/conformance`), restated to keep it a dev dependency. */
-export interface DockerConformanceHooks {
-  setup(): Promise<void>;
-  teardown(): Promise<void>;
-  attach(sandbox: Sandbox): Promise<Sandbox>;
-  /** Cuts this OS process's links to a background command, as a proxy would (spec 1.2, `attach.link-lost`). */
-  sever(process: Process): number;
-  /** Spec 1.4, `owner.crash`: a second OS process borrows the same container on the same Engine. */
-  owner(sandbox: Sandbox): { env: Record<string, string> };
-}
+/**
+ * The kit's hooks (`ConformanceHooks` of `@sandstream/conformance`), every one of which this module
+ * exports. A type-only import: the module needs the kit at no time but when the kit loads it.
+ */
+export type DockerConformanceHooks = Required<ConformanceHooks>;
 
 interface Shared {
   docker: Docker;

@@ -16,19 +16,15 @@
  */
 import { severLinks } from '@sandstream/remote';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
+import type { ConformanceHooks } from '@sandstream/conformance';
 import { InvalidArgument, type Process, type Sandbox } from '@sandstream/types';
 import { createE2BSandbox } from './index.js';
 
-/** The kit's hook interface (`ConformanceHooks` of `@sandstream/conformance`), restated to keep it a dev dependency. */
-export interface E2BConformanceHooks {
-  setup(): Promise<void>;
-  teardown(): Promise<void>;
-  attach(sandbox: Sandbox): Promise<Sandbox>;
-  /** Cuts this OS process's links to a background command, as a proxy would (spec 1.2, `attach.link-lost`). */
-  sever(process: Process): number;
-  /** Spec 1.4, `owner.crash`: a second OS process on the same sandbox (by its id on E2B, by its envd's URL on the emulator). */
-  owner(sandbox: Sandbox): { env: Record<string, string> };
-}
+/**
+ * The kit's hooks (`ConformanceHooks` of `@sandstream/conformance`), every one of which this module
+ * exports. A type-only import: the module needs the kit at no time but when the kit loads it.
+ */
+export type E2BConformanceHooks = Required<ConformanceHooks>;
 
 interface Shared {
   sandbox: E2BSdkSandbox;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ExecResult, Sandbox, SandboxFactory } from '@sandstream/types';
 import { ConformanceFailure, describeError, HarnessError } from './assert.js';
 import type { ConformanceHooks } from './hooks.js';
-import type { OwnerLauncher } from './cases/support/owner.js';
+import type { OwnerLauncher } from './owner-launcher.js';
 import { probeAlive, type Exec } from './sandbox-scripts.js';
 import type { Termination } from './termination-settings.js';
 

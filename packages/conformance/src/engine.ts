@@ -22,7 +22,7 @@ import { aloneUnder, runsAlone, runScheduled, schedulePlan, WAITING_CONCURRENCY,
 import { deselected } from './select.js';
 import { KIT_SPEC_VERSION, KIT_VERSION } from './version.js';
 import { CANNOT_CROSS, connectTestee } from './testee/connect.js';
-import type { OwnerLauncher } from './cases/support/owner.js';
+import type { OwnerLauncher } from './owner-launcher.js';
 import { endLeftovers, leftoverNote, RunMarks } from './leftovers.js';
 
 export { validateOptions, type CheckedOptions, type ConformanceOptions } from './options.js';

@@ -10,7 +10,7 @@ export type { ConformanceHooks, OwnerProcess } from './hooks.js';
 export type { RunWarning } from './warnings.js';
 export type { ConformanceCase } from './case.js';
 export type { CaseContext } from './context.js';
-export type { LaunchedOwner, OwnerLauncher } from './cases/support/owner.js';
+export type { LaunchedOwner, OwnerLauncher } from './owner-launcher.js';
 export type { Termination } from './termination-settings.js';
 export { autoConcurrency, LOCAL_ROUND_TRIP_MS, REMOTE_CONCURRENCY, runsAlone } from './schedule.js';
 export { ConformanceFailure, HarnessError } from './assert.js';

@@ -21,7 +21,7 @@
 import type { Process, Sandbox, StdinWriter } from '@sandstream/types';
 import { ConformanceFailure } from './assert.js';
 import type { ActiveWait } from './context.js';
-import { watchHostLag } from './cases/support/observe.js';
+import { watchHostLag } from './timing.js';
 
 /** A call into the adapter that has not settled yet. */
 export interface PendingCall {

@@ -3,19 +3,19 @@
  * verdict, scratch clean-up, close(), and the sweep of what a failed case
  * left running.
  */
-import { NOTHING_REFUSED } from './cases/4.2-negative-behaviour.js';
 import { hasCapability, type BackgroundProcess, type CapabilityManifest, type CaseStatus, type Process, type Sandbox, type SandboxFactory } from '@sandstream/types';
 import { TIMED_OUT, within } from '@sandstream/types/runtime';
 import { ConformanceFailure, describeError, flattenSuppressed, HarnessError } from './assert.js';
 import type { ConformanceCase } from './case.js';
-import { deliveryBound } from './cases/support/observe.js';
+import { NOTHING_REFUSED } from './refusals.js';
+import { deliveryBound } from './timing.js';
 import { createContext, type ContextHandle } from './context.js';
 import type { ConformanceHooks } from './hooks.js';
 import { describePending, trackCalls, type CallTracker } from './pending.js';
 import { sweep } from './sandbox-scripts.js';
 import { FAULT_ADVICE, inCaseScope, raceFaults, type LiveScope, type RunWatch } from './faults.js';
 import { describeTermination, terminationOf, type Termination } from './termination-settings.js';
-import type { OwnerLauncher } from './cases/support/owner.js';
+import type { OwnerLauncher } from './owner-launcher.js';
 import type { RunMarks } from './leftovers.js';
 
 function isSandbox(value: unknown): value is Sandbox {

@@ -4,7 +4,7 @@ import { CAPABILITIES } from '@sandstream/types';
 // The one reader of statements out of spec.md, shared with scripts/sync-requirements.mjs.
 import { extractStatements } from '../../types/scripts/spec-requirements.mjs';
 import { CASES } from '../src/engine.js';
-import { NOTHING_REFUSED } from '../src/cases/4.2-negative-behaviour.js';
+import { NOTHING_REFUSED } from '../src/refusals.js';
 import { REQUIREMENTS, REQUIREMENTS_SPEC_VERSION } from '../src/requirements.js';
 import { KIT_SPEC_VERSION } from '../src/version.js';
 

@@ -2,14 +2,8 @@ import { CAPABILITIES, type Capability, type RunOptions, type StreamOptions } fr
 import { check, checkErrorCode, ConformanceFailure, describeError, thrownBy } from '../assert.js';
 import { defineCase, type ConformanceCase } from '../case.js';
 import type { CaseContext } from '../context.js';
+import { NOTHING_REFUSED } from '../refusals.js';
 import { expectNeverRan, scratch } from './support/observe.js';
-
-/**
- * The 1.2 capabilities whose absence refuses nothing (ADR-0036): without a replay capability an
- * attach follows only, and without `attach-reconnect` no other handle is promised anything. Their
- * absence is checked by the attach cases' rules for a follow-only attach; only `attach` refuses.
- */
-export const NOTHING_REFUSED: readonly Capability[] = ['binary-output', 'attach-reconnect', 'replay-full', 'replay-tail'];
 
 type Refusing = Exclude<Capability, 'binary-output' | 'attach-reconnect' | 'replay-full' | 'replay-tail'>;
 

@@ -9,7 +9,7 @@ import { bridgeSandbox, testeeProcessId } from './bridge.js';
 import { TesteeLink, type TesteeCommand } from './link.js';
 import type { HelloAnswer, SandboxInfo } from './protocol.js';
 import { testeeOwnerLauncher } from './owner.js';
-import type { OwnerLauncher } from '../cases/support/owner.js';
+import type { OwnerLauncher } from '../owner-launcher.js';
 
 /**
  * Cases that cannot run through a testee, and why: they are reported

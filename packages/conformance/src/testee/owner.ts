@@ -8,7 +8,7 @@
 import type { Process } from '@sandstream/types';
 import { isLiveProcess } from '@sandstream/types/runtime';
 import { describeError, HarnessError } from '../assert.js';
-import type { LaunchedOwner, OwnerLauncher } from '../cases/support/owner.js';
+import type { LaunchedOwner, OwnerLauncher } from '../owner-launcher.js';
 import { bridgeSandbox } from './bridge.js';
 import { TesteeLink, type TesteeCommand } from './link.js';
 import type { SandboxInfo } from './protocol.js';

@@ -13,6 +13,10 @@ import { helperExec, type CaseContext } from '../../context.js';
 import type { OwnerProcess } from '../../hooks.js';
 import type { OwnerLine, OwnerOrder } from '../../owner-child.js';
 import { splitToken, type Exec } from '../../sandbox-scripts.js';
+import type { LaunchedOwner, OwnerLauncher } from '../../owner-launcher.js';
+
+// The launcher's types, for the cases as before; the engine owns them (owner-launcher.ts).
+export type { LaunchedOwner, OwnerLauncher } from '../../owner-launcher.js';
 
 /** The owner process's script, in the kit's dist/ (the same path from src/ and from dist/). */
 export const OWNER_CHILD = fileURLToPath(new URL('../../../dist/owner-child.js', import.meta.url));
@@ -113,38 +117,6 @@ export async function openLookout(ctx: CaseContext): Promise<Lookout> {
   }
   return { exec: helperExec(attached, ctx.signal), what: "the attach hook's handle on the case's environment", close: () => attached.close().catch(() => undefined) };
 }
-
-/** An owner process a launcher started (spec 1.4, `owner.crash`), for the case to crash. */
-export interface LaunchedOwner {
-  /** Kills it with SIGKILL and resolves when it is gone: the moment of the loss. */
-  crash(): Promise<number>;
-  /** Kills it, if it still runs, and releases what the kit holds of it; never throws. */
-  dispose(): Promise<void>;
-}
-
-/**
- * Starts an owner process with the environment `env` added, which starts
- * `argv` in the foreground (with `stream()`, or `run()` for an adapter
- * without streaming) and resolves once it reported the command started,
- * within `withinMs`; rejects with a HarnessError. The kit's own launcher
- * starts a Node.js process that loads the adapter module (`ownerModule`); a
- * run through a testee starts a second instance of the testee (spec 1.4
- * section 18.6). A case reads it from {@link CaseContext.launchOwner}.
- *
- * @example
- * ```ts
- * import type { CaseContext, OwnerLauncher } from '@sandstream/conformance';
- * async function crashOne(ctx: CaseContext, launch: OwnerLauncher): Promise<number> {
- *   const owner = await launch({}, ['sleep', '300'], 'stream', 30_000);
- *   try {
- *     return await owner.crash();
- *   } finally {
- *     await owner.dispose();
- *   }
- * }
- * ```
- */
-export type OwnerLauncher = (env: Readonly<Record<string, string>>, argv: readonly string[], via: 'stream' | 'run', withinMs: number) => Promise<LaunchedOwner>;
 
 /** How the case starts its owner process: from the `owner` hook, and the run's launcher or `ownerModule`. */
 export async function ownerLauncherOf(ctx: CaseContext): Promise<(argv: readonly string[], via: OwnerOrder['via'], withinMs: number) => Promise<LaunchedOwner>> {
