@@ -42,9 +42,10 @@ describe('src/generated/programs.ts', () => {
   });
 
   // The supervisor travels in argv with every command: it may not grow past its size as strings in
-  // TypeScript (5637 characters) for want of a few names.
+  // TypeScript (5637 characters) for want of a few names. 6405 since it reads an exact status
+  // under gVisor too, whose /proc has no zombie's wait status (ADR-0035, 2026-12-06).
   it('keeps the supervisor within its argv budget', () => {
-    expect(SUPERVISOR.length).toBeLessThanOrEqual(5637);
+    expect(SUPERVISOR.length).toBeLessThanOrEqual(6405);
   });
 
   it('holds the names the TypeScript side states', () => {

@@ -18,7 +18,8 @@ for environ in $(tagged "$1\$"); do
   proc=${environ%/environ}
   for fd in "$proc"/fd/*; do
     link=$(readlink "$fd" 2>/dev/null) || continue
-    case $link in pipe:*) ;; *) continue ;; esac
+    # Under gVisor the exec's own streams are the host's descriptors, named `host:[N]`.
+    case $link in pipe:*|host:*) ;; *) continue ;; esac
     # The access mode is the last octal digit of the descriptor's flags: 0 read, 1 write, 2 both.
     mode=; { while IFS= read -r line; do case $line in flags:*) mode=$line ;; esac; done < "$proc/fdinfo/${fd##*/}"; } 2>/dev/null
     case $mode in

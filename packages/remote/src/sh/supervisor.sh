@@ -42,6 +42,13 @@ tool grep || grep=
 # intquit: what the `start` report says of INT and QUIT.
 intquit=default
 tool env && "$env" --default-signal=INT,QUIT --version >/dev/null || { env= intquit=ignored; }
+# gvisor: set under gVisor (its /proc has sentry-meminfo), whose zombies read 0 in field 52 of
+# /proc/<pid>/stat whatever their end. There the holder stays a shell that reaps the command and
+# exits with the status `wait` gave it, which the supervisor takes from the holder's own end:
+# exact for codes 0 to 128 and for deaths by signal, while codes 129 to 192 read as signals (a
+# shell's `wait` says 128+n for both). The command's pid is no longer held once it ended, which
+# gVisor, handing out pids in order up to 4194304, gives again only after as many processes.
+gvisor=; [ -e /proc/sentry-meminfo ] && gvisor=1
 
 # exe FILE: whether FILE is a regular file this account may execute.
 exe() { [ -f "$1" ] && [ -x "$1" ]; }
@@ -85,11 +92,13 @@ woken=; trap 'woken=1' PIPE
     # can write a byte; setsid, which does not fork for a process that leads no group, makes
     # that pid its session and group. fd 9 is closed here: the report goes to fd 2, the same file.
     proc_stat /proc/self/stat && report "start $st_pid $st_pid $st_start $intquit" 9>&2
-    # Not before the holder is a `sleep`: a shell there could reap the command, and its status.
-    IFS= read -r m < /proc/self/comm && while IFS= read -r h < "/proc/$st_ppid/comm" && [ "$h" = "$m" ]; do :; done
+    # Not before the holder is a `sleep`: a shell there could reap the command, and its status
+    # (under gVisor the holder stays a shell on purpose: see gvisor above).
+    [ -n "$gvisor" ] || { IFS= read -r m < /proc/self/comm && while IFS= read -r h < "/proc/$st_ppid/comm" && [ "$h" = "$m" ]; do :; done; }
     [ -n "$env" ] && exec "$setsid" "$env" --default-signal=INT,QUIT -- "$@"
     exec "$setsid" "$@"
   ) <&8 7>&1 >&6 2>&9 6>&- 8<&- 9>&- &
+  [ -n "$gvisor" ] && { exec <&- 6>&- 8<&- 9>&-; wait $!; printf '%s %s\n' "$id" "$?"; exit 0; }
   # The holder's tag is the id and `-holder`: the SIGKILL of the tree (a sweep of the id) leaves
   # it, or the command's zombie would go to init and its status with it; a sweep of the
   # sandbox's prefix still finds it once the supervisor is gone.
@@ -99,8 +108,11 @@ woken=; trap 'woken=1' PIPE
   # command's end unless something it started keeps the descriptor (then the polls see the end).
   # It calls only while it is still this shell's child: a supervisor gone (killed) may have a
   # successor at its pid. No copy of the backend's streams: it may outlive the supervisor.
-  exec >/dev/null 6>&- 8<&- 9>&-; while read -r _; do :; done
+  # Under gVisor the holder's line `<id> <status>` ends it too, and it exits with that status (a
+  # shell waits only for the last process of a pipeline: the waker's status is the one to read).
+  exec >/dev/null 6>&- 8<&- 9>&-; end=255; while read -r w v; do [ -n "$gvisor" ] && [ "$w" = "$id" ] && { end=$v; break; }; done
   proc_stat /proc/self/stat && [ "$st_ppid" = $$ ] && kill -s PIPE $$
+  exit "$end"
 } &
 # Standard input is the command's alone: a command that closes it leaves the pipe without a
 # reader, so a writer learns it (EPIPE) instead of filling a pipe the supervisor holds.
@@ -218,12 +230,34 @@ flush() {
 }
 
 # The command: the holder's one child.
-until child_of "$holder"; do kill -0 "$holder" || { report 'exit unknown'; report gone; exit 255; }; nap; done
+# Under gVisor a command that ended before it was found was reaped by the holder: its status is
+# the holder's, and with its pid unknown no scan of its group follows (the sweeps at close remain).
+until child_of "$holder"; do
+  if [ -n "$gvisor" ]; then
+    # A holder on its way out may already refuse signals before its stat line says Z; one gone
+    # before the supervisor looked for it was never found (holder is empty).
+    [ -n "$holder" ] && kill -0 "$holder" && proc_stat "/proc/$holder/stat" && case $st_state in Z|X|x) false ;; esac || break
+  else
+    kill -0 "$holder" || { report 'exit unknown'; report gone; exit 255; }
+  fi
+  nap
+done
 cmd=$child
 
 # zombie: 0, the command is a zombie, its wait status in status; 1: running; 2: gone (reaped by
 # someone else).
-zombie() { proc_stat "/proc/$cmd/stat" || return 2; [ "$st_state" = Z ] || return 1; status=$st_wait; }
+# Under gVisor: 0 once the waker ended with the status the holder gave it (see gvisor), decoded; 1 before.
+zombie() {
+  if [ -n "$gvisor" ]; then
+    proc_stat "/proc/$waker/stat" && [ "$st_state" != Z ] && return 1
+    # A trapped signal cuts a wait short with 128+n of its own: waited for again, the waker gives
+    # its status (127 only when the first wait had it, the waker then being unknown).
+    status=127; until q=$sigs; wait "$waker"; s=$?; [ "$s" = 127 ] || status=$s; [ "$s" -le 128 ] || [ "$sigs" = "$q" ]; do :; done
+    [ "$status" -gt 128 ] && [ "$status" -le 192 ] && status=$((status - 128)) || status=$((status << 8))
+    return 0
+  fi
+  proc_stat "/proc/$cmd/stat" || return 2; [ "$st_state" = Z ] || return 1; status=$st_wait
+}
 status=
 while :; do flush; zombie; case $? in 0|2) break ;; esac; nap; done
 # how, value, sig: how the command ended, for the supervisor's own exit below.
@@ -236,12 +270,13 @@ case $status in
 esac
 # Signals still reach the group while holders live on after the command's end; whether any does
 # is reported at once (`held`), so the driver need not guess it from a timer.
-flush; if scan ''; then report held; while flush && scan ''; do nap; done; fi
+flush; if [ -n "$cmd" ] && scan ''; then report held; while flush && scan ''; do nap; done; fi
 # The command's zombie goes to init (or the nearest subreaper) with its holder. The waker, if the
 # command left something holding fd 7, and only while it is this shell's child: once it ended,
 # its pid may have been given out again.
 proc_stat "/proc/$waker/stat" && [ "$st_ppid" = $$ ] && [ "$st_state" != Z ] && kill -s KILL "$waker"
-kill -s KILL "$holder"; wait "$holder" "$waker"
+# Under gVisor the holder has ended and been waited for: its pid is no longer its own.
+[ -n "$gvisor" ] || kill -s KILL "$holder"; wait "$holder" "$waker"
 report gone
 # Exit with the command's status, dying of the same signal.
 case $how in
