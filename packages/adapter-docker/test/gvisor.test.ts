@@ -49,9 +49,10 @@ unless(describe, GVISOR_SKIP)('adapter-docker under gVisor (runsc)', () => {
   });
 
   it("gVisor's /proc: a zombie's wait status (field 52 of /proc/<pid>/stat) reads 0 whatever the exit, and there is no /proc/<pid>/task/<pid>/children", async () => {
-    // The supervisor reads a command's exit status from its zombie's field 52 (ADR-0033): this is
-    // why the kit's exit-status cases fail under this runsc. When a runsc fills the field, this
-    // test fails, and the README's "Under gVisor" and ADR-0035 are to be brought up to date.
+    // The supervisor reads a command's exit status from its zombie's field 52 (ADR-0033); under
+    // gVisor it takes it from a holder that reaps the command instead (packages/remote's
+    // supervisor.sh, `gvisor`), and the kit's exit-status cases run there. When a runsc fills the
+    // field, this test fails: the README's "Under gVisor" and ADR-0035 are then to be updated.
     await using sb = await createDockerSandbox({ docker: file.docker, image: IMAGE, runtime: GVISOR });
     // $1 leaves a zombie that exited 7 under a parent that never reaps it (a `sleep`); the outer
     // shell waits for the zombie to show, prints its stat line, and ends the parent.

@@ -18,7 +18,7 @@ const run = promisify(execFile);
  * Prints `<pid> <argv words>` of each process whose environment has the mark, the zombies (whose
  * environment reads empty) aside; the scan itself carries no mark.
  */
-const SCAN = 'for f in $(grep -lzx -e "$1" /proc/[0-9]*/environ 2>/dev/null); do p=${f#/proc/}; p=${p%%/*}; printf "%s " "$p"; tr "\\0" " " < "/proc/$p/cmdline"; echo; done';
+const SCAN = 'for f in $(grep -lzx -e "$1" /proc/[0-9]*/environ 2>/dev/null); do p=${f#/proc/}; p=${p%%/*}; printf "%s " "$p"; tr "\\0\\n" "  " < "/proc/$p/cmdline"; echo; done';
 
 /** `runsc --root ... ARGS` for the engine's containers; rejects with its output when it fails. */
 async function runsc(engine: TestEngine, args: string[]): Promise<string> {

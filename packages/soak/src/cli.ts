@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
  * `sandstream-soak --adapter local|e2b|vercel|docker --count N --concurrency N --seed N`
+ * (`--docker-runtime runsc`: Docker under gVisor)
  * runs a soak and prints its report. Exit status: 0 when every check held,
  * 1 on any violation, 2 when the harness itself failed (bad flags included).
  */
@@ -14,7 +15,7 @@ import { ADAPTERS, type AdapterName } from './targets.js';
 
 const USAGE = `usage: sandstream-soak --adapter ${ADAPTERS.join('|')} [--count 2000] [--concurrency 50] [--seed N]
                        [--deadline-s 1800] [--process-bound-s 120] [--grace-ms 250] [--kill-wait-ms 20000]
-                       [--heap-bound-mib 8] [--fd-headroom N] [--proc-headroom N] [--json]
+                       [--heap-bound-mib 8] [--fd-headroom N] [--proc-headroom N] [--docker-runtime runsc] [--json]
 Run with node --expose-gc to measure the heap. --fd-headroom and --proc-headroom run the processes
 with only N file descriptors above the baseline, or N tasks above those of the uid (as root, the
 run goes on as an unused uid: root is exempt from the process limit).`;
@@ -48,6 +49,7 @@ function parse(argv: string[]): { options: SoakOptions; json: boolean } {
         'heap-bound-mib': { type: 'string' },
         'fd-headroom': { type: 'string' },
         'proc-headroom': { type: 'string' },
+        'docker-runtime': { type: 'string' },
         json: { type: 'boolean' },
         help: { type: 'boolean' },
       },
@@ -73,6 +75,11 @@ function parse(argv: string[]): { options: SoakOptions; json: boolean } {
     killWaitMs: integer('kill-wait-ms', values['kill-wait-ms'], 20_000, 0),
     heapBoundBytes: integer('heap-bound-mib', values['heap-bound-mib'], 8, 0) * 2 ** 20,
   };
+  const dockerRuntime = values['docker-runtime'];
+  if (dockerRuntime !== undefined) {
+    if (adapter !== 'docker' || dockerRuntime === '') throw new UsageError('--docker-runtime names the OCI runtime of the docker adapter\'s container (runsc: gVisor)');
+    options = { ...options, dockerRuntime };
+  }
   const openFiles = values['fd-headroom'] === undefined ? undefined : integer('fd-headroom', values['fd-headroom'], 0, 1);
   const processes = values['proc-headroom'] === undefined ? undefined : integer('proc-headroom', values['proc-headroom'], 0, 1);
   if (openFiles !== undefined || processes !== undefined) {

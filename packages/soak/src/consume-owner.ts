@@ -32,6 +32,8 @@ export interface OwnerContext {
   readonly boundMs: number;
   /** The run is under host limits: an owner process the host has no room for is refused, not a violation. */
   readonly hostLimited: boolean;
+  /** The backend's own view of marked processes, where the host's `/proc` does not show them (`Target.marked`). */
+  readonly marked?: (name: string, value: string) => Promise<{ pid: number; cmdline: string }[]>;
 }
 
 /** How the load scales the stated bound: twice it, and 10 s more (a starved host runs a guardian or a supervisor late). */
@@ -79,6 +81,9 @@ function firstReply(child: ChildProcess, stderr: () => string): Promise<Reply> {
   });
 }
 
+/** The processes of an owner's command, by its marker. */
+type Tree = readonly { pid: number; cmdline: string }[];
+
 function named(processes: readonly { pid: number; cmdline: string }[]): string {
   return processes.map((p) => `pid ${p.pid} (${p.cmdline.slice(0, 80)})`).join(', ');
 }
@@ -91,7 +96,8 @@ export async function consumeOwnerKilled(plan: ProcessPlan, context: ConsumeCont
   const problems: string[] = [];
   const check = new OutputCheck(plan.command.expected(), context.textOnly);
   const value = `${owner.join.marker.value}:${plan.index}`;
-  const tree = (): ReturnType<typeof markedProcesses> => markedProcesses(OWNED_MARKER, value);
+  const marked = owner.marked;
+  const tree = async (): Promise<Tree> => (marked === undefined ? markedProcesses(OWNED_MARKER, value) : marked(OWNED_MARKER, value));
   let ownerLoss: ProcessOutcome['ownerLoss'];
   const spare = owner.hostLimited ? spareDescriptors() : undefined;
   if (spare !== undefined && spare < FORK_DESCRIPTORS) {
@@ -143,7 +149,9 @@ export async function consumeOwnerKilled(plan: ProcessPlan, context: ConsumeCont
   } finally {
     if (child.pid !== undefined) child.kill('SIGKILL');
     child.stderr?.destroy();
-    signalEach(tree().map((p) => p.pid));
+    // Host pids only: the backend's own (gVisor's) name no process of this host, and its
+    // container goes with the run.
+    if (marked === undefined) signalEach(markedProcesses(OWNED_MARKER, value).map((p) => p.pid));
     await bounded(closed, context.waitBoundMs);
   }
   progress.stage = 'checking';
@@ -153,7 +161,7 @@ export async function consumeOwnerKilled(plan: ProcessPlan, context: ConsumeCont
 /** Proves the tree is there, kills the owner, and watches the tree go within the bound. */
 async function killAndWatch(
   child: ChildProcess,
-  tree: () => ReturnType<typeof markedProcesses>,
+  tree: () => Promise<Tree>,
   owner: OwnerContext,
   context: ConsumeContext,
   progress: Progress,
@@ -161,7 +169,7 @@ async function killAndWatch(
 ): Promise<ProcessOutcome['ownerLoss']> {
   // Presence first: an absence after the kill proves nothing unless the tree was seen.
   const presenceBound = performance.now() + Math.min(context.waitBoundMs, 10_000);
-  while (tree().length === 0) {
+  while ((await tree()).length === 0) {
     if (performance.now() > presenceBound) {
       problems.push(`the owner process reported its command started, but no process carrying ${OWNED_MARKER} is seen on the host: its absence after the kill would prove nothing`);
       return undefined;
@@ -172,7 +180,7 @@ async function killAndWatch(
   const killedAt = performance.now();
   child.kill('SIGKILL');
   for (;;) {
-    const left = tree();
+    const left = await tree();
     const elapsed = performance.now() - killedAt;
     if (left.length === 0) return { goneMs: elapsed };
     if (elapsed > owner.boundMs) {

@@ -69,6 +69,8 @@ export interface SoakOptions {
    * (the `owner-killed` ending) without the adapter's guardian, so their trees outlive them.
    */
   readonly ownerGuard?: boolean;
+  /** Docker only: the OCI runtime of the run's container (`'runsc'`: gVisor, registered on the soak's dockerd). */
+  readonly dockerRuntime?: string;
 }
 
 const MAX_VIOLATIONS = 200;
@@ -141,7 +143,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const beforeTarget = snapshot();
   let target: Target | undefined;
   try {
-    target = await createTarget(adapter, { runId, graceMs, killWaitMs, ...(options.ownerGuard === undefined ? {} : { ownerGuard: options.ownerGuard }) });
+    target = await createTarget(adapter, {
+      runId,
+      graceMs,
+      killWaitMs,
+      ...(options.ownerGuard === undefined ? {} : { ownerGuard: options.ownerGuard }),
+      ...(options.dockerRuntime === undefined ? {} : { dockerRuntime: options.dockerRuntime }),
+    });
     const decorate = options.decorate ?? ((sandbox: Sandbox) => sandbox);
     const shared = decorate(target.shared);
     const capabilities = planCapabilities(shared.capabilities);
@@ -363,5 +371,6 @@ function ownerContext(target: Target, shared: Sandbox, settings: { runId: string
     statedMs,
     boundMs: ownerLossBound(statedMs ?? fallback),
     hostLimited,
+    ...(target.marked === undefined ? {} : { marked: target.marked }),
   };
 }

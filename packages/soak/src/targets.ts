@@ -14,7 +14,7 @@ import { createE2BSandbox } from '@sandstream/adapter-e2b';
 import { createLocalSandbox } from '@sandstream/adapter-local';
 import { createVercelSandbox } from '@sandstream/adapter-vercel';
 import { createDockerSandbox } from '@sandstream/adapter-docker';
-import { startDockerd } from '@sandstream/adapter-docker/engine';
+import { gvisorConfig, startDockerd } from '@sandstream/adapter-docker/engine';
 import type { Sandbox } from '@sandstream/types';
 import type { OwnerPlace } from './owner-join.js';
 import type { Percentiles } from './stats.js';
@@ -43,6 +43,11 @@ export interface TargetOptions {
    * `owner-killed` ending) without the adapter's guardian, so their commands outlive them.
    */
   readonly ownerGuard?: boolean;
+  /**
+   * Docker only: the OCI runtime of the run's container. `'runsc'` registers gVisor on the soak's
+   * dockerd (`gvisorConfig()`); default the daemon's (runc).
+   */
+  readonly dockerRuntime?: string;
 }
 
 /** An adapter ready for a soak. */
@@ -56,6 +61,12 @@ export interface Target {
   readonly owner: OwnerPlace;
   /** What the backend's own process table lists as running (empty for local: the host's table is the backend's). */
   backendSurvivors(): Promise<string[]>;
+  /**
+   * The live processes with `name=value` in their environment, for a backend whose processes the
+   * host's `/proc` does not show (Docker under gVisor); absent where the host's table is the
+   * backend's. Their pids are the backend's, never to be signalled from the host.
+   */
+  readonly marked?: (name: string, value: string) => Promise<{ pid: number; cmdline: string }[]>;
   /**
    * Files that appeared in the sandbox's scratch places during the run (the adapter's files for
    * commands that are over), or why they cannot be told apart from others' here.
@@ -206,14 +217,28 @@ function vercelTarget(options: TargetOptions): Promise<Target> {
 /**
  * A real Engine of the soak's own (test-support's dockerd, the busybox image
  * with GNU env copied in), one container it owns for the run, and handles
- * that borrow it. Its processes are the host's (a container shares the
- * kernel), so the host's table is the backend's.
+ * that borrow it. Under runc its processes are the host's (a container
+ * shares the kernel), so the host's table is the backend's; under gVisor
+ * they live in gVisor's kernel, and the container's own `/proc` is read.
  */
 async function dockerTarget(options: TargetOptions): Promise<Target> {
-  const engine = await startDockerd();
+  const runtime = options.dockerRuntime;
+  const engine = await startDockerd(runtime === 'runsc' ? { config: gvisorConfig() } : {});
   try {
     const image = await engine.importBusybox('sandstream-busybox:soak', { tools: ['/usr/bin/env', '/usr/bin/nice', '/usr/bin/prlimit'] });
-    const owner = await createDockerSandbox({ socketPath: engine.socketPath, image });
+    const owner = await createDockerSandbox({ socketPath: engine.socketPath, image, ...(runtime === undefined ? {} : { runtime }) });
+    // The scan runs through the owner's handle, whose commands carry no marker.
+    const marked = async (name: string, value: string): Promise<{ pid: number; cmdline: string }[]> => {
+      const result = await owner.run(['sh', '-c', MARKED_SCAN, 'scan', `${name}=${value}`]);
+      return result.stdoutText
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => {
+          const [pid = '', ...words] = line.trim().split(' ');
+          return { pid: Number(pid), cmdline: words.join(' ') };
+        });
+    };
+    const inGvisor = runtime !== undefined && runtime !== 'runc';
     const open = (): Promise<Sandbox> =>
       createDockerSandbox({
         socketPath: engine.socketPath,
@@ -230,7 +255,8 @@ async function dockerTarget(options: TargetOptions): Promise<Target> {
       shared,
       openSandbox: open,
       owner: { kind: 'docker', socketPath: engine.socketPath, container: owner.native.id },
-      backendSurvivors: async () => [],
+      backendSurvivors: async () => (inGvisor ? (await marked(MARKER, options.runId)).map((p) => `${p.pid} ${p.cmdline.slice(0, 200)}`) : []),
+      ...(inGvisor ? { marked } : {}),
       leftovers: async () => (await scratchEntries(owner)).filter((entry) => !before.has(entry)),
       async close() {
         try {
@@ -246,6 +272,13 @@ async function dockerTarget(options: TargetOptions): Promise<Target> {
     throw error;
   }
 }
+
+/**
+ * Prints `<pid> <argv words>` (one line each: a supervisor's argv holds newlines) of each live
+ * process whose environment has `$1` (`NAME=value`);
+ * a zombie's environment reads empty, so zombies count as gone.
+ */
+const MARKED_SCAN = 'for f in $(grep -lzx -e "$1" /proc/[0-9]*/environ 2>/dev/null); do p=${f#/proc/}; p=${p%%/*}; printf "%s " "$p"; tr "\\0\\n" "  " < "/proc/$p/cmdline"; echo; done';
 
 /** The child process of `emulator-host.ts` and its request/answer protocol. */
 class EmulatorHost {

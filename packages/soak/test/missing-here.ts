@@ -1,4 +1,4 @@
-import { dockerdMissing } from '@sandstream/adapter-docker/engine';
+import { dockerdMissing, runscMissing } from '@sandstream/adapter-docker/engine';
 
 /**
  * Why an adapter's soak cannot run on this machine: the Docker target starts a dockerd of its
@@ -7,4 +7,10 @@ import { dockerdMissing } from '@sandstream/adapter-docker/engine';
 export function missingHere(adapter: string): string | undefined {
   if (adapter !== 'docker' || process.env['CI'] !== undefined) return undefined;
   return dockerdMissing();
+}
+
+/** Why the Docker soak under gVisor cannot run here (dockerd, root, runsc); on CI, never. */
+export function gvisorMissingHere(): string | undefined {
+  if (process.env['CI'] !== undefined) return undefined;
+  return dockerdMissing() ?? runscMissing();
 }

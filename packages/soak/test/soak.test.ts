@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { unless } from '@sandstream/test-support/skips';
 import { ADAPTERS, BACKGROUND_ENDINGS, endingsFor, formatReport, runSoak } from '../src/index.js';
 import { unknownViolations } from './known.js';
-import { missingHere } from './missing-here.js';
+import { gvisorMissingHere, missingHere } from './missing-here.js';
 
 
 const COUNT = Number(process.env['SANDSTREAM_SOAK_COUNT'] ?? 200);
@@ -42,4 +42,16 @@ describe('soak, short form', () => {
       expect(report.heap).toBeDefined();
     }, 180_000);
   }
+
+  // Docker under gVisor (ADR-0035): short, a command there costs several times one under runc.
+  // The process checks read the container's own /proc (the host's shows none of its processes).
+  const GVISOR_COUNT = Math.min(COUNT, 30);
+  unless(it, gvisorMissingHere())(`docker under gVisor (runsc): ${GVISOR_COUNT} processes, seed ${SEED}, no violation`, async () => {
+    const report = await runSoak({ adapter: 'docker', dockerRuntime: 'runsc', count: GVISOR_COUNT, concurrency: 10, seed: SEED, deadlineMs: 150_000, processBoundMs: 60_000 });
+    console.log(formatReport(report));
+    expect(unknownViolations('docker', report.violations.map((v) => `[${v.kind}] ${v.message}`))).toEqual([]);
+    expect(report.finished).toBe(GVISOR_COUNT);
+    expect(endingsFor(report.capabilities).filter((ending) => report.endings[ending] === 0)).toEqual([]);
+    expect(report.ownerLoss.gone.count).toBe(report.endings['owner-killed']);
+  }, 180_000);
 });
