@@ -190,8 +190,10 @@ export const backgroundCases = [
           const startError = await rejectionOf(proc.started(), 'started() of a background command that cannot start');
           checkErrorCode(startError, 'SPAWN_FAILED', 'started() of a background command that cannot start');
           checkErrorCode(await rejectsAtOnce(ctx, early ?? proc.detach(), what), 'SPAWN_FAILED', what);
-        } finally {
           await atOnce(ctx, proc[Symbol.asyncDispose](), `disposing a background Process whose start failed (detach() ${when})`);
+        } finally {
+          // Best effort after a failed check, which it must not hide.
+          void proc[Symbol.asyncDispose]().catch(() => undefined);
         }
       }
     },
