@@ -5,16 +5,22 @@
  * image under the file's runtime (runc, or gVisor's runsc).
  */
 import { fileURLToPath } from 'node:url';
-import { describeConformance } from '@sandstream/conformance/vitest';
+import { describeConformance, type DescribeConformanceOptions } from '@sandstream/conformance/vitest';
 import { unless } from '@sandstream/test-support/skips';
 import { describe } from 'vitest';
 import createSandbox, { conformanceHooks } from '../src/conformance.js';
 import { IMAGE, type FileEngine } from './engine.js';
 
-/** Describes the kit over `file`'s engine; `skip` is why not (printed), or undefined. */
-export function describeDockerConformance(file: FileEngine, title: string, skip: string | undefined): void {
+/** Describes the kit over `file`'s engine; `skip` is why not (printed), or undefined; `options`, the kit's besides. */
+export function describeDockerConformance(
+  file: FileEngine,
+  title: string,
+  skip: string | undefined,
+  options: Pick<DescribeConformanceOptions, 'caseTimeoutMs' | 'concurrency' | 'include'> = {},
+): void {
   unless(describe, skip)(title, () => {
     describeConformance({
+      ...options,
       factory: createSandbox,
       hooks: {
         async setup() {
