@@ -11,6 +11,7 @@ import { Sandbox as VercelSdkSandbox } from '@vercel/sandbox';
 import { InvalidArgument, type Process, type Sandbox } from '@sandstream/types';
 import { emulatorFetch } from './emulator/fetch.js';
 import { createVercelSandbox, type VercelCredentials } from './index.js';
+import type { ConformanceHooks } from '@sandstream/conformance';
 
 /** Credentials from the environment: `VERCEL_TOKEN` + `VERCEL_TEAM_ID` + `VERCEL_PROJECT_ID`, or `VERCEL_OIDC_TOKEN`. */
 export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): VercelCredentials | 'oidc' | undefined {
@@ -66,16 +67,11 @@ export default async function createSandbox(): Promise<Sandbox<VercelSdkSandbox>
   return createVercelSandbox(credentials === 'oidc' ? {} : credentials);
 }
 
-/** The shape of the conformance kit's `ConformanceHooks` (spec 1.1). */
-export interface VercelConformanceHooks {
-  setup(): Promise<void>;
-  teardown(): Promise<void>;
-  attach(sandbox: Sandbox): Promise<Sandbox>;
-  /** Cuts this OS process's links to a background command, as a proxy would (spec 1.2, `attach.link-lost`). */
-  sever(process: Process): number;
-  /** Spec 1.4, `owner.crash`: a second OS process on the same Vercel sandbox, by its name. */
-  owner(sandbox: Sandbox): { env: Record<string, string> };
-}
+/**
+ * The kit's hooks (`ConformanceHooks` of `@sandstream/conformance`), every one of which this module
+ * gives: named by a type-only import, so nothing of the kit loads at run time.
+ */
+export type VercelConformanceHooks = Required<ConformanceHooks>;
 
 /**
  * Conformance hooks: `setup` starts the local emulator when no real
