@@ -83,7 +83,7 @@ describe("the isolated mode's init", () => {
     child.stdout!.on('data', (data: Buffer) => (out += String(data)));
     child.stderr!.on('data', (data: Buffer) => (err += String(data)));
     expect(await eventually(() => out.includes('ready\n') || child.exitCode !== null, 20_000), err).toBe(true);
-    expect(out, err).toBe('started\npivoted\nready\n');
+    expect(out, err).toBe('pivoted\nready\n');
     const init = firstChild(firstChild(child.pid!)!)!;
     // The control: as the init leaves them, the mounts its table never saw are writable.
     const before = mountsOf(init);

@@ -96,7 +96,7 @@ export class IsolatedDriver implements ProcessDriver {
     this.events = events;
     const { environment } = options;
     try {
-      // Entered once the init runs; the entry waits for its go until the environment is ready.
+      // Entered once the init has pivoted; the entry waits for its go until the environment is ready.
       await environment.enterable;
     } catch (error) {
       throw new SpawnFailed(command.argv, (error as Error).message, { cause: error });
@@ -253,9 +253,9 @@ export class IsolatedDriver implements ProcessDriver {
       });
       // Only once the report is read to its end: 'exit' can come before the
       // report's last line (the entry script's own "no such executable") is.
-      // An entry that ended while the sandbox was still being built (it enters
-      // as soon as the init runs) most likely ended with it: the sandbox's own
-      // failure, once known, is the reason.
+      // An entry that ended while the sandbox was still being made ready (it
+      // enters once the init has pivoted) most likely ended with it: the
+      // sandbox's own failure, once known, is the reason.
       const ended = (): void => {
         if (environment.gone !== undefined) return reject(gone());
         environment.ready.then(

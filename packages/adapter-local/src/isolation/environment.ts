@@ -59,7 +59,7 @@ export class EnvironmentGone extends Error {
  */
 export class Environment implements EnvironmentHandle {
   /**
-   * Resolves once the init runs (before it builds the filesystem): a command may
+   * Resolves once the init has pivoted into the new root: a command may
    * enter the namespaces from then on, and waits for {@link ready} before
    * anything of its own runs.
    */
@@ -150,10 +150,10 @@ export class Environment implements EnvironmentHandle {
     // The init's standard output closes when the init (and unshare) are gone.
     this.ended = new Promise((resolve) => holder.stdout!.once('close', () => resolve()));
     const closed = new Promise<void>((resolve) => holder.once('close', () => resolve()));
-    let started!: () => void;
+    let pivoted!: () => void;
     let refuseEntry!: (error: Error) => void;
     this.enterable = new Promise<void>((resolve, reject) => {
-      started = resolve;
+      pivoted = resolve;
       refuseEntry = reject;
     });
     this.ready = new Promise<void>((resolve, reject) => {
@@ -180,15 +180,14 @@ export class Environment implements EnvironmentHandle {
         return strays.length === 0 ? Promise.resolve() : secureRoot(pid, support, workDir, writable);
       };
       /**
-       * The init runs: commands may enter its namespaces from now on, and start
-       * meanwhile (nsenter, setsid, the entry's shell), so that their start
-       * overlaps the filesystem's. An entry that enters before the pivot has the
-       * old root for its root and working directory, and the pivot moves both to
-       * the new root, as it does for every process of the namespace that has
-       * them there (pivot_root(2)); nothing of an entry resolves a path before
-       * its go, which comes once ready.
+       * The init has pivoted: commands may enter its namespaces from now on
+       * (nsenter takes the topmost mount of / for an entered process's root,
+       * the new root from here on), and wait for their go until ready. Not
+       * sooner: an entry whose setns looked up the old root just before the
+       * pivot and set it just after kept the host's root (a command then found
+       * no /workspace, twice in one CI run).
        */
-      const startedNow = (): void => {
+      const pivotedNow = (): void => {
         const found = holder.pid === undefined ? {} : readFirstChild(holder.pid);
         const pid = found.pid;
         if (pid === undefined) {
@@ -196,11 +195,9 @@ export class Environment implements EnvironmentHandle {
           return fail(`its init process could not be found${exhausted === undefined ? '' : ` (${exhausted})`}`);
         }
         this.initPidValue = pid;
-        started();
-      };
-      const pivotedNow = (pid: number): void => {
         rootChecked = checkRoot(pid);
         rootChecked.catch(() => undefined);
+        pivoted();
       };
       const readyNow = (pid: number): void => {
         const done = (): void => {
@@ -211,7 +208,7 @@ export class Environment implements EnvironmentHandle {
         };
         (rootChecked ?? checkRoot(pid)).then(done, (error: Error) => fail(error.message));
       };
-      // unshare keeps the pipe open: the lines, not end-of-file, say started, pivoted and ready.
+      // unshare keeps the pipe open: the lines, not end-of-file, say pivoted and ready.
       holder.stdout!.setEncoding('utf8').on('data', (text: string) => {
         stdout += text;
         for (let newline = stdout.indexOf('\n'); newline >= 0; newline = stdout.indexOf('\n')) {
@@ -223,9 +220,11 @@ export class Environment implements EnvironmentHandle {
             this.failure = new EnvironmentGone("the sandbox's environment has ended (its init lost its pipe to this process)");
             return;
           }
-          if (line === 'started' && this.initPidValue === undefined) startedNow();
-          else if (line === 'pivoted' && this.initPidValue !== undefined) pivotedNow(this.initPidValue);
-          else if (line === 'ready' && this.initPidValue !== undefined) readyNow(this.initPidValue);
+          if (line === 'pivoted' && this.initPidValue === undefined) pivotedNow();
+          else if (line === 'ready') {
+            if (this.initPidValue === undefined) pivotedNow();
+            if (this.initPidValue !== undefined) readyNow(this.initPidValue);
+          }
         }
       });
       void this.ended.then(() => {
@@ -272,7 +271,7 @@ export class Environment implements EnvironmentHandle {
     return this.settings.network;
   }
 
-  /** The init's pid on the host, once it runs. */
+  /** The init's pid on the host, once it has pivoted. */
   get initPid(): number | undefined {
     return this.failure === undefined && this.destroying === undefined ? this.initPidValue : undefined;
   }

@@ -7,10 +7,9 @@
 
 /**
  * The sandbox's init: pid 1 of its PID namespace, run by `unshare`. It
- * reports `started` on standard output (commands may start to enter),
  * applies the sandbox's mount table (layout.ts) with one `mount --all`,
- * adds the caller's mounts, pivots into the new root (and reports `pivoted`:
- * the host checks its mount table), unmounts the old one, reports `ready` and
+ * adds the caller's mounts, pivots into the new root (and reports `pivoted` on standard output:
+ * commands may start to enter), unmounts the old one, reports `ready` and
  * then only reaps the orphans its namespace hands it, until its descriptor
  * 3 (a pipe from the host) reaches end-of-file: the host process died, or
  * exited, without `close()` (which kills this process instead), or a command
@@ -46,9 +45,6 @@
 export const INIT_SCRIPT = String.raw`set -eu
 root=$1 loopback=$2 table=$3 grace_ms=$4
 shift 4
-# Commands may enter from now on: their entries start while the filesystem is built, and wait
-# for their go until ready.
-echo started
 # The table first, as everything else waits for it (set -e: a failed mount ends this shell at
 # its wait).
 mount --all --no-canonicalize --fstab "$table" &
@@ -107,10 +103,9 @@ while [ $# -gt 0 ]; do
 done
 cd "$root"
 # The old root goes onto the sandbox's /tmp, not onto its /: a command's entry (nsenter) takes
-# the topmost mount of / for its root, so from here on an entry gets the new root, and the pivot
-# moves the root and working directory of the entries already in (pivot_root(2)). Entries wait
-# for their go until ready, when the old root is gone: no command runs, nor resolves a path of
-# its own, while the host's root is still under /tmp.
+# the topmost mount of / for its root, so from here on an entry gets the new root. Entries start
+# now and wait for their go until ready, when the old root is gone: no command runs, nor
+# resolves a path of its own, while the host's root is still under /tmp.
 pivot_root . tmp
 echo pivoted
 # --no-mtab: nothing written into the sandbox's /run (libmount's utab).
