@@ -101,7 +101,7 @@ export const EXPLANATIONS: Explanations = {
  * and the page accepts that for these alone.
  */
 export const BY_CHANCE: Readonly<Record<string, readonly string[]>> = {
-  vercel: ['SS-ARGV'],
+  vercel: ['SS-ARGV', 'SS-ENV'],
 };
 
 export function familyOf(requirement: string): string {
