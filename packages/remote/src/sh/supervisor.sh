@@ -231,7 +231,7 @@ flush() {
 
 # The command: the holder's one child.
 # Under gVisor a command that ended before it was found was reaped by the holder: its status is
-# the holder's, and its pid is taken from what it left running (below).
+# the holder's, and with its pid unknown no scan of its group follows (the sweeps at close remain).
 until child_of "$holder"; do
   if [ -n "$gvisor" ]; then
     # A holder on its way out may already refuse signals before its stat line says Z; one gone
@@ -243,12 +243,6 @@ until child_of "$holder"; do
   nap
 done
 cmd=$child
-# Under gVisor, a command that ended before it was found leaves its pid unknown, but what it left
-# running carries its tag and its session, which is its pid (setsid): the scans below find the
-# group by it, and `held` says it lives on.
-if [ -z "$cmd" ] && [ -n "$gvisor" ] && [ -n "$grep" ]; then
-  for f in $(tagged "$id"); do f=${f#/proc/}; proc_stat "/proc/${f%%/*}/stat" && { cmd=$st_sid; break; }; done
-fi
 
 # zombie: 0, the command is a zombie, its wait status in status; 1: running; 2: gone (reaped by
 # someone else).
