@@ -5,10 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import { generateText, stepCountIs } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalSandbox, IsolationUnavailable, type LocalSandboxOptions } from '@sandstream/adapter-local';
+import { createLocalSandbox, type LocalSandboxOptions } from '@sandstream/adapter-local';
 import { unless } from '@sandstream/test-support/skips';
 import { execTool, type ExecToolResult } from '../src/index.js';
 import { toolCallingModel } from './model.js';
+import { isolation } from './isolation.js';
 
 const NAME = 'SANDSTREAM_TEST_SECRET';
 const secret = `sk-${randomBytes(16).toString('hex')}`;
@@ -21,17 +22,6 @@ afterAll(() => {
   delete process.env[NAME];
 });
 
-async function isolationReason(): Promise<string | undefined> {
-  try {
-    await createLocalSandbox({ isolation: 'namespaces' }).close();
-    return undefined;
-  } catch (error) {
-    if (error instanceof IsolationUnavailable) return `namespaces are not available here: ${error.message}`;
-    throw error;
-  }
-}
-
-const isolation = await isolationReason();
 
 /** What `env` prints when a model calls the exec tool over a local sandbox made with `options`. */
 async function envSeenByTheTool(options: LocalSandboxOptions): Promise<string> {

@@ -1,26 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createLocalSandbox, IsolationUnavailable } from '@sandstream/adapter-local';
 import { typescriptBlocks } from '@sandstream/test-support/readme-blocks';
 import { unless } from '@sandstream/test-support/skips';
 import { agentExample, justBashExample } from './readme-examples.js';
 import { toolCallingModel } from './model.js';
+import { isolation } from './isolation.js';
 
 const examples = readFileSync(new URL('./readme-examples.ts', import.meta.url), 'utf8');
 const blocks = typescriptBlocks(new URL('../README.md', import.meta.url));
 
-/** Why the agent example, an isolated sandbox, cannot run here; undefined where it can. */
-async function isolationReason(): Promise<string | undefined> {
-  try {
-    await createLocalSandbox({ isolation: 'namespaces' }).close();
-    return undefined;
-  } catch (error) {
-    if (error instanceof IsolationUnavailable) return `namespaces are not available here: ${error.message}`;
-    throw error;
-  }
-}
-
-const isolation = await isolationReason();
 
 afterEach(() => {
   vi.restoreAllMocks();

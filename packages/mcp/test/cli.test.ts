@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createLocalSandbox, IsolationUnavailable } from '@sandstream/adapter-local';
 import { unless } from '@sandstream/test-support/skips';
 import { AdapterLoadError } from '../src/index.js';
 import { importPackageFactory } from '../src/adapter.js';
 import { CLI, connect, failureOf, outcome } from './harness.js';
+import { isolation } from './isolation.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
@@ -20,17 +20,6 @@ function runCli(args: readonly string[]): Promise<{ code: number | null; stderr:
   });
 }
 
-async function isolationReason(): Promise<string | undefined> {
-  try {
-    await createLocalSandbox({ isolation: 'namespaces' }).close();
-    return undefined;
-  } catch (error) {
-    if (error instanceof IsolationUnavailable) return `namespaces are not available here: ${error.message}`;
-    throw error;
-  }
-}
-
-const isolation = await isolationReason();
 
 async function execIn(args: readonly string[], command: string): Promise<string> {
   const session = await connect(args);

@@ -4,28 +4,17 @@
 // for in what the exec tool's `env` prints, through the SDK's client.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createLocalSandbox, IsolationUnavailable } from '@sandstream/adapter-local';
 import { startEnvdEmulator } from '@sandstream/adapter-e2b/emulator';
 import { unless } from '@sandstream/test-support/skips';
 import { applyEnvNames } from '../src/cli-env.js';
 import { connect, outcome } from './harness.js';
+import { isolation } from './isolation.js';
 
 const NAME = 'SANDSTREAM_TEST_SECRET';
 const secret = `sk-${randomBytes(16).toString('hex')}`;
 const OTHER = 'SANDSTREAM_TEST_OTHER';
 const planted = { [NAME]: secret, [OTHER]: 'other' };
 
-async function isolationReason(): Promise<string | undefined> {
-  try {
-    await createLocalSandbox({ isolation: 'namespaces' }).close();
-    return undefined;
-  } catch (error) {
-    if (error instanceof IsolationUnavailable) return `namespaces are not available here: ${error.message}`;
-    throw error;
-  }
-}
-
-const isolation = await isolationReason();
 
 /** What `env` prints in the sandbox of a server started with `args` and the secret in its environment; and the server's stderr. */
 async function sandboxEnv(args: readonly string[]): Promise<{ env: string; stderr: string }> {
