@@ -1,7 +1,50 @@
 /** Defects of kill() and of run()'s onOutput callback. */
-import { CallbackFailed, type ExecResult, type Process } from '@sandstream/types';
+import { CallbackFailed, type ExecResult, type Process, type Sandbox } from '@sandstream/types';
+import type { ProcessDriver } from '@sandstream/types/runtime';
 import type { BrokenAdapter } from './adapter.js';
-import { wrapSandbox } from './wrap.js';
+import type { Lab } from './lab.js';
+import { delegateDriver, wrapSandbox } from './wrap.js';
+
+/**
+ * A driver whose signal() closes its link to a running command instead of
+ * signalling it, as an exec-style adapter does that closes its connection
+ * (an SSH channel, say) to "kill": the command runs on, and from then on
+ * nothing of it (output, the leader's end, the exit, a failure) reaches the
+ * runtime. The close itself succeeds, so signal() resolves; the runtime's
+ * termination sequence then waits out the grace period after SIGTERM and
+ * the kill wait after SIGKILL before it gives the command up as lost.
+ *
+ * Once the leader has ended, the runtime's wind-down of what is left of the
+ * tree is signalled as before: the local driver reports the leader's end
+ * before its pipes close even for `sh -c 'echo ready'`, and an exec-style
+ * adapter learns of that end with its exit status, not by a kill of its own.
+ */
+export function droppingLinkOnSignal(driver: ProcessDriver): ProcessDriver {
+  let dropped = false;
+  let leaderEnded = false;
+  return delegateDriver(driver, {
+    start: (events) =>
+      driver.start({
+        output: (stream, data) => void (dropped || events.output(stream, data)),
+        leaderExited: (status) => {
+          leaderEnded = true;
+          if (!dropped) events.leaderExited(status);
+        },
+        exit: (status) => void (dropped || events.exit(status)),
+        fail: (error) => void (dropped || events.fail(error)),
+      }),
+    signal: (signal) => {
+      if (leaderEnded && !dropped) return driver.signal(signal);
+      dropped = true;
+      return Promise.resolve();
+    },
+  });
+}
+
+/** The local adapter whose kill (every signal, the runtime's teardown included) drops the link to the command. */
+export function killDropsLink(lab: Lab): Sandbox {
+  return lab.driver(droppingLinkOnSignal);
+}
 
 export const killAndCallbackAdapters: readonly BrokenAdapter[] = [
   {
@@ -102,5 +145,14 @@ export const killAndCallbackAdapters: readonly BrokenAdapter[] = [
       });
     },
     caughtBy: { 'process.kill': /kill\(\) on one Process signalled another/ },
+  },
+  {
+    name: 'kill-drops-link',
+    defect: 'a signal closes the adapter\'s connection to the command instead of signalling it: the command runs on, and nothing of it is heard again',
+    create: killDropsLink,
+    // The SIGUSR1 is never delivered: the command's marker never appears. Disposing of the case's two
+    // commands then waits out the grace period and the kill wait for each before the case ends.
+    caughtBy: { 'process.kill': /kill\('SIGUSR1'\) never reached the command/ },
+    slow: true,
   },
 ];
