@@ -1,6 +1,14 @@
+import { configDefaults, defineConfig } from 'vitest/config';
 import { sandstreamVitestConfig } from '@sandstream/tsconfig/vitest';
 
-export default sandstreamVitestConfig(
+/**
+ * The kit beside a load on every core: `npm run test:load` (`--mode load`) runs it, and the
+ * root's `npm test` runs that after every other package's tests, alone on the machine. Its
+ * spinning processes would take the CPU that the timing checks of suites beside it wait for.
+ */
+const LOAD = ['test/load.test.ts'];
+
+const base = sandstreamVitestConfig(
   {},
   {
     // Left out of `npm run test:fast` (every file still runs in `npm test`): the kit against every
@@ -15,6 +23,19 @@ export default sandstreamVitestConfig(
       'test/vitest-entry-testee.test.ts',
       'test/testee-faults.test.ts',
       'test/testee-owner.test.ts',
+      ...LOAD,
     ],
   },
 );
+
+export default defineConfig((env) => {
+  const config = base(env);
+  const test = config.test ?? {};
+  return {
+    ...config,
+    test:
+      env.mode === 'load'
+        ? { ...test, include: LOAD, exclude: [...configDefaults.exclude] }
+        : { ...test, exclude: [...(test.exclude ?? configDefaults.exclude), ...LOAD] },
+  };
+});

@@ -37,7 +37,8 @@ Options:
   --expected-failures <file>   case ids the adapter is known to fail (JSON array, or one per line)
   --case-timeout <ms>          per-case time limit (default 20000)
   --concurrency <n|auto>       independent cases run at once; auto (default): 1 on a backend
-                               answering within 30 ms, else 4. Some cases always run alone
+                               answering within 30 ms, else as many as the idle CPU carries
+                               (at most 4). Some cases always run alone
   --grace-ms <ms>              only for a sandbox that states no \`termination\` (a 1.0 adapter):
                                its grace period (default: the spec's 2000)
   --list                       list the cases and exit
@@ -201,7 +202,7 @@ async function main(argv: string[]): Promise<number> {
       ...(caseTimeoutMs === undefined ? {} : { caseTimeoutMs }),
       ...(graceMs === undefined ? {} : { graceMs }),
       ...(concurrency === undefined ? {} : { concurrency }),
-      ...(progress ? { onCaseStart: progress.start, onCaseEnd: progress.end } : {}),
+      ...(progress ? { onSchedule: progress.schedule, onCaseStart: progress.start, onCaseEnd: progress.end } : {}),
       onWarning: collect,
     });
   } catch (error) {

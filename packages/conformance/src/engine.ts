@@ -19,6 +19,9 @@ import { createSandbox, runCaseWatched, withTimeout, type CaseOutcome } from './
 import { describeFault, FAULT_ADVICE, inPhaseScope, watchRun, type Fault, type RunWatch } from './faults.js';
 import { watchWarnings } from './warnings.js';
 import { aloneUnder, runsAlone, runScheduled, schedulePlan, WAITING_CONCURRENCY, waitsUnder } from './schedule.js';
+import { coresBetween, measureCommandCpu, sampleCpu, type CommandCpu } from './machine-cpu.js';
+import { retriedOutcome, retryFor, stillProgressing, type Contention } from './at-limit.js';
+import type { LimitReached } from './run-case.js';
 import { deselected } from './select.js';
 import { KIT_SPEC_VERSION, KIT_VERSION } from './version.js';
 import { CANNOT_CROSS, connectTestee } from './testee/connect.js';
@@ -61,10 +64,18 @@ export function manifestForReport(raw: unknown): CapabilityManifest {
   return manifest as CapabilityManifest;
 }
 
+/**
+ * Trivial commands timed one after another, at least five and for at least
+ * this long, so that the machine's CPU counters (10 ms ticks) see enough of
+ * them (machine-cpu.ts).
+ */
+const PROBE_WINDOW_MS = 250;
+
 /** The fastest of a few runs of a trivial command: the backend's round trip, with the machine's load mostly left out. */
 async function roundTrip(sandbox: Sandbox): Promise<number> {
   const times: number[] = [];
-  for (let i = 0; i < 5; i++) {
+  const since = performance.now();
+  for (let i = 0; i < 50 && (i < 5 || performance.now() - since < PROBE_WINDOW_MS); i++) {
     const started = performance.now();
     await sandbox.run(['true'], { timeout: 10_000 });
     times.push(performance.now() - started);
@@ -76,7 +87,7 @@ async function roundTrip(sandbox: Sandbox): Promise<number> {
 async function probeAdapter(
   factory: SandboxFactory,
   timeoutMs: number,
-): Promise<{ name: string; manifest: CapabilityManifest; problem?: string; roundTripMs?: number }> {
+): Promise<{ name: string; manifest: CapabilityManifest; problem?: string; roundTripMs?: number; cpu?: CommandCpu }> {
   const probe = await withTimeout(createSandbox(factory), timeoutMs, () => new HarnessError('the factory hung'));
   const name = typeof probe.name === 'string' && probe.name !== '' ? probe.name : 'unnamed';
   const manifest = manifestForReport(probe.capabilities);
@@ -84,8 +95,12 @@ async function probeAdapter(
     // A run() that hangs is the adapter's failure, for the cases to report; only a missing tool stops the run.
     const missing = await withTimeout(missingTools(probe), timeoutMs, () => new Error('hung')).catch(() => undefined);
     if (missing !== undefined) return { name, manifest, problem: missing };
-    const roundTripMs = await withTimeout(roundTrip(probe), timeoutMs, () => new Error('hung')).catch(() => undefined);
-    return { name, manifest, ...(roundTripMs === undefined ? {} : { roundTripMs }) };
+    let roundTripMs: number | undefined;
+    // What the trivial commands cost this machine's CPU decides how many cases 'auto' runs at once (machine-cpu.ts).
+    const cpu = await measureCommandCpu(async () => {
+      roundTripMs = await withTimeout(roundTrip(probe), timeoutMs, () => new Error('hung')).catch(() => undefined);
+    });
+    return { name, manifest, ...(roundTripMs === undefined ? {} : { roundTripMs }), ...(cpu === undefined || roundTripMs === undefined ? {} : { cpu }) };
   } finally {
     await withTimeout(probe.close(), 20_000, () => new HarnessError('close() of a fresh, unused sandbox hung'));
   }
@@ -191,6 +206,7 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
   let manifest: CapabilityManifest = { streaming: false, stdin: false, 'resource-limits': false, user: false };
   let harnessProblem: string | undefined;
   let roundTripMs: number | undefined;
+  let cpu: CommandCpu | undefined;
   const results = new Array<CaseResult>(CASES.length);
   const marks = new RunMarks();
   let runProblem: string | undefined;
@@ -208,6 +224,7 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
         manifest = probe.manifest;
         harnessProblem = probe.problem;
         roundTripMs = probe.roundTripMs;
+        cpu = probe.cpu;
       } catch (error) {
         harnessProblem = error instanceof HarnessError ? error.message : describeError(error);
       }
@@ -241,7 +258,13 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
     });
     faults.setPhase('the run, between cases');
     const indexed = CASES.map((testCase, index) => ({ testCase, index }));
-    const plan = schedulePlan(concurrency, roundTripMs);
+    const plan = schedulePlan(concurrency, roundTripMs, cpu);
+    if (harnessProblem === undefined) options.onSchedule?.(plan);
+    // Cases that reached their limit while the adapter still answered: run again alone after the others (at-limit.ts).
+    const atLimit: Array<{ testCase: ConformanceCase; index: number; first: CaseOutcome; reached: LimitReached; contention: Contention }> = [];
+    let inFlight = 0;
+    const runOne = (testCase: ConformanceCase, timeoutMs: number, onLimit?: (reached: LimitReached) => void): Promise<CaseOutcome> =>
+      runCaseWatched({ testCase, manifest, factory, timeoutMs, graceMs, hooks, ownerModule, launchOwner: testee?.launchOwner }, faults.watch, marks, onLimit);
     await runScheduled(
       indexed,
       plan.concurrency,
@@ -253,10 +276,25 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
         const cannot = testee?.cannotCross[testCase.id];
         if (cannot !== undefined) return finish(index, testCase, { status: 'skipped', message: `not through a testee: ${cannot}`, durationMs: 0 });
         options.onCaseStart?.(testCase);
-        finish(index, testCase, await runCaseWatched({ testCase, manifest, factory, timeoutMs: caseTimeoutMs, graceMs, hooks, ownerModule, launchOwner: testee?.launchOwner }, faults.watch, marks));
+        let beside = inFlight++;
+        let reached: LimitReached | undefined;
+        let idleCores: number | undefined;
+        const cpuAtStart = sampleCpu();
+        const onLimit = (limit: LimitReached): void => {
+          reached = limit;
+          const now = sampleCpu();
+          if (cpuAtStart !== undefined && now !== undefined) idleCores = coresBetween(cpuAtStart, now).idle;
+        };
+        const outcome = await runOne(testCase, caseTimeoutMs, onLimit).finally(() => (beside = Math.max(beside, --inFlight)));
+        if (reached !== undefined && stillProgressing(reached)) return void atLimit.push({ testCase, index, first: outcome, reached, contention: { beside, idleCores } });
+        finish(index, testCase, outcome);
       },
       { waits: ({ testCase }) => waitsUnder(plan, testCase), longest: ({ testCase }) => runsAlone(testCase) !== undefined, waiting: WAITING_CONCURRENCY },
     );
+    for (const { testCase, index, first, reached, contention } of atLimit) {
+      const retry = await retryFor(reached, contention, factory, roundTripMs);
+      finish(index, testCase, retry === undefined ? first : retriedOutcome(first, reached, retry, await runOne(testCase, retry.limitMs)));
+    }
     // Before the teardown hook, which may take away what the sweep runs on (a daemon, a connection).
     if (harnessProblem === undefined) {
       faults.setPhase('the end of the run, ending what the cases left running');

@@ -5,6 +5,7 @@ import { CASES } from './cases/index.js';
 import { checkHooks, type ConformanceHooks } from './hooks.js';
 import { checkSelectors } from './select.js';
 import type { RunWarning } from './warnings.js';
+import type { SchedulePlan } from './schedule.js';
 import type { TesteeCommand } from './testee/link.js';
 
 /** Options of {@link runConformance}. */
@@ -47,10 +48,15 @@ export interface ConformanceOptions {
    * How many independent cases run at once, each on its own sandbox; cases
    * that must run alone still do. `'auto'` (the default): 1 on a backend
    * whose round trip is under 30 ms (local), with the cases that only wait
-   * overlapping them (ADR-0032), 4 on a slower one (ADR-0029). A number is a
-   * hard cap on the cases at once.
+   * overlapping them (ADR-0032); on a slower one, as many as the machine's
+   * idle CPU carries, measured while the kit timed its trivial commands, at
+   * most 4 (ADR-0029). A number is a hard cap on the cases at once. Under
+   * any setting, a case that reaches its limit while the adapter still
+   * answers is run again alone, within a scaled limit, before its verdict.
    */
   readonly concurrency?: number | 'auto';
+  /** Called once before the first case with how the run lays out its cases, and why. */
+  readonly onSchedule?: (plan: SchedulePlan) => void;
   /** Called as each case starts and ends, for live progress. */
   readonly onCaseStart?: (testCase: ConformanceCase) => void;
   /**
@@ -84,6 +90,7 @@ const KNOWN_OPTIONS = new Set([
   'caseTimeoutMs',
   'graceMs',
   'concurrency',
+  'onSchedule',
   'onCaseStart',
   'onCaseEnd',
   'onWarning',

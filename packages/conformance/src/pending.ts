@@ -37,6 +37,8 @@ export interface CallTracker {
   readonly sandbox: Sandbox;
   /** The calls not settled yet, oldest first. */
   pending(): PendingCall[];
+  /** When a call into the adapter last settled (`performance.now()`), if one has: the case was still making progress then. */
+  lastSettled(): number | undefined;
   /** The adapter's own sandbox behind a view from this tracker, or `value` itself. */
   unwrap<T>(value: T): T;
   /** Stops watching pending calls (the case ended). */
@@ -87,6 +89,7 @@ export function trackCalls(sandbox: Sandbox, watch?: HangWatch): CallTracker {
   const pending = new Set<PendingCall>();
   let stopped = false;
   let reported = false;
+  let lastSettled: number | undefined;
 
   /** Watches `call` on `proc`, pending until `settled()`: once the Process reports its end, it has a bound to settle. */
   const watchAfterExit = async (call: string, proc: Process, settled: () => boolean): Promise<void> => {
@@ -121,7 +124,10 @@ export function trackCalls(sandbox: Sandbox, watch?: HangWatch): CallTracker {
     if (typeof (value as { then?: unknown } | null)?.then !== 'function') return value;
     const entry: PendingCall = { call, since: performance.now() };
     pending.add(entry);
-    const settle = (): void => void pending.delete(entry);
+    const settle = (): void => {
+      pending.delete(entry);
+      lastSettled = performance.now();
+    };
     Promise.resolve(value).then(settle, settle);
     // A bound that cannot be measured (the case ended meanwhile) leaves the call to the case's limit.
     if (after !== undefined) watchAfterExit(call, after, () => !pending.has(entry)).catch(() => undefined);
@@ -215,6 +221,7 @@ export function trackCalls(sandbox: Sandbox, watch?: HangWatch): CallTracker {
   return {
     sandbox: sandboxView,
     pending: () => [...pending].sort((a, b) => a.since - b.since),
+    lastSettled: () => lastSettled,
     unwrap: <T>(value: T): T => ((typeof value === 'object' && value !== null ? originals.get(value) : undefined) ?? value) as T,
     stop: () => void (stopped = true),
   };

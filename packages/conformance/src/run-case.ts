@@ -77,6 +77,14 @@ export interface CaseRun {
   readonly launchOwner?: OwnerLauncher | undefined;
 }
 
+/** A case that ran into its time limit: what the run needs to judge whether it was only slow (`at-limit.ts`). */
+export interface LimitReached {
+  /** The limit it ran into. */
+  readonly limitMs: number;
+  /** How long before the limit a call into the adapter last settled; absent when none ever did. */
+  readonly lastSettledAgoMs?: number;
+}
+
 /** A case's outcome. */
 export interface CaseOutcome {
   status: CaseStatus;
@@ -110,10 +118,10 @@ export function runCase(run: CaseRun): Promise<CaseOutcome> {
  * throws where no caller can catch it while the case runs fails the case;
  * `watch` (runConformance's) receives what it raises after its outcome.
  */
-export async function runCaseWatched(run: CaseRun, watch: RunWatch | undefined, marks?: RunMarks): Promise<CaseOutcome> {
+export async function runCaseWatched(run: CaseRun, watch: RunWatch | undefined, marks?: RunMarks, onLimit?: (reached: LimitReached) => void): Promise<CaseOutcome> {
   const { id, expectedWarnings } = run.testCase;
   return inCaseScope(id, { run: watch, expectedWarnings }, async (scope) => {
-    const outcome = await runCaseScoped(run, scope, marks);
+    const outcome = await runCaseScoped(run, scope, marks, onLimit);
     // Faults raised after the verdict, while the sandbox was cleaned up and closed.
     const after = scope.describe(scope.shown);
     if (after === undefined) return outcome;
@@ -122,7 +130,7 @@ export async function runCaseWatched(run: CaseRun, watch: RunWatch | undefined, 
   });
 }
 
-async function runCaseScoped(run: CaseRun, scope: LiveScope, marks: RunMarks | undefined): Promise<CaseOutcome> {
+async function runCaseScoped(run: CaseRun, scope: LiveScope, marks: RunMarks | undefined, onLimit: ((reached: LimitReached) => void) | undefined): Promise<CaseOutcome> {
   const { testCase, factory } = run;
   const hooks = run.hooks ?? {};
   const started = performance.now();
@@ -171,6 +179,10 @@ async function runCaseScoped(run: CaseRun, scope: LiveScope, marks: RunMarks | u
   } catch (error) {
     const verdict = classify(error);
     timedOut = verdict.timedOut;
+    if (timedOut) {
+      const settled = tracker?.lastSettled();
+      onLimit?.({ limitMs: timeoutMs, ...(settled === undefined ? {} : { lastSettledAgoMs: performance.now() - settled }) });
+    }
     // A failure that depends on the grace period says which one the kit used, and where it came from.
     const settings = verdict.status === 'fail' && handle?.usedTermination() && termination ? ` [${describeTermination(termination)}]` : '';
     outcome = done(verdict.status, `${verdict.message}${settings}`);

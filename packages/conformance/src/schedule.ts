@@ -5,6 +5,7 @@
  * the others. See ADR-0029 and ADR-0032.
  */
 import type { ConformanceCase } from './case.js';
+import type { CommandCpu } from './machine-cpu.js';
 
 /**
  * The concurrency `'auto'` chooses for a backend whose round trip is slow
@@ -19,9 +20,30 @@ export const REMOTE_CONCURRENCY = 4;
  */
 export const LOCAL_ROUND_TRIP_MS = 30;
 
-/** What `concurrency: 'auto'` (the default) chooses for a backend with this round trip. */
-export function autoConcurrency(roundTripMs: number | undefined): number {
-  return roundTripMs !== undefined && roundTripMs >= LOCAL_ROUND_TRIP_MS ? REMOTE_CONCURRENCY : 1;
+/**
+ * Below this many idle cores while the kit timed its trivial commands, the
+ * machine has no CPU to give a second case: whatever part of a round trip is
+ * computed here would only stretch, so cases run one at a time.
+ */
+export const SPARE_CORES = 0.5;
+
+/**
+ * What `concurrency: 'auto'` (the default) chooses for a backend with this
+ * round trip and, when measured, this cost to the machine's CPU
+ * (`machine-cpu.ts`). A local backend (below {@link LOCAL_ROUND_TRIP_MS})
+ * runs one case at a time. A slower one runs as many cases side by side as
+ * the idle CPU carries: a stream of commands that keeps `commandCores` busy
+ * here, with `idleCores` left over, fits `1 + idleCores / commandCores`
+ * times, at most {@link REMOTE_CONCURRENCY}; with less than
+ * {@link SPARE_CORES} idle, one. Without a CPU measurement, the round trip
+ * alone decides, as before.
+ */
+export function autoConcurrency(roundTripMs: number | undefined, cpu?: CommandCpu): number {
+  if (roundTripMs === undefined || roundTripMs < LOCAL_ROUND_TRIP_MS) return 1;
+  if (cpu === undefined) return REMOTE_CONCURRENCY;
+  if (cpu.idleCores < SPARE_CORES) return 1;
+  const fits = 1 + Math.floor(cpu.idleCores / Math.max(cpu.commandCores, 0.001));
+  return Math.min(REMOTE_CONCURRENCY, Math.max(1, fits));
 }
 
 /** Cases that must run alone, and why, for those that do not say so themselves (`runsAlone` on the case). */
@@ -68,7 +90,7 @@ export function runsAlone(testCase: ConformanceCase): string | undefined {
   return testCase.runsAlone || RUNS_ALONE.get(testCase.id);
 }
 
-/** How a run lays out its cases: `concurrency: 'auto'` chooses it from the measured round trip. */
+/** How a run lays out its cases: `concurrency: 'auto'` chooses it from the measured round trip and CPU. */
 export interface SchedulePlan {
   /** How many cases that neither wait nor run alone run at once. */
   readonly concurrency: number;
@@ -78,13 +100,24 @@ export interface SchedulePlan {
    * included. Only on a local backend under `'auto'`.
    */
   readonly overlapWaiting: boolean;
+  /** Why, in a sentence for the report: what was chosen, from what the kit measured. */
+  readonly reason: string;
 }
 
 /** The plan for `concurrency`: 'auto' overlaps waiting cases on a local backend only. */
-export function schedulePlan(concurrency: number | 'auto', roundTripMs: number | undefined): SchedulePlan {
-  if (concurrency !== 'auto') return { concurrency, overlapWaiting: false };
-  const shared = autoConcurrency(roundTripMs);
-  return { concurrency: shared, overlapWaiting: shared === 1 };
+export function schedulePlan(concurrency: number | 'auto', roundTripMs: number | undefined, cpu?: CommandCpu): SchedulePlan {
+  if (concurrency !== 'auto') return { concurrency, overlapWaiting: false, reason: `${concurrency} case${concurrency === 1 ? '' : 's'} at a time, as the concurrency option says` };
+  const shared = autoConcurrency(roundTripMs, cpu);
+  const local = roundTripMs === undefined || roundTripMs < LOCAL_ROUND_TRIP_MS;
+  const measured = `${roundTripMs === undefined ? 'no round trip measured' : `a round trip of ${Math.round(roundTripMs)} ms`}${
+    cpu === undefined ? '' : `, ${cpu.commandCores.toFixed(2)} cores busy with the trivial commands and ${cpu.idleCores.toFixed(2)} idle`
+  }`;
+  const reason = local
+    ? `one case at a time, with the cases that only wait beside them (${measured}: a local backend)`
+    : shared === 1
+      ? `one case at a time (${measured}: no spare CPU for a second case)`
+      : `${shared} cases at a time (${measured})`;
+  return { concurrency: shared, overlapWaiting: local, reason };
 }
 
 /** Whether `testCase` runs with nothing beside it under `plan`. */

@@ -45,7 +45,8 @@ describe('a case at its time limit', () => {
     const report = await runConformance({ factory, include: ['attach.ended'], caseTimeoutMs: 1_500, concurrency: 1 });
     const entry = report.cases.find((c) => c.id === 'attach.ended')!;
     expect(entry.status).toBe('fail');
-    expect(entry.message).toMatch(/^did not finish within 1500 ms: .*; the case was in a wait begun \d+\.\d s before, bounded at \d+ ms, that fails with "the background command never finished burst 1 /);
+    // Its polls keep settling: on a machine without a spare core (a loaded CI run) it is run again alone first (ADR-0051).
+    expect(entry.message).toMatch(/^(run again alone within \d+ ms: )?did not finish within \d+ ms: .*; the case was in a wait begun \d+\.\d s before, bounded at \d+ ms, that fails with "the background command never finished burst 1 /);
   });
 
   test('a wait() still pending after the Process reported the exit fails at once, not at the limit', { timeout: 60_000 }, async () => {

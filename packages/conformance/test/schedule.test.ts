@@ -1,7 +1,7 @@
 /** The scheduler of concurrent cases, driven by promises the test resolves: no timing involved. */
 import { describe, expect, test } from 'vitest';
 import { CASES } from '../src/index.js';
-import { aloneUnder, autoConcurrency, LOCAL_ROUND_TRIP_MS, REMOTE_CONCURRENCY, runScheduled, runsAlone, schedulePlan, WAITS, waitsUnder } from '../src/schedule.js';
+import { aloneUnder, autoConcurrency, LOCAL_ROUND_TRIP_MS, REMOTE_CONCURRENCY, runScheduled, runsAlone, schedulePlan, SPARE_CORES, WAITS, waitsUnder } from '../src/schedule.js';
 
 /** A task per item that records its start and waits until the test releases it. */
 function gate() {
@@ -89,7 +89,8 @@ describe('schedulePlan', () => {
 
   test("on a local backend under 'auto', waiting cases overlap, the grace-period ones included; heavy cases still run alone", () => {
     const plan = schedulePlan('auto', 3);
-    expect(plan).toEqual({ concurrency: 1, overlapWaiting: true });
+    expect(plan).toMatchObject({ concurrency: 1, overlapWaiting: true });
+    expect(plan.reason).toMatch(/^one case at a time, with the cases that only wait beside them \(a round trip of 3 ms: a local backend\)$/);
     const grace = byId('teardown.sigkill-after-grace');
     expect(runsAlone(grace)).toBeDefined();
     expect(aloneUnder(plan, grace)).toBe(false);
@@ -117,5 +118,39 @@ describe('autoConcurrency', () => {
     expect(autoConcurrency(LOCAL_ROUND_TRIP_MS - 1)).toBe(1);
     expect(autoConcurrency(LOCAL_ROUND_TRIP_MS)).toBe(REMOTE_CONCURRENCY);
     expect(autoConcurrency(105)).toBe(REMOTE_CONCURRENCY);
+  });
+});
+
+describe('autoConcurrency with the CPU the trivial commands cost this machine', () => {
+  const slow = 250;
+
+  test('commands that cost this machine nothing (a backend elsewhere) run at the remote concurrency', () => {
+    expect(autoConcurrency(slow, { commandCores: 0, idleCores: 1.9 })).toBe(REMOTE_CONCURRENCY);
+    expect(autoConcurrency(slow, { commandCores: 0.1, idleCores: 1.8 })).toBe(REMOTE_CONCURRENCY);
+  });
+
+  test('commands computed here run as many times at once as the idle cores carry', () => {
+    // An SSH backend on the same machine: a login shell and a supervisor per command keep most of a core busy.
+    expect(autoConcurrency(slow, { commandCores: 0.8, idleCores: 1.1 })).toBe(2);
+    expect(autoConcurrency(slow, { commandCores: 0.95, idleCores: 0.9 })).toBe(1);
+    expect(autoConcurrency(slow, { commandCores: 0.5, idleCores: 1.4 })).toBe(3);
+  });
+
+  test('with no spare core, one at a time, whatever the commands seemed to cost (a full machine hides it)', () => {
+    expect(autoConcurrency(slow, { commandCores: 0, idleCores: SPARE_CORES - 0.01 })).toBe(1);
+    expect(autoConcurrency(slow, { commandCores: 0.02, idleCores: 0.1 })).toBe(1);
+  });
+
+  test('a local backend is unchanged by the measurement: one at a time, its waiting cases beside it', () => {
+    expect(autoConcurrency(3, { commandCores: 0, idleCores: 2 })).toBe(1);
+    expect(schedulePlan('auto', 3, { commandCores: 0, idleCores: 2 })).toMatchObject({ concurrency: 1, overlapWaiting: true });
+  });
+
+  test("the plan says what it chose and from what: a CPU-bound slow backend runs one case at a time, and its waiting cases do not overlap", () => {
+    const plan = schedulePlan('auto', slow, { commandCores: 0.02, idleCores: 0.1 });
+    expect(plan).toMatchObject({ concurrency: 1, overlapWaiting: false });
+    expect(plan.reason).toBe('one case at a time (a round trip of 250 ms, 0.02 cores busy with the trivial commands and 0.10 idle: no spare CPU for a second case)');
+    expect(schedulePlan('auto', slow, { commandCores: 0.5, idleCores: 1.4 }).reason).toMatch(/^3 cases at a time \(a round trip of 250 ms, 0.50 cores busy/);
+    expect(schedulePlan(2, slow).reason).toBe('2 cases at a time, as the concurrency option says');
   });
 });

@@ -1,5 +1,6 @@
 import type { CaseResult, ConformanceReport } from '@sandstream/types';
 import type { ConformanceCase } from '../case.js';
+import type { SchedulePlan } from '../schedule.js';
 import { counted } from './words.js';
 
 /** Colours unless NO_COLOR is set (https://no-color.org) or the stream is not a terminal. */
@@ -44,6 +45,10 @@ export function createProgress(out: NodeJS.WritableStream & { isTTY?: boolean },
     drawn = false;
   };
   return {
+    /** How the run lays out its cases, and why (what `auto` measured). */
+    schedule(plan: SchedulePlan): void {
+      out.write(paint('gray', `  Running ${plan.reason}.\n\n`));
+    },
     start(testCase: ConformanceCase): void {
       clearRunning();
       running.push(testCase.id);
