@@ -18,7 +18,7 @@ import { REQUIREMENTS } from './requirements.js';
 import { createSandbox, runCaseWatched, withTimeout, type CaseOutcome } from './run-case.js';
 import { describeFault, FAULT_ADVICE, inPhaseScope, watchRun, type Fault, type RunWatch } from './faults.js';
 import { watchWarnings } from './warnings.js';
-import { aloneUnder, runsAlone, runScheduled, schedulePlan, WAITING_CONCURRENCY, waitsUnder } from './schedule.js';
+import { aloneUnder, runsAlone, runScheduled, schedulePlan, STALL_MS, WAITING_CONCURRENCY, waitsUnder, type Release } from './schedule.js';
 import { coresBetween, measureCommandCpu, sampleCpu, type CommandCpu } from './machine-cpu.js';
 import { retriedOutcome, retryFor, stillProgressing, type Contention } from './at-limit.js';
 import type { LimitReached } from './run-case.js';
@@ -210,6 +210,8 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
   const results = new Array<CaseResult>(CASES.length);
   const marks = new RunMarks();
   let runProblem: string | undefined;
+  // Once a case has failed the run, under 'auto', a case that only waits frees its slot (STALL_MS below).
+  let verdictKnown = false;
   try {
     try {
       await inPhaseScope('the setup hook', faults.watch, async () => hooks.setup?.());
@@ -239,6 +241,7 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
         expectedFailure: outcome.status === 'fail' && expected.has(testCase.id),
       };
       result.blocking = isBlocking(result, testCase);
+      if (result.blocking) verdictKnown = true;
       if (outcome.status === 'fail' && isAdvisory(testCase)) result.message = `advisory (SHOULD): ${outcome.message ?? ''}`;
       results[index] = result;
       options.onCaseEnd?.(result);
@@ -263,13 +266,17 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
     // Cases that reached their limit while the adapter still answered: run again alone after the others (at-limit.ts).
     const atLimit: Array<{ testCase: ConformanceCase; index: number; first: CaseOutcome; reached: LimitReached; contention: Contention }> = [];
     let inFlight = 0;
-    const runOne = (testCase: ConformanceCase, timeoutMs: number, onLimit?: (reached: LimitReached) => void): Promise<CaseOutcome> =>
-      runCaseWatched({ testCase, manifest, factory, timeoutMs, graceMs, hooks, ownerModule, launchOwner: testee?.launchOwner }, faults.watch, marks, onLimit);
+    // A stalled case: no call into the adapter settled for this long (at least a second, ten round trips).
+    const stallMs = Math.max(STALL_MS, 10 * (roundTripMs ?? 0));
+    const runOne = (testCase: ConformanceCase, timeoutMs: number, onLimit?: (reached: LimitReached) => void, release?: Release): Promise<CaseOutcome> => {
+      const stall = release === undefined || concurrency !== 'auto' ? undefined : { afterMs: stallMs, onStall: () => verdictKnown && release() };
+      return runCaseWatched({ testCase, manifest, factory, timeoutMs, graceMs, hooks, ownerModule, launchOwner: testee?.launchOwner, stall }, faults.watch, marks, onLimit);
+    };
     await runScheduled(
       indexed,
       plan.concurrency,
       ({ testCase }) => aloneUnder(plan, testCase),
-      async ({ testCase, index }) => {
+      async ({ testCase, index }, release) => {
         const left = deselected(testCase, options);
         if (left !== undefined) return finish(index, testCase, { status: 'disabled', message: left, durationMs: 0 });
         if (harnessProblem !== undefined) return finish(index, testCase, { status: 'error', message: harnessProblem, durationMs: 0 });
@@ -285,11 +292,12 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
           const now = sampleCpu();
           if (cpuAtStart !== undefined && now !== undefined) idleCores = coresBetween(cpuAtStart, now).idle;
         };
-        const outcome = await runOne(testCase, caseTimeoutMs, onLimit).finally(() => (beside = Math.max(beside, --inFlight)));
+        const outcome = await runOne(testCase, caseTimeoutMs, onLimit, release).finally(() => (beside = Math.max(beside, --inFlight)));
         if (reached !== undefined && stillProgressing(reached)) return void atLimit.push({ testCase, index, first: outcome, reached, contention: { beside, idleCores } });
         finish(index, testCase, outcome);
       },
       { waits: ({ testCase }) => waitsUnder(plan, testCase), longest: ({ testCase }) => runsAlone(testCase) !== undefined, waiting: WAITING_CONCURRENCY },
+      WAITING_CONCURRENCY,
     );
     for (const { testCase, index, first, reached, contention } of atLimit) {
       const retry = await retryFor(reached, contention, factory, roundTripMs);

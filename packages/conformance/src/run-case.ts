@@ -75,7 +75,16 @@ export interface CaseRun {
   readonly ownerModule?: string | undefined;
   /** How a run through a testee starts an owner process (spec 1.4 section 18.6: a second testee). */
   readonly launchOwner?: OwnerLauncher | undefined;
+  /**
+   * Called on every poll while no call into the adapter has settled for
+   * `afterMs` (the case only waits, or its clean-up and close() do): the
+   * engine may then let the next case start beside it (ADR-0051).
+   */
+  readonly stall?: { readonly afterMs: number; readonly onStall: () => void } | undefined;
 }
+
+/** How often a case is looked at for a stall. */
+const STALL_POLL_MS = 250;
 
 /** A case that ran into its time limit: what the run needs to judge whether it was only slow (`at-limit.ts`). */
 export interface LimitReached {
@@ -131,9 +140,33 @@ export async function runCaseWatched(run: CaseRun, watch: RunWatch | undefined, 
 }
 
 async function runCaseScoped(run: CaseRun, scope: LiveScope, marks: RunMarks | undefined, onLimit: ((reached: LimitReached) => void) | undefined): Promise<CaseOutcome> {
+  const started = performance.now();
+  let tracker: CallTracker | undefined;
+  const stall = run.stall;
+  const stallTimer =
+    stall === undefined
+      ? undefined
+      : setInterval(() => {
+          if (performance.now() - Math.max(started, tracker?.lastSettled() ?? started) >= stall.afterMs) stall.onStall();
+        }, STALL_POLL_MS);
+  stallTimer?.unref();
+  try {
+    return await runCaseStages(run, scope, marks, onLimit, started, (made) => (tracker = made));
+  } finally {
+    clearInterval(stallTimer);
+  }
+}
+
+async function runCaseStages(
+  run: CaseRun,
+  scope: LiveScope,
+  marks: RunMarks | undefined,
+  onLimit: ((reached: LimitReached) => void) | undefined,
+  started: number,
+  tracked: (tracker: CallTracker) => void,
+): Promise<CaseOutcome> {
   const { testCase, factory } = run;
   const hooks = run.hooks ?? {};
-  const started = performance.now();
   const done = (status: CaseStatus, message?: string): CaseOutcome => ({
     status,
     durationMs: Math.round((performance.now() - started) * 10) / 10,
@@ -167,6 +200,7 @@ async function runCaseScoped(run: CaseRun, scope: LiveScope, marks: RunMarks | u
           termination = terminationOf(sandbox, { graceMs: run.graceMs, label: 'the graceMs option (--grace-ms)' });
           // The case's calls into the adapter go through a view that knows which are pending.
           tracker = trackCalls(sandbox, { bound: () => deliveryBound(handle!.ctx), hung: cutShort });
+          tracked(tracker);
           handle = createContext(tracker.sandbox, { factory, termination, signal: controller.signal, hooks: unwrappingAttach(hooks, tracker), ownerModule: run.ownerModule, launchOwner: run.launchOwner });
           await testCase.run(handle.ctx);
         }),

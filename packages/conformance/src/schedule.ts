@@ -130,13 +130,53 @@ export function waitsUnder(plan: SchedulePlan, testCase: ConformanceCase): boole
   return plan.overlapWaiting && WAITS.has(testCase.id);
 }
 
-/** Runs `task` for each of `items`, at most `concurrency` at a time, in list order. */
-async function pool<T>(items: readonly T[], concurrency: number, task: (item: T) => Promise<void>): Promise<void> {
+/**
+ * A case that has had no call into the adapter settle for this long (or ten
+ * round trips, if longer) only waits: on a broken adapter's kill wait, a
+ * grace period, output that never comes, its limit. Once the run's verdict is
+ * known (a case failed it), under `'auto'`, such a case frees its slot for the
+ * next, so that the waits of a broken adapter's failing cases overlap instead
+ * of adding up (ADR-0051). A correct adapter's run never gets there: its
+ * cases keep their schedule.
+ */
+export const STALL_MS = 1_000;
+
+/**
+ * Lets a running task give its slot to the next item while it goes on: the
+ * engine calls it for a case that stalled (no call into the adapter settled
+ * for a while) once the run's verdict is known, so that cases that only wait
+ * on timers of a broken adapter wait side by side (ADR-0051).
+ */
+export type Release = () => void;
+
+/**
+ * Runs `task` for each of `items`, at most `concurrency` at a time, in list
+ * order. A task that calls its {@link Release} frees its slot for the next
+ * item while it goes on; at most `spare` tasks hold such a freed slot at once.
+ */
+async function pool<T>(items: readonly T[], concurrency: number, task: (item: T, release: Release) => Promise<void>, spare: number): Promise<void> {
   let next = 0;
+  let freed = 0;
+  const workers: Array<Promise<void>> = [];
   const worker = async (): Promise<void> => {
-    while (next < items.length) await task(items[next++]!);
+    while (next < items.length) {
+      let gaveUp = false;
+      await task(items[next++]!, () => {
+        if (gaveUp || freed >= spare || next >= items.length) return;
+        gaveUp = true;
+        freed++;
+        workers.push(worker());
+      });
+      if (gaveUp) {
+        // Its slot went on with the worker started for it.
+        freed--;
+        return;
+      }
+    }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  for (let i = 0; i < Math.min(concurrency, items.length); i++) workers.push(worker());
+  // Workers started by a release join the list while it is awaited.
+  for (let i = 0; i < workers.length; i++) await workers[i];
 }
 
 /**
@@ -146,23 +186,25 @@ async function pool<T>(items: readonly T[], concurrency: number, task: (item: T)
  * that would run alone first (they wait longest); then, one by one with
  * nothing beside them, the items for which `alone` holds. Grouping the solo
  * items at the end keeps a long shared item from leaving the other slots
- * idle at every solo item it would otherwise have to wait for.
- * Resolves when every task has settled; tasks must not reject.
+ * idle at every solo item it would otherwise have to wait for. In each of
+ * the three, a task may free its slot ({@link Release}), at most `spare` at
+ * once. Resolves when every task has settled; tasks must not reject.
  */
 export async function runScheduled<T>(
   items: readonly T[],
   concurrency: number,
   alone: (item: T) => boolean,
-  task: (item: T) => Promise<void>,
+  task: (item: T, release: Release) => Promise<void>,
   overlap: { readonly waits: (item: T) => boolean; readonly longest: (item: T) => boolean; readonly waiting: number } = {
     waits: () => false,
     longest: () => false,
     waiting: 0,
   },
+  spare = 0,
 ): Promise<void> {
   const waiting = items.filter((item) => !alone(item) && overlap.waits(item));
   const ordered = [...waiting.filter(overlap.longest), ...waiting.filter((item) => !overlap.longest(item))];
   const shared = items.filter((item) => !alone(item) && !overlap.waits(item));
-  await Promise.all([pool(ordered, overlap.waiting, task), pool(shared, concurrency, task)]);
-  for (const item of items.filter(alone)) await task(item);
+  await Promise.all([pool(ordered, overlap.waiting, task, spare), pool(shared, concurrency, task, spare)]);
+  await pool(items.filter(alone), 1, task, spare);
 }

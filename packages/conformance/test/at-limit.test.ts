@@ -94,7 +94,7 @@ describe('a case at its limit', () => {
   });
 
   test('that hung is judged on its first run: not run again', { timeout: 60_000 }, async () => {
-    const hungFirst = onlyNth([2], () => lab.driver(hanging));
+    const hungFirst = onlyNth([2], () => lab.driver(hanging, { killWaitMs: 500 }));
     const report = await runConformance({ factory: hungFirst.factory, include: ['result.exit-codes'], caseTimeoutMs: LIMIT_MS, concurrency: 1 });
     const result = report.cases.find((c) => c.id === 'result.exit-codes')!;
     expect(result.status).toBe('fail');
@@ -102,5 +102,37 @@ describe('a case at its limit', () => {
     expect(result.message).not.toMatch(/run again/);
     // The probe's, and the case's; the sweep after the failure may make one more, never a second run.
     expect(hungFirst.made()).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('a stalled case once the verdict is known', () => {
+  /** The order in which cases started and ended, on an adapter whose every command hangs (the probe's sandbox works). */
+  const order = async (concurrency: 1 | 'auto'): Promise<string[]> => {
+    const events: string[] = [];
+    const allHang = onlyNth([2, 3, 4, 5, 6, 7, 8, 9, 10], () => lab.driver(hanging, { killWaitMs: 500 }));
+    await runConformance({
+      factory: allHang.factory,
+      include: ['result.exit-codes', 'result.streamed-flag', 'wait.idempotent'],
+      caseTimeoutMs: 1_500,
+      concurrency,
+      onCaseStart: (c) => events.push(`start ${c.id}`),
+      onCaseEnd: (r) => void (r.status !== 'disabled' && events.push(`end ${r.id}`)),
+    });
+    return events;
+  };
+
+  test("under 'auto', after the first case failed the run, a case that only waits lets the next start beside it", { timeout: 120_000 }, async () => {
+    const events = await order('auto');
+    const [first, second, third] = events.filter((e) => e.startsWith('start ')).map((e) => e.slice('start '.length));
+    // The first runs alone: nothing has failed yet. The second stalls once the first failed, and the third starts beside it.
+    expect(events.slice(0, 3)).toEqual([`start ${first}`, `end ${first}`, `start ${second}`]);
+    expect(events.indexOf(`start ${third}`)).toBeLessThan(events.indexOf(`end ${second}`));
+  });
+
+  test('under an explicit concurrency nothing overlaps, failed or not', { timeout: 120_000 }, async () => {
+    const events = await order(1);
+    const ids = events.filter((e) => e.startsWith('start ')).map((e) => e.slice('start '.length));
+    expect(ids).toHaveLength(3);
+    expect(events).toEqual(ids.flatMap((id) => [`start ${id}`, `end ${id}`]));
   });
 });

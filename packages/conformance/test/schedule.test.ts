@@ -154,3 +154,65 @@ describe('autoConcurrency with the CPU the trivial commands cost this machine', 
     expect(schedulePlan(2, slow).reason).toBe('2 cases at a time, as the concurrency option says');
   });
 });
+
+describe('runScheduled with slots a task frees', () => {
+  test('a task that releases its slot lets the next item start while it goes on, at most `spare` at once; its worker ends with it', async () => {
+    const started: string[] = [];
+    const finish = new Map<string, () => void>();
+    const releases = new Map<string, () => void>();
+    const task = (item: string, release: () => void): Promise<void> =>
+      new Promise<void>((resolve) => {
+        started.push(item);
+        finish.set(item, resolve);
+        releases.set(item, release);
+      });
+    const done = runScheduled(['a', 'b', 'c', 'd', 'solo1', 'solo2'], 1, (item) => item.startsWith('solo'), task, undefined, 1);
+    await tick();
+    expect(started).toEqual(['a']);
+    releases.get('a')!();
+    await tick();
+    expect(started).toEqual(['a', 'b']);
+    // A second release while one freed slot is held: `spare` is 1.
+    releases.get('b')!();
+    await tick();
+    expect(started).toEqual(['a', 'b']);
+    // a ends: its freed slot is given back, and its worker does not take another item.
+    finish.get('a')!();
+    await tick();
+    expect(started).toEqual(['a', 'b']);
+    releases.get('b')!();
+    await tick();
+    expect(started).toEqual(['a', 'b', 'c']);
+    finish.get('b')!();
+    finish.get('c')!();
+    await tick();
+    expect(started).toEqual(['a', 'b', 'c', 'd']);
+    finish.get('d')!();
+    await tick();
+    // The solo items too, one at a time unless one frees its slot.
+    expect(started).toEqual(['a', 'b', 'c', 'd', 'solo1']);
+    releases.get('solo1')!();
+    await tick();
+    expect(started).toEqual(['a', 'b', 'c', 'd', 'solo1', 'solo2']);
+    finish.get('solo1')!();
+    finish.get('solo2')!();
+    await done;
+  });
+
+  test('without spare slots a release does nothing', async () => {
+    const started: string[] = [];
+    const finish = new Map<string, () => void>();
+    const done = runScheduled(['a', 'b'], 1, () => false, (item, release) => {
+      started.push(item);
+      release();
+      return new Promise<void>((resolve) => finish.set(item, resolve));
+    });
+    await tick();
+    expect(started).toEqual(['a']);
+    finish.get('a')!();
+    await tick();
+    expect(started).toEqual(['a', 'b']);
+    finish.get('b')!();
+    await done;
+  });
+});
