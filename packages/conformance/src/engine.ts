@@ -241,7 +241,8 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
         expectedFailure: outcome.status === 'fail' && expected.has(testCase.id),
       };
       result.blocking = isBlocking(result, testCase);
-      if (result.blocking) verdictKnown = true;
+      // The adapter's own failure, not a harness error (which says nothing of the adapter).
+      if (result.blocking && result.status === 'fail') verdictKnown = true;
       if (outcome.status === 'fail' && isAdvisory(testCase)) result.message = `advisory (SHOULD): ${outcome.message ?? ''}`;
       results[index] = result;
       options.onCaseEnd?.(result);
