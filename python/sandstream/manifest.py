@@ -18,7 +18,7 @@ __all__ = [
     "local_manifest",
 ]
 
-#: Every capability of spec 1.2, in manifest order.
+#: Every capability of spec 1.4 (those of 1.2: 1.3 and 1.4 added none), in manifest order.
 CAPABILITIES = (
     "streaming",
     "stdin",

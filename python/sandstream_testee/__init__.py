@@ -6,7 +6,8 @@ serves ``sandstream.create_local_sandbox``:
 
     node packages/conformance/dist/cli.js --testee "python3 python/testee.py"
 
-or, with ``python`` on ``PYTHONPATH``, ``python3 -m sandstream_testee``.
+or, with ``python`` on ``PYTHONPATH``, ``python3 -m sandstream_testee``, or, with the
+package installed (``pip install ./python``), the command ``sandstream-testee``.
 ``serve_stdio(factory)`` serves any factory of sandboxes with this API.
 """
 
