@@ -18,7 +18,8 @@ import { REQUIREMENTS } from './requirements.js';
 import { createSandbox, runCaseWatched, withTimeout, type CaseOutcome } from './run-case.js';
 import { describeFault, FAULT_ADVICE, inPhaseScope, watchRun, type Fault, type RunWatch } from './faults.js';
 import { watchWarnings } from './warnings.js';
-import { aloneUnder, runsAlone, runScheduled, schedulePlan, STALL_MS, WAITING_CONCURRENCY, waitsUnder, type Release } from './schedule.js';
+import { aloneUnder, runsAlone, runScheduled, schedulePlan, WAITING_CONCURRENCY, waitsUnder, type Release } from './schedule.js';
+import { stallBounds, stallJudge } from './stall.js';
 import { coresBetween, measureCommandCpu, sampleCpu, type CommandCpu } from './machine-cpu.js';
 import { retriedOutcome, retryFor, stillProgressing, type Contention } from './at-limit.js';
 import type { LimitReached } from './run-case.js';
@@ -210,7 +211,7 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
   const results = new Array<CaseResult>(CASES.length);
   const marks = new RunMarks();
   let runProblem: string | undefined;
-  // Once a case has failed the run, under 'auto', a case that only waits frees its slot (STALL_MS below).
+  // Once a case has failed the run, under 'auto', a case that only waits frees its slot sooner (stall.ts).
   let verdictKnown = false;
   try {
     try {
@@ -267,10 +268,11 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
     // Cases that reached their limit while the adapter still answered: run again alone after the others (at-limit.ts).
     const atLimit: Array<{ testCase: ConformanceCase; index: number; first: CaseOutcome; reached: LimitReached; contention: Contention }> = [];
     let inFlight = 0;
-    // A stalled case: no call into the adapter settled for this long (at least a second, ten round trips).
-    const stallMs = Math.max(STALL_MS, 10 * (roundTripMs ?? 0));
+    // A case that only waits may free its slot for the next (stall.ts); never under an explicit concurrency.
+    const bounds = stallBounds(roundTripMs);
     const runOne = (testCase: ConformanceCase, timeoutMs: number, onLimit?: (reached: LimitReached) => void, release?: Release): Promise<CaseOutcome> => {
-      const stall = release === undefined || concurrency !== 'auto' ? undefined : { afterMs: stallMs, onStall: () => verdictKnown && release() };
+      const judge = stallJudge(bounds, () => verdictKnown);
+      const stall = release === undefined || concurrency !== 'auto' ? undefined : { afterMs: bounds.afterMs, onStall: (stalledMs: number) => judge(stalledMs) && release() };
       return runCaseWatched({ testCase, manifest, factory, timeoutMs, graceMs, hooks, ownerModule, launchOwner: testee?.launchOwner, stall }, faults.watch, marks, onLimit);
     };
     await runScheduled(

@@ -77,10 +77,11 @@ export interface CaseRun {
   readonly launchOwner?: OwnerLauncher | undefined;
   /**
    * Called on every poll while no call into the adapter has settled for
-   * `afterMs` (the case only waits, or its clean-up and close() do): the
-   * engine may then let the next case start beside it (ADR-0051).
+   * `afterMs` (the case only waits, or its clean-up and close() do), with
+   * how long: the engine may then let the next case start beside it
+   * (`stall.ts`, ADR-0051).
    */
-  readonly stall?: { readonly afterMs: number; readonly onStall: () => void } | undefined;
+  readonly stall?: { readonly afterMs: number; readonly onStall: (stalledMs: number) => void } | undefined;
 }
 
 /** How often a case is looked at for a stall. */
@@ -147,7 +148,8 @@ async function runCaseScoped(run: CaseRun, scope: LiveScope, marks: RunMarks | u
     stall === undefined
       ? undefined
       : setInterval(() => {
-          if (performance.now() - Math.max(started, tracker?.lastSettled() ?? started) >= stall.afterMs) stall.onStall();
+          const stalledMs = performance.now() - Math.max(started, tracker?.lastSettled() ?? started);
+          if (stalledMs >= stall.afterMs) stall.onStall(stalledMs);
         }, STALL_POLL_MS);
   stallTimer?.unref();
   try {

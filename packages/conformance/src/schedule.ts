@@ -131,21 +131,9 @@ export function waitsUnder(plan: SchedulePlan, testCase: ConformanceCase): boole
 }
 
 /**
- * A case that has had no call into the adapter settle for this long (or ten
- * round trips, if longer) only waits: on a broken adapter's kill wait, a
- * grace period, output that never comes, its limit. Once the run's verdict is
- * known (a case failed it), under `'auto'`, such a case frees its slot for the
- * next, so that the waits of a broken adapter's failing cases overlap instead
- * of adding up (ADR-0051). A correct adapter's run never gets there: its
- * cases keep their schedule.
- */
-export const STALL_MS = 1_000;
-
-/**
  * Lets a running task give its slot to the next item while it goes on: the
- * engine calls it for a case that stalled (no call into the adapter settled
- * for a while) once the run's verdict is known, so that cases that only wait
- * on timers of a broken adapter wait side by side (ADR-0051).
+ * engine calls it for a case that only waits (`stall.ts`), so that cases
+ * that wait on a broken adapter's timers wait side by side (ADR-0051).
  */
 export type Release = () => void;
 
