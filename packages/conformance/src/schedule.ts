@@ -137,34 +137,56 @@ export function waitsUnder(plan: SchedulePlan, testCase: ConformanceCase): boole
  */
 export type Release = () => void;
 
+/** A pool's progress: `quiet` once every item has started and each running task has freed its slot; `done` once all have settled. */
+interface PoolRun {
+  readonly quiet: Promise<void>;
+  readonly done: Promise<void>;
+}
+
 /**
  * Runs `task` for each of `items`, at most `concurrency` at a time, in list
  * order. A task that calls its {@link Release} frees its slot for the next
  * item while it goes on; at most `spare` tasks hold such a freed slot at once.
  */
-async function pool<T>(items: readonly T[], concurrency: number, task: (item: T, release: Release) => Promise<void>, spare: number): Promise<void> {
+function pool<T>(items: readonly T[], concurrency: number, task: (item: T, release: Release) => Promise<void>, spare: number): PoolRun {
   let next = 0;
   let freed = 0;
+  // Tasks running that have not freed their slot.
+  let holding = 0;
+  let onQuiet!: () => void;
+  const quiet = new Promise<void>((resolve) => (onQuiet = resolve));
+  const checkQuiet = (): void => {
+    if (next >= items.length && holding === 0) onQuiet();
+  };
   const workers: Array<Promise<void>> = [];
   const worker = async (): Promise<void> => {
     while (next < items.length) {
       let gaveUp = false;
+      holding++;
       await task(items[next++]!, () => {
-        if (gaveUp || freed >= spare || next >= items.length) return;
+        if (gaveUp || freed >= spare) return;
         gaveUp = true;
         freed++;
-        workers.push(worker());
+        holding--;
+        if (next < items.length) workers.push(worker());
+        checkQuiet();
       });
       if (gaveUp) {
         // Its slot went on with the worker started for it.
         freed--;
         return;
       }
+      holding--;
     }
+    checkQuiet();
   };
   for (let i = 0; i < Math.min(concurrency, items.length); i++) workers.push(worker());
-  // Workers started by a release join the list while it is awaited.
-  for (let i = 0; i < workers.length; i++) await workers[i];
+  checkQuiet();
+  const done = (async () => {
+    // Workers started by a release join the list while it is awaited.
+    for (let i = 0; i < workers.length; i++) await workers[i];
+  })();
+  return { quiet, done };
 }
 
 /**
@@ -176,7 +198,9 @@ async function pool<T>(items: readonly T[], concurrency: number, task: (item: T,
  * items at the end keeps a long shared item from leaving the other slots
  * idle at every solo item it would otherwise have to wait for. In each of
  * the three, a task may free its slot ({@link Release}), at most `spare` at
- * once. Resolves when every task has settled; tasks must not reject.
+ * once; the solo items start once every other item has started and each one
+ * still running has freed its slot. Resolves when every task has settled;
+ * tasks must not reject.
  */
 export async function runScheduled<T>(
   items: readonly T[],
@@ -193,6 +217,9 @@ export async function runScheduled<T>(
   const waiting = items.filter((item) => !alone(item) && overlap.waits(item));
   const ordered = [...waiting.filter(overlap.longest), ...waiting.filter((item) => !overlap.longest(item))];
   const shared = items.filter((item) => !alone(item) && !overlap.waits(item));
-  await Promise.all([pool(ordered, overlap.waiting, task, spare), pool(shared, concurrency, task, spare)]);
-  await pool(items.filter(alone), 1, task, spare);
+  const first = [pool(ordered, overlap.waiting, task, spare), pool(shared, concurrency, task, spare)];
+  // The solo items start once nothing of the first items holds a slot: those still running only wait.
+  await Promise.all(first.map((run) => run.quiet));
+  const solo = pool(items.filter(alone), 1, task, spare);
+  await Promise.all([...first.map((run) => run.done), solo.done]);
 }

@@ -199,6 +199,37 @@ describe('runScheduled with slots a task frees', () => {
     await done;
   });
 
+  test('the solo items start once every other item has started and each still running has freed its slot', async () => {
+    const started: string[] = [];
+    const finish = new Map<string, () => void>();
+    const releases = new Map<string, () => void>();
+    const task = (item: string, release: () => void): Promise<void> =>
+      new Promise<void>((resolve) => {
+        started.push(item);
+        finish.set(item, resolve);
+        releases.set(item, release);
+      });
+    const done = runScheduled(['a', 'b', 'solo'], 2, (item) => item === 'solo', task, undefined, 4);
+    await tick();
+    expect(started).toEqual(['a', 'b']);
+    releases.get('a')!();
+    await tick();
+    // b still holds its slot.
+    expect(started).toEqual(['a', 'b']);
+    releases.get('b')!();
+    await tick();
+    expect(started).toEqual(['a', 'b', 'solo']);
+    let settled = false;
+    void done.then(() => (settled = true));
+    finish.get('solo')!();
+    finish.get('b')!();
+    await tick();
+    // a still runs: the whole run has not settled.
+    expect(settled).toBe(false);
+    finish.get('a')!();
+    await done;
+  });
+
   test('without spare slots a release does nothing', async () => {
     const started: string[] = [];
     const finish = new Map<string, () => void>();
