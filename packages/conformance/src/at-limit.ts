@@ -31,20 +31,28 @@ export function stillProgressing(reached: LimitReached): boolean {
   return reached.lastSettledAgoMs !== undefined && reached.lastSettledAgoMs <= PROGRESS_SHARE * reached.limitMs;
 }
 
-/** The fastest of three trivial commands on a fresh sandbox, or undefined where that fails. */
-async function freshRoundTrip(factory: SandboxFactory, boundMs: number): Promise<number | undefined> {
+/**
+ * How many times slower a trivial command is now than before the first case:
+ * the fastest of five on a fresh sandbox, after one to warm it, against the
+ * probe's fastest. 1 when it cannot be measured, or when the difference is
+ * under 5 ms (a local backend's round trip of 2 ms against 3 ms is noise, not
+ * a slowed backend). Each step is bounded by `boundMs`.
+ */
+export async function measureSlowdown(factory: SandboxFactory, probeRoundTripMs: number | undefined, boundMs: number): Promise<number> {
+  if (probeRoundTripMs === undefined) return 1;
   let sandbox: Sandbox | undefined;
   try {
     sandbox = await withTimeout(createSandbox(factory), boundMs, () => new Error('the factory hung'));
     const times: number[] = [];
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 6; i++) {
       const started = performance.now();
       await withTimeout(sandbox.run(['true'], { timeout: boundMs }), boundMs, () => new Error('run() hung'));
-      times.push(performance.now() - started);
+      if (i > 0) times.push(performance.now() - started);
     }
-    return Math.min(...times);
+    const fresh = Math.min(...times);
+    return fresh - probeRoundTripMs >= 5 ? fresh / Math.max(probeRoundTripMs, 1) : 1;
   } catch {
-    return undefined;
+    return 1;
   } finally {
     if (sandbox !== undefined) await withTimeout(sandbox.close(), boundMs, () => new Error('close() hung')).catch(() => undefined);
   }
@@ -55,7 +63,7 @@ export const SLOWED = 1.5;
 
 /** What slowed a case at its limit, as the kit saw it then. */
 export interface Contention {
-  /** The most other cases running beside it. */
+  /** The most other cases that held a slot beside it at once (not those that only waited). */
   readonly beside: number;
   /** The cores idle, on average, while it ran (undefined where the platform gives no counters). */
   readonly idleCores: number | undefined;
@@ -72,21 +80,19 @@ export interface Retry {
  * Whether a case at its limit runs again, and within what: when it was still
  * making progress, and it shared the machine (other cases beside it, or less
  * than {@link SPARE_CORES} idle) or the backend answers {@link SLOWED} times
- * slower now than before the first case. The limit is the first scaled by that
- * slowdown, at least {@link RETRY_SCALE}.least, at most {@link RETRY_SCALE}.most
- * times. Undefined: the case is judged on its first run.
+ * slower now than before the first case (`slowdown`, measured once for all
+ * the cases at their limit). The limit is the first scaled by that slowdown,
+ * at least {@link RETRY_SCALE}.least, at most {@link RETRY_SCALE}.most times.
+ * Undefined: the case is judged on its first run.
  */
-export async function retryFor(reached: LimitReached, contention: Contention, factory: SandboxFactory, probeRoundTripMs: number | undefined): Promise<Retry | undefined> {
+export async function retryFor(reached: LimitReached, contention: Contention, slowdown: () => Promise<number>): Promise<Retry | undefined> {
   if (!stillProgressing(reached)) return undefined;
-  const fresh = probeRoundTripMs === undefined ? undefined : await freshRoundTrip(factory, reached.limitMs);
-  const slowdown = fresh === undefined || probeRoundTripMs === undefined ? 1 : fresh / Math.max(probeRoundTripMs, 1);
-  const reasons: string[] = [];
-  if (contention.beside > 0) reasons.push(`with up to ${contention.beside} other case${contention.beside === 1 ? '' : 's'} beside it`);
-  else reasons.push('alone');
+  const slower = await slowdown();
+  const reasons: string[] = [contention.beside > 0 ? `with up to ${contention.beside} other case${contention.beside === 1 ? '' : 's'} beside it` : 'alone'];
   if (contention.idleCores !== undefined && contention.idleCores < SPARE_CORES) reasons.push(`with ${contention.idleCores.toFixed(2)} cores idle`);
-  if (slowdown >= SLOWED) reasons.push(`while the backend answers ${slowdown.toFixed(1)} times slower than before the first case`);
+  if (slower >= SLOWED) reasons.push(`while the backend answers ${slower.toFixed(1)} times slower than before the first case`);
   if (reasons.length === 1 && contention.beside === 0) return undefined;
-  const scale = Math.min(RETRY_SCALE.most, Math.max(RETRY_SCALE.least, slowdown));
+  const scale = Math.min(RETRY_SCALE.most, Math.max(RETRY_SCALE.least, slower));
   return { limitMs: Math.ceil(reached.limitMs * scale), why: reasons.join(', ') };
 }
 

@@ -18,11 +18,9 @@ import { REQUIREMENTS } from './requirements.js';
 import { createSandbox, runCaseWatched, withTimeout, type CaseOutcome } from './run-case.js';
 import { describeFault, FAULT_ADVICE, inPhaseScope, watchRun, type Fault, type RunWatch } from './faults.js';
 import { watchWarnings } from './warnings.js';
-import { aloneUnder, runsAlone, runScheduled, schedulePlan, WAITING_CONCURRENCY, waitsUnder, type Release } from './schedule.js';
-import { stallBounds, stallJudge } from './stall.js';
-import { coresBetween, measureCommandCpu, sampleCpu, type CommandCpu } from './machine-cpu.js';
-import { retriedOutcome, retryFor, stillProgressing, type Contention } from './at-limit.js';
-import type { LimitReached } from './run-case.js';
+import { schedulePlan } from './schedule.js';
+import { measureCommandCpu, type CommandCpu } from './machine-cpu.js';
+import { runCases } from './run-cases.js';
 import { deselected } from './select.js';
 import { KIT_SPEC_VERSION, KIT_VERSION } from './version.js';
 import { CANNOT_CROSS, connectTestee } from './testee/connect.js';
@@ -99,7 +97,9 @@ async function probeAdapter(
     let roundTripMs: number | undefined;
     // What the trivial commands cost this machine's CPU decides how many cases 'auto' runs at once (machine-cpu.ts).
     const cpu = await measureCommandCpu(async () => {
-      roundTripMs = await withTimeout(roundTrip(probe), timeoutMs, () => new Error('hung')).catch(() => undefined);
+      const measured = await withTimeout(roundTrip(probe), timeoutMs, () => new Error('hung')).catch(() => undefined);
+      // Measured once per CPU reading: the faster of the two is the round trip.
+      roundTripMs = measured === undefined ? roundTripMs : Math.min(measured, roundTripMs ?? measured);
     });
     return { name, manifest, ...(roundTripMs === undefined ? {} : { roundTripMs }), ...(cpu === undefined || roundTripMs === undefined ? {} : { cpu }) };
   } finally {
@@ -233,8 +233,17 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
       }
     }
 
+    // Faults raised late by the first run of a case that waits for its second (run-cases.ts), applied when it ends.
+    const lateFaults = new Map<number, Fault[]>();
+    const amend = (index: number, result: CaseResult, fault: Fault): CaseResult => {
+      const late = `after the case ended, the adapter raised an ${describeFault(fault)}, where no caller could catch it; ${FAULT_ADVICE}`;
+      // A harness error stays one; anything else is now the adapter's failure.
+      const status: CaseStatus = result.status === 'error' ? 'error' : 'fail';
+      const amended: CaseResult = { ...result, status, expectedFailure: status === 'fail' && expected.has(result.id), message: result.message === undefined ? late : `${result.message}; then, ${late}` };
+      return { ...amended, blocking: isBlocking(amended, CASES[index]!) };
+    };
     const finish = (index: number, testCase: ConformanceCase, outcome: CaseOutcome): void => {
-      const result: CaseResult = {
+      let result: CaseResult = {
         id: testCase.id,
         title: testCase.title,
         requirements: [...testCase.requirements],
@@ -242,70 +251,51 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
         expectedFailure: outcome.status === 'fail' && expected.has(testCase.id),
       };
       result.blocking = isBlocking(result, testCase);
-      // The adapter's own failure, not a harness error (which says nothing of the adapter).
-      if (result.blocking && result.status === 'fail') verdictKnown = true;
       if (outcome.status === 'fail' && isAdvisory(testCase)) result.message = `advisory (SHOULD): ${outcome.message ?? ''}`;
+      for (const fault of lateFaults.get(index) ?? []) result = amend(index, result, fault);
+      lateFaults.delete(index);
+      // The adapter's own failure, not a harness error (which says nothing of the adapter).
+      if (result.blocking === true && result.status === 'fail') verdictKnown = true;
       results[index] = result;
       options.onCaseEnd?.(result);
     };
     faults.onLate((id, fault) => {
       const index = CASES.findIndex((c) => c.id === id);
       const result = results[index];
-      if (result === undefined) return false;
-      const late = `after the case ended, the adapter raised an ${describeFault(fault)}, where no caller could catch it; ${FAULT_ADVICE}`;
-      // A harness error stays one; anything else is now the adapter's failure.
-      const status: CaseStatus = result.status === 'error' ? 'error' : 'fail';
-      const amended: CaseResult = { ...result, status, expectedFailure: status === 'fail' && expected.has(id), message: result.message === undefined ? late : `${result.message}; then, ${late}` };
-      const updated: CaseResult = { ...amended, blocking: isBlocking(amended, result) };
-      results[index] = updated;
-      options.onCaseEnd?.(updated);
+      if (result === undefined) {
+        const kept = lateFaults.get(index);
+        if (kept === undefined) return false;
+        kept.push(fault);
+        return true;
+      }
+      results[index] = amend(index, result, fault);
+      options.onCaseEnd?.(results[index]);
       return true;
     });
     faults.setPhase('the run, between cases');
-    const indexed = CASES.map((testCase, index) => ({ testCase, index }));
     const plan = schedulePlan(concurrency, roundTripMs, cpu);
     if (harnessProblem === undefined) options.onSchedule?.(plan);
-    // Cases that reached their limit while the adapter still answered: run again alone after the others (at-limit.ts).
-    const atLimit: Array<{ testCase: ConformanceCase; index: number; first: CaseOutcome; reached: LimitReached; contention: Contention }> = [];
-    let inFlight = 0;
-    // A case that only waits may free its slot for the next (stall.ts); never under an explicit concurrency.
-    const bounds = stallBounds(roundTripMs);
-    const runOne = (testCase: ConformanceCase, timeoutMs: number, onLimit?: (reached: LimitReached) => void, release?: Release): Promise<CaseOutcome> => {
-      const judge = stallJudge(bounds, () => verdictKnown);
-      const stall = release === undefined || concurrency !== 'auto' ? undefined : { afterMs: bounds.afterMs, onStall: (stalledMs: number) => judge(stalledMs) && release() };
-      return runCaseWatched({ testCase, manifest, factory, timeoutMs, graceMs, hooks, ownerModule, launchOwner: testee?.launchOwner, stall }, faults.watch, marks, onLimit);
-    };
-    await runScheduled(
-      indexed,
-      plan.concurrency,
-      ({ testCase }) => aloneUnder(plan, testCase),
-      async ({ testCase, index }, release) => {
+    await runCases(CASES, {
+      plan,
+      auto: concurrency === 'auto',
+      roundTripMs,
+      factory,
+      caseTimeoutMs,
+      notRun: (testCase) => {
         const left = deselected(testCase, options);
-        if (left !== undefined) return finish(index, testCase, { status: 'disabled', message: left, durationMs: 0 });
-        if (harnessProblem !== undefined) return finish(index, testCase, { status: 'error', message: harnessProblem, durationMs: 0 });
+        if (left !== undefined) return { status: 'disabled', message: left, durationMs: 0 };
+        if (harnessProblem !== undefined) return { status: 'error', message: harnessProblem, durationMs: 0 };
         const cannot = testee?.cannotCross[testCase.id];
-        if (cannot !== undefined) return finish(index, testCase, { status: 'skipped', message: `not through a testee: ${cannot}`, durationMs: 0 });
-        options.onCaseStart?.(testCase);
-        let beside = inFlight++;
-        let reached: LimitReached | undefined;
-        let idleCores: number | undefined;
-        const cpuAtStart = sampleCpu();
-        const onLimit = (limit: LimitReached): void => {
-          reached = limit;
-          const now = sampleCpu();
-          if (cpuAtStart !== undefined && now !== undefined) idleCores = coresBetween(cpuAtStart, now).idle;
-        };
-        const outcome = await runOne(testCase, caseTimeoutMs, onLimit, release).finally(() => (beside = Math.max(beside, --inFlight)));
-        if (reached !== undefined && stillProgressing(reached)) return void atLimit.push({ testCase, index, first: outcome, reached, contention: { beside, idleCores } });
-        finish(index, testCase, outcome);
+        return cannot === undefined ? undefined : { status: 'skipped', message: `not through a testee: ${cannot}`, durationMs: 0 };
       },
-      { waits: ({ testCase }) => waitsUnder(plan, testCase), longest: ({ testCase }) => runsAlone(testCase) !== undefined, waiting: WAITING_CONCURRENCY },
-      WAITING_CONCURRENCY,
-    );
-    for (const { testCase, index, first, reached, contention } of atLimit) {
-      const retry = await retryFor(reached, contention, factory, roundTripMs);
-      finish(index, testCase, retry === undefined ? first : retriedOutcome(first, reached, retry, await runOne(testCase, retry.limitMs)));
-    }
+      run: (testCase, timeoutMs, onLimit, stall) =>
+        runCaseWatched({ testCase, manifest, factory, timeoutMs, graceMs, hooks, ownerModule, launchOwner: testee?.launchOwner, stall }, faults.watch, marks, onLimit),
+      started: (testCase) => options.onCaseStart?.(testCase),
+      finish,
+      defer: (index) => void lateFaults.set(index, []),
+      verdictKnown: () => verdictKnown,
+      advisory: isAdvisory,
+    });
     // Before the teardown hook, which may take away what the sweep runs on (a daemon, a connection).
     if (harnessProblem === undefined) {
       faults.setPhase('the end of the run, ending what the cases left running');

@@ -50,9 +50,11 @@ export interface ConformanceOptions {
    * whose round trip is under 30 ms (local), with the cases that only wait
    * overlapping them (ADR-0032); on a slower one, as many as the machine's
    * idle CPU carries, measured while the kit timed its trivial commands, at
-   * most 4 (ADR-0029). A number is a hard cap on the cases at once. Under
+   * most 4 (ADR-0051). A number is a hard cap on the cases at once. Under
    * any setting, a case that reaches its limit while the adapter still
-   * answers is run again alone, within a scaled limit, before its verdict.
+   * answers and something slowed it (other cases, a full machine, a slower
+   * backend) is run again alone, within a scaled limit, before its verdict,
+   * unless the run has already failed (not under the Vitest entry).
    */
   readonly concurrency?: number | 'auto';
   /** Called once before the first case with how the run lays out its cases, and why. */

@@ -143,17 +143,23 @@ export async function runCaseWatched(run: CaseRun, watch: RunWatch | undefined, 
 async function runCaseScoped(run: CaseRun, scope: LiveScope, marks: RunMarks | undefined, onLimit: ((reached: LimitReached) => void) | undefined): Promise<CaseOutcome> {
   const started = performance.now();
   let tracker: CallTracker | undefined;
+  // The stall clock starts once the sandbox exists: a slow factory is the backend working, not the case waiting.
+  let ready: number | undefined;
   const stall = run.stall;
   const stallTimer =
     stall === undefined
       ? undefined
       : setInterval(() => {
-          const stalledMs = performance.now() - Math.max(started, tracker?.lastSettled() ?? started);
+          if (ready === undefined) return;
+          const stalledMs = performance.now() - Math.max(ready, tracker?.lastSettled() ?? ready);
           if (stalledMs >= stall.afterMs) stall.onStall(stalledMs);
         }, STALL_POLL_MS);
   stallTimer?.unref();
   try {
-    return await runCaseStages(run, scope, marks, onLimit, started, (made) => (tracker = made));
+    return await runCaseStages(run, scope, marks, onLimit, started, (made) => {
+      tracker = made;
+      ready = performance.now();
+    });
   } finally {
     clearInterval(stallTimer);
   }

@@ -4,6 +4,7 @@
  * flight, and says why; on a local backend the cases that only wait overlap
  * the others. See ADR-0029 and ADR-0032.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ConformanceCase } from './case.js';
 import type { CommandCpu } from './machine-cpu.js';
 
@@ -102,6 +103,8 @@ export interface SchedulePlan {
   readonly overlapWaiting: boolean;
   /** Why, in a sentence for the report: what was chosen, from what the kit measured. */
   readonly reason: string;
+  /** What `'auto'` measured before the first case and chose from; absent under an explicit concurrency. */
+  readonly measured?: { readonly roundTripMs?: number; readonly cpu?: CommandCpu };
 }
 
 /** The plan for `concurrency`: 'auto' overlaps waiting cases on a local backend only. */
@@ -117,7 +120,7 @@ export function schedulePlan(concurrency: number | 'auto', roundTripMs: number |
     : shared === 1
       ? `one case at a time (${measured}: no spare CPU for a second case)`
       : `${shared} cases at a time (${measured})`;
-  return { concurrency: shared, overlapWaiting: local, reason };
+  return { concurrency: shared, overlapWaiting: local, reason, measured: { ...(roundTripMs === undefined ? {} : { roundTripMs }), ...(cpu === undefined ? {} : { cpu }) } };
 }
 
 /** Whether `testCase` runs with nothing beside it under `plan`. */
@@ -143,14 +146,22 @@ interface PoolRun {
   readonly done: Promise<void>;
 }
 
+/** The freed slots that pools share: at most `spare` tasks of them hold one at once. */
+interface FreedSlots {
+  readonly spare: number;
+  held: number;
+}
+
 /**
  * Runs `task` for each of `items`, at most `concurrency` at a time, in list
  * order. A task that calls its {@link Release} frees its slot for the next
- * item while it goes on; at most `spare` tasks hold such a freed slot at once.
+ * item while it goes on, while `freed` has one to spare.
  */
-function pool<T>(items: readonly T[], concurrency: number, task: (item: T, release: Release) => Promise<void>, spare: number): PoolRun {
+function pool<T>(items: readonly T[], concurrency: number, task: (item: T, release: Release) => Promise<void>, freed: FreedSlots): PoolRun {
+  // A worker started by a release is started in the pool's own context, not in the releasing task's
+  // (the kit attributes faults and warnings by async context: faults.ts).
+  const outside = AsyncLocalStorage.snapshot();
   let next = 0;
-  let freed = 0;
   // Tasks running that have not freed their slot.
   let holding = 0;
   let onQuiet!: () => void;
@@ -164,16 +175,16 @@ function pool<T>(items: readonly T[], concurrency: number, task: (item: T, relea
       let gaveUp = false;
       holding++;
       await task(items[next++]!, () => {
-        if (gaveUp || freed >= spare) return;
+        if (gaveUp || freed.held >= freed.spare) return;
         gaveUp = true;
-        freed++;
+        freed.held++;
         holding--;
-        if (next < items.length) workers.push(worker());
+        if (next < items.length) workers.push(outside(worker));
         checkQuiet();
       });
       if (gaveUp) {
         // Its slot went on with the worker started for it.
-        freed--;
+        freed.held--;
         return;
       }
       holding--;
@@ -189,6 +200,18 @@ function pool<T>(items: readonly T[], concurrency: number, task: (item: T, relea
   return { quiet, done };
 }
 
+/** How tasks free their slots ({@link Release}). */
+export interface Freeing {
+  /** How many tasks, of the shared and waiting items together, may hold a freed slot at once. */
+  readonly spare: number;
+  /**
+   * Asked once every shared and waiting item has started and each still
+   * running has freed its slot: whether the solo items may start now, beside
+   * those that only wait, instead of after they end.
+   */
+  readonly soloEarly: () => boolean;
+}
+
 /**
  * Runs `task` for each item: first every item that may share the machine,
  * at most `concurrency` at a time, taken in order of the list, and beside
@@ -196,10 +219,9 @@ function pool<T>(items: readonly T[], concurrency: number, task: (item: T, relea
  * that would run alone first (they wait longest); then, one by one with
  * nothing beside them, the items for which `alone` holds. Grouping the solo
  * items at the end keeps a long shared item from leaving the other slots
- * idle at every solo item it would otherwise have to wait for. In each of
- * the three, a task may free its slot ({@link Release}), at most `spare` at
- * once; the solo items start once every other item has started and each one
- * still running has freed its slot. Resolves when every task has settled;
+ * idle at every solo item it would otherwise have to wait for. A shared or
+ * waiting task may free its slot ({@link Release}), at most `freeing.spare`
+ * of them at once; a solo one cannot. Resolves when every task has settled;
  * tasks must not reject.
  */
 export async function runScheduled<T>(
@@ -212,14 +234,16 @@ export async function runScheduled<T>(
     longest: () => false,
     waiting: 0,
   },
-  spare = 0,
+  freeing: Freeing = { spare: 0, soloEarly: () => false },
 ): Promise<void> {
   const waiting = items.filter((item) => !alone(item) && overlap.waits(item));
   const ordered = [...waiting.filter(overlap.longest), ...waiting.filter((item) => !overlap.longest(item))];
   const shared = items.filter((item) => !alone(item) && !overlap.waits(item));
-  const first = [pool(ordered, overlap.waiting, task, spare), pool(shared, concurrency, task, spare)];
-  // The solo items start once nothing of the first items holds a slot: those still running only wait.
+  const freed: FreedSlots = { spare: freeing.spare, held: 0 };
+  const first = [pool(ordered, overlap.waiting, task, freed), pool(shared, concurrency, task, freed)];
   await Promise.all(first.map((run) => run.quiet));
-  const solo = pool(items.filter(alone), 1, task, spare);
+  // Those still running only wait; unless the solo items may start beside them, they wait for them too.
+  if (!freeing.soloEarly()) await Promise.all(first.map((run) => run.done));
+  const solo = pool(items.filter(alone), 1, task, { spare: 0, held: 0 });
   await Promise.all([...first.map((run) => run.done), solo.done]);
 }

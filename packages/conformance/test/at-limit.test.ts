@@ -9,7 +9,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import type { Sandbox } from '@sandstream/types';
 import type { ProcessDriver } from '@sandstream/types/runtime';
 import { runConformance } from '../src/index.js';
-import { PROGRESS_SHARE, retriedOutcome, retryFor, RETRY_SCALE, stillProgressing } from '../src/at-limit.js';
+import { measureSlowdown, PROGRESS_SHARE, retriedOutcome, retryFor, RETRY_SCALE, stillProgressing } from '../src/at-limit.js';
 import { Lab } from './broken/index.js';
 import { latencySandbox } from './fixtures/latency.js';
 
@@ -51,34 +51,50 @@ describe('stillProgressing and retriedOutcome', () => {
 
 describe('retryFor: only a case that progressed, and that something outside the adapter slowed', () => {
   const reached = { limitMs: 1_000, lastSettledAgoMs: 100 };
-  // A probe's round trip far slower than the fresh one: the backend is not slower now than before.
-  const fastNow = 10_000;
+  const asBefore = async (): Promise<number> => 1;
 
-  test('beside other cases: run again, within at least twice the limit', { timeout: 30_000 }, async () => {
-    expect(await retryFor(reached, { beside: 2, idleCores: 1.5 }, () => lab.local(), fastNow)).toEqual({ limitMs: 2_000, why: 'with up to 2 other cases beside it' });
+  test('beside other cases: run again, within at least twice the limit', async () => {
+    expect(await retryFor(reached, { beside: 2, idleCores: 1.5 }, asBefore)).toEqual({ limitMs: 2_000, why: 'with up to 2 other cases beside it' });
   });
 
-  test('alone on a machine without a spare core: run again', { timeout: 30_000 }, async () => {
-    expect(await retryFor(reached, { beside: 0, idleCores: 0.1 }, () => lab.local(), fastNow)).toEqual({ limitMs: 2_000, why: 'alone, with 0.10 cores idle' });
+  test('alone on a machine without a spare core: run again', async () => {
+    expect(await retryFor(reached, { beside: 0, idleCores: 0.1 }, asBefore)).toEqual({ limitMs: 2_000, why: 'alone, with 0.10 cores idle' });
   });
 
-  test('alone, with CPU to spare and a backend as fast as before: judged on its first run', { timeout: 30_000 }, async () => {
-    expect(await retryFor(reached, { beside: 0, idleCores: 1.5 }, () => lab.local(), fastNow)).toBeUndefined();
+  test('alone on a backend three times slower than before the first case: run again, within three times the limit', async () => {
+    expect(await retryFor(reached, { beside: 0, idleCores: 1.5 }, async () => 3)).toEqual({ limitMs: 3_000, why: 'alone, while the backend answers 3.0 times slower than before the first case' });
+  });
+
+  test('alone, with CPU to spare and a backend as fast as before: judged on its first run', async () => {
+    expect(await retryFor(reached, { beside: 0, idleCores: 1.5 }, asBefore)).toBeUndefined();
+    expect(await retryFor(reached, { beside: 0, idleCores: 1.5 }, async () => 1.4)).toBeUndefined();
   });
 
   test('a case that stopped progressing is never run again, whatever slowed it', async () => {
-    expect(await retryFor({ limitMs: 1_000, lastSettledAgoMs: 900 }, { beside: 3, idleCores: 0 }, () => lab.local(), fastNow)).toBeUndefined();
-    expect(await retryFor({ limitMs: 1_000 }, { beside: 3, idleCores: 0 }, () => lab.local(), fastNow)).toBeUndefined();
+    expect(await retryFor({ limitMs: 1_000, lastSettledAgoMs: 900 }, { beside: 3, idleCores: 0 }, async () => 4)).toBeUndefined();
+    expect(await retryFor({ limitMs: 1_000 }, { beside: 3, idleCores: 0 }, async () => 4)).toBeUndefined();
+  });
+});
+
+describe('measureSlowdown', () => {
+  test('a backend no slower than the probe measured, or slower by less than 5 ms, is not slowed', { timeout: 30_000 }, async () => {
+    expect(await measureSlowdown(() => lab.local(), 1_000, 5_000)).toBe(1);
+    expect(await measureSlowdown(() => latencySandbox(lab, 50), undefined, 5_000)).toBe(1);
+  });
+
+  test('a backend 50 ms slower per driver call than the probe measured is slowed', { timeout: 30_000 }, async () => {
+    expect(await measureSlowdown(() => latencySandbox(lab, 50), 5, 5_000)).toBeGreaterThan(10);
   });
 });
 
 describe('a case at its limit', () => {
-  const LIMIT_MS = 800;
+  const LIMIT_MS = 3_000;
 
   test('that was still making progress while the backend was slowed is run again alone within a scaled limit, and passes', { timeout: 60_000 }, async () => {
-    // Nine commands one after another, each of several driver calls 50 ms late: well over 800 ms, a call settling every ~100 ms.
+    // Nine commands one after another, each of several driver calls 200 ms late: well over 3 s, a call settling every ~400 ms
+    // (progress means one within 750 ms of the limit).
     // The backend stays slow for the fresh round trip after it (the third sandbox), and is fast again for the second run.
-    const slowFirst = onlyNth([2, 3], () => latencySandbox(lab, 50));
+    const slowFirst = onlyNth([2, 3], () => latencySandbox(lab, 200));
     const report = await runConformance({ factory: slowFirst.factory, include: ['result.exit-codes'], caseTimeoutMs: LIMIT_MS, concurrency: 1 });
     const result = report.cases.find((c) => c.id === 'result.exit-codes')!;
     expect(result.status, result.message).toBe('pass');

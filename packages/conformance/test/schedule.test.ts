@@ -166,7 +166,7 @@ describe('runScheduled with slots a task frees', () => {
         finish.set(item, resolve);
         releases.set(item, release);
       });
-    const done = runScheduled(['a', 'b', 'c', 'd', 'solo1', 'solo2'], 1, (item) => item.startsWith('solo'), task, undefined, 1);
+    const done = runScheduled(['a', 'b', 'c', 'd', 'solo1', 'solo2'], 1, (item) => item.startsWith('solo'), task, undefined, { spare: 1, soloEarly: () => false });
     await tick();
     expect(started).toEqual(['a']);
     releases.get('a')!();
@@ -189,17 +189,19 @@ describe('runScheduled with slots a task frees', () => {
     expect(started).toEqual(['a', 'b', 'c', 'd']);
     finish.get('d')!();
     await tick();
-    // The solo items too, one at a time unless one frees its slot.
+    // The solo items one at a time: a solo item cannot free its slot.
     expect(started).toEqual(['a', 'b', 'c', 'd', 'solo1']);
     releases.get('solo1')!();
     await tick();
-    expect(started).toEqual(['a', 'b', 'c', 'd', 'solo1', 'solo2']);
+    expect(started).toEqual(['a', 'b', 'c', 'd', 'solo1']);
     finish.get('solo1')!();
+    await tick();
+    expect(started).toEqual(['a', 'b', 'c', 'd', 'solo1', 'solo2']);
     finish.get('solo2')!();
     await done;
   });
 
-  test('the solo items start once every other item has started and each still running has freed its slot', async () => {
+  test('with soloEarly, the solo items start once every other item has started and each still running has freed its slot', async () => {
     const started: string[] = [];
     const finish = new Map<string, () => void>();
     const releases = new Map<string, () => void>();
@@ -209,7 +211,7 @@ describe('runScheduled with slots a task frees', () => {
         finish.set(item, resolve);
         releases.set(item, release);
       });
-    const done = runScheduled(['a', 'b', 'solo'], 2, (item) => item === 'solo', task, undefined, 4);
+    const done = runScheduled(['a', 'b', 'solo'], 2, (item) => item === 'solo', task, undefined, { spare: 4, soloEarly: () => true });
     await tick();
     expect(started).toEqual(['a', 'b']);
     releases.get('a')!();
@@ -227,6 +229,42 @@ describe('runScheduled with slots a task frees', () => {
     // a still runs: the whole run has not settled.
     expect(settled).toBe(false);
     finish.get('a')!();
+    await done;
+  });
+
+  test('without soloEarly, the solo items wait for every other item to end, and the freed slots are shared between the lanes', async () => {
+    const started: string[] = [];
+    const finish = new Map<string, () => void>();
+    const releases = new Map<string, () => void>();
+    const task = (item: string, release: () => void): Promise<void> =>
+      new Promise<void>((resolve) => {
+        started.push(item);
+        finish.set(item, resolve);
+        releases.set(item, release);
+      });
+    const overlap = { waits: (item: string) => item.startsWith('w'), longest: () => false, waiting: 1 };
+    const done = runScheduled(['a', 'b', 'w1', 'w2', 'solo'], 1, (item) => item === 'solo', task, overlap, { spare: 1, soloEarly: () => false });
+    await tick();
+    expect(started).toEqual(['w1', 'a']);
+    releases.get('a')!();
+    await tick();
+    expect(started).toEqual(['w1', 'a', 'b']);
+    // The one spare slot is held by a: w1 cannot free its own.
+    releases.get('w1')!();
+    await tick();
+    expect(started).toEqual(['w1', 'a', 'b']);
+    finish.get('w1')!();
+    finish.get('b')!();
+    await tick();
+    expect(started).toEqual(['w1', 'a', 'b', 'w2']);
+    finish.get('w2')!();
+    await tick();
+    // a still runs, though it freed its slot: the solo item waits for it.
+    expect(started).toEqual(['w1', 'a', 'b', 'w2']);
+    finish.get('a')!();
+    await tick();
+    expect(started).toEqual(['w1', 'a', 'b', 'w2', 'solo']);
+    finish.get('solo')!();
     await done;
   });
 
