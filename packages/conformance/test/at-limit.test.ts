@@ -109,6 +109,26 @@ describe('a case at its limit', () => {
     expect(slowFirst.made()).toBe(4);
   });
 
+  test('a fault its first run raises after it ended is kept for its final result, not taken for a fault outside every case', { timeout: 60_000 }, async () => {
+    const lateThrower = (): Sandbox => {
+      const sandbox = latencySandbox(lab, 200);
+      const close = async (): Promise<void> => {
+        await sandbox.close();
+        setTimeout(() => {
+          throw new Error('raised by the first run after it ended');
+        }, 5);
+      };
+      return new Proxy(sandbox, { get: (target, key) => (key === 'close' ? close : Reflect.get(target, key, target)) });
+    };
+    // The first run's sandbox throws after its close(); the one the slowdown is measured on is only slow.
+    let made = 0;
+    const factory = (): Sandbox => (++made === 2 ? lateThrower() : made === 3 ? latencySandbox(lab, 200) : lab.local());
+    const report = await runConformance({ factory, include: ['result.exit-codes'], caseTimeoutMs: LIMIT_MS, concurrency: 1 });
+    const result = report.cases.find((c) => c.id === 'result.exit-codes')!;
+    expect(result.status, result.message).toBe('fail');
+    expect(result.message).toMatch(/^passed when run again alone within \d+ ms; .*; then, after the case ended, the adapter raised an uncaught exception: Error: raised by the first run after it ended/);
+  });
+
   test('that hung is judged on its first run: not run again', { timeout: 60_000 }, async () => {
     const hungFirst = onlyNth([2], () => lab.driver(hanging, { killWaitMs: 500 }));
     const report = await runConformance({ factory: hungFirst.factory, include: ['result.exit-codes'], caseTimeoutMs: LIMIT_MS, concurrency: 1 });
