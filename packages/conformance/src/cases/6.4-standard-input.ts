@@ -1,10 +1,11 @@
-import { hasCapability } from '@sandstream/types';
+import { hasCapability, type OutputChunk } from '@sandstream/types';
 import { check, checkEqual, checkErrorCode, codeOf, ConformanceFailure, rejectionOf } from '../assert.js';
 import { defineCase } from '../case.js';
 import { ALL_BYTES, collect } from './support/collect.js';
 import { bound, scratch, settledWithin } from './support/observe.js';
 import { echoable, INPUT_BYTES } from './support/payload.js';
 import { untilReady } from './support/tree.js';
+import { collectAfterEof, ended, runAfterEof } from './support/after-eof.js';
 
 /** Standard input: SS-STDIN-*. */
 export const stdinCases = [
@@ -16,11 +17,16 @@ export const stdinCases = [
     async run(ctx) {
       await using proc = ctx.sandbox.stream(['sh', '-c', 'cat; echo eof-seen >&2'], { stdin: 'pipe' });
       check(proc.stdin !== null, 'stdin: "pipe" gave no writer');
+      const expected = Array.from({ length: 200 }, (_, i) => `${i},`).join('');
+      const end = ended();
+      const reading = collectAfterEof(ctx, proc, end, expected.length, 'the command that echoes its input');
+      reading.catch(() => undefined);
       const writes = Array.from({ length: 200 }, (_, i) => proc.stdin!.write(`${i},`));
       await Promise.all(writes);
       await proc.stdin.end();
-      const got = await collect(proc);
-      checkEqual(Buffer.from(got.stdout).toString(), Array.from({ length: 200 }, (_, i) => `${i},`).join(''), 'what cat echoed');
+      end.done();
+      const got = await reading;
+      checkEqual(Buffer.from(got.stdout).toString(), expected, 'what cat echoed');
       checkEqual(Buffer.from(got.stderr).toString(), 'eof-seen\n', 'what the command printed after end-of-file');
       check((await proc.wait()).exitCode === 0, 'the command did not exit 0 after end-of-file');
     },
@@ -34,7 +40,9 @@ export const stdinCases = [
     async run(ctx) {
       const data = echoable(ctx.sandbox, 6 * 1024 * 1024);
       await using proc = ctx.sandbox.stream(['cat'], { stdin: 'pipe' });
-      const reading = collect(proc);
+      const end = ended();
+      const reading = collectAfterEof(ctx, proc, end, data.length, 'cat, given 6 MiB');
+      reading.catch(() => undefined);
       // Writes of 100 000 bytes, each more than a pipe holds, so each waits for cat to read;
       // the fifth is 1.5 MiB, more than one request of a remote service.
       for (let offset = 0, n = 0; offset < data.length; n++) {
@@ -43,6 +51,7 @@ export const stdinCases = [
         offset += size;
       }
       await proc.stdin!.end();
+      end.done();
       const got = await reading;
       checkEqual(got.stdout, new Uint8Array(data), 'what cat echoed');
     },
@@ -73,7 +82,10 @@ export const stdinCases = [
       // Every byte value first (where output is byte-exact), then enough to cross pipe buffers and request sizes.
       const binary = hasCapability(ctx.sandbox.capabilities, 'binary-output');
       const input = new Uint8Array(Buffer.concat([binary ? ALL_BYTES : new Uint8Array(0), echoable(ctx.sandbox, INPUT_BYTES)]));
-      const result = await ctx.sandbox.run(['sh', '-c', 'cat; echo eof-seen >&2'], { input });
+      let echoedSoFar = 0;
+      const onOutput = (chunk: OutputChunk): void => void (chunk.stream === 'stdout' && (echoedSoFar += chunk.data.byteLength));
+      const running = ctx.sandbox.run(['sh', '-c', 'cat; echo eof-seen >&2'], { input, onOutput });
+      const result = await runAfterEof(ctx, running, () => echoedSoFar, input.byteLength, 'run() with input, of a command that echoes it');
       checkEqual(result.stdout, input, `what cat echoed of ${input.byteLength} bytes of input`);
       checkEqual(result.stderrText, 'eof-seen\n', 'stderr after end-of-file');
       // Every byte value arrives, also where output cannot show them: counted in the sandbox.
@@ -101,13 +113,15 @@ export const stdinCases = [
     timeoutMs: 30_000,
     async run(ctx) {
       await using proc = ctx.sandbox.stream(['cat'], { stdin: 'pipe' });
-      const reading = collect(proc);
-      reading.catch(() => undefined);
       // Numbered records of varied sizes, all written without waiting for the previous one.
       const records = Array.from({ length: 3_000 }, (_, i) => `${i}:${'x'.repeat(i % 97)};`);
+      const end = ended();
+      const reading = collectAfterEof(ctx, proc, end, records.join('').length, 'cat, given 3000 records');
+      reading.catch(() => undefined);
       const writes = records.map((record) => proc.stdin!.write(record));
       await Promise.all(writes);
       await proc.stdin!.end();
+      end.done();
       const got = Buffer.from((await reading).stdout).toString();
       if (got !== records.join('')) {
         const seen = got.split(';').filter((r) => r !== '').map((r) => Number(r.split(':')[0]));
