@@ -112,7 +112,8 @@ export async function runCases(cases: readonly ConformanceCase[], runner: CaseRu
       runner.finish(index, testCase, outcome);
     },
     { waits: ({ testCase }) => waitsUnder(plan, testCase), longest: ({ testCase }) => runsAlone(testCase) !== undefined, waiting: WAITING_CONCURRENCY },
-    { spare: runner.auto ? WAITING_CONCURRENCY : 0, soloEarly: runner.verdictKnown },
+    // Once the run has failed, twice as many: a broken adapter's waits are timers, not work.
+    { spare: () => (!runner.auto ? 0 : runner.verdictKnown() ? 2 * WAITING_CONCURRENCY : WAITING_CONCURRENCY), soloEarly: runner.verdictKnown },
   );
   // Measured once, for every case at its limit, when the first of them needs it.
   let slowdown: Promise<number> | undefined;

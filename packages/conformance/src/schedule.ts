@@ -146,9 +146,9 @@ interface PoolRun {
   readonly done: Promise<void>;
 }
 
-/** The freed slots that pools share: at most `spare` tasks of them hold one at once. */
+/** The freed slots that pools share: at most `spare()` tasks of them hold one at once. */
 interface FreedSlots {
-  readonly spare: number;
+  readonly spare: () => number;
   held: number;
 }
 
@@ -175,7 +175,7 @@ function pool<T>(items: readonly T[], concurrency: number, task: (item: T, relea
       let gaveUp = false;
       holding++;
       await task(items[next++]!, () => {
-        if (gaveUp || freed.held >= freed.spare) return;
+        if (gaveUp || freed.held >= freed.spare()) return;
         gaveUp = true;
         freed.held++;
         holding--;
@@ -202,8 +202,8 @@ function pool<T>(items: readonly T[], concurrency: number, task: (item: T, relea
 
 /** How tasks free their slots ({@link Release}). */
 export interface Freeing {
-  /** How many tasks, of the shared and waiting items together, may hold a freed slot at once. */
-  readonly spare: number;
+  /** How many tasks, of the shared and waiting items together, may hold a freed slot at once (asked at each release). */
+  readonly spare: () => number;
   /**
    * Asked once every shared and waiting item has started and each still
    * running has freed its slot: whether the solo items may start now, beside
@@ -234,7 +234,7 @@ export async function runScheduled<T>(
     longest: () => false,
     waiting: 0,
   },
-  freeing: Freeing = { spare: 0, soloEarly: () => false },
+  freeing: Freeing = { spare: () => 0, soloEarly: () => false },
 ): Promise<void> {
   const waiting = items.filter((item) => !alone(item) && overlap.waits(item));
   const ordered = [...waiting.filter(overlap.longest), ...waiting.filter((item) => !overlap.longest(item))];
@@ -244,6 +244,6 @@ export async function runScheduled<T>(
   await Promise.all(first.map((run) => run.quiet));
   // Those still running only wait; unless the solo items may start beside them, they wait for them too.
   if (!freeing.soloEarly()) await Promise.all(first.map((run) => run.done));
-  const solo = pool(items.filter(alone), 1, task, { spare: 0, held: 0 });
+  const solo = pool(items.filter(alone), 1, task, { spare: () => 0, held: 0 });
   await Promise.all([...first.map((run) => run.done), solo.done]);
 }

@@ -166,7 +166,7 @@ describe('runScheduled with slots a task frees', () => {
         finish.set(item, resolve);
         releases.set(item, release);
       });
-    const done = runScheduled(['a', 'b', 'c', 'd', 'solo1', 'solo2'], 1, (item) => item.startsWith('solo'), task, undefined, { spare: 1, soloEarly: () => false });
+    const done = runScheduled(['a', 'b', 'c', 'd', 'solo1', 'solo2'], 1, (item) => item.startsWith('solo'), task, undefined, { spare: () => 1, soloEarly: () => false });
     await tick();
     expect(started).toEqual(['a']);
     releases.get('a')!();
@@ -211,7 +211,7 @@ describe('runScheduled with slots a task frees', () => {
         finish.set(item, resolve);
         releases.set(item, release);
       });
-    const done = runScheduled(['a', 'b', 'solo'], 2, (item) => item === 'solo', task, undefined, { spare: 4, soloEarly: () => true });
+    const done = runScheduled(['a', 'b', 'solo'], 2, (item) => item === 'solo', task, undefined, { spare: () => 4, soloEarly: () => true });
     await tick();
     expect(started).toEqual(['a', 'b']);
     releases.get('a')!();
@@ -243,7 +243,7 @@ describe('runScheduled with slots a task frees', () => {
         releases.set(item, release);
       });
     const overlap = { waits: (item: string) => item.startsWith('w'), longest: () => false, waiting: 1 };
-    const done = runScheduled(['a', 'b', 'w1', 'w2', 'solo'], 1, (item) => item === 'solo', task, overlap, { spare: 1, soloEarly: () => false });
+    const done = runScheduled(['a', 'b', 'w1', 'w2', 'solo'], 1, (item) => item === 'solo', task, overlap, { spare: () => 1, soloEarly: () => false });
     await tick();
     expect(started).toEqual(['w1', 'a']);
     releases.get('a')!();

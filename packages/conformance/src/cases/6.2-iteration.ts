@@ -88,14 +88,18 @@ export const unreadOutputCases = [
       // still for several times the longest it ever took to advance. A fixed pause would break off
       // early on a loaded machine, where awk is merely slow, and the case would read before any
       // pause happened, proving nothing.
+      // A command that has written nothing at all within a generous start bound is not going to (an
+      // adapter that starts it only once it is read, which start.eager reports): read it then.
       const step = await bound(ctx, 200);
-      const deadline = performance.now() + (await bound(ctx, 30_000));
+      const begun = performance.now();
+      const deadline = begun + (await bound(ctx, 30_000));
+      const unstarted = begun + (await bound(ctx, 10_000));
       const watch = new Progress();
       for (;;) {
         const progress = Number((await readMarker(ctx, `${dir}/progress`))?.trim() ?? '0');
         const now = performance.now();
         const stillFor = watch.see(progress, now);
-        if (progress >= FLOW_LINES || (progress > 0 && watch.stuck(stillFor, step)) || now > deadline) break;
+        if (progress >= FLOW_LINES || (progress > 0 && watch.stuck(stillFor, step)) || (progress === 0 && now > unstarted) || now > deadline) break;
         await ctx.sleep(step);
       }
       const got = await collect(proc);

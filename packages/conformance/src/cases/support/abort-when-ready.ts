@@ -3,10 +3,10 @@
  * cases that measure termination from a point the command has reached.
  */
 import type { ExecResult } from '@sandstream/types';
-import { checkErrorCode, codeOf, rejectionOf } from '../../assert.js';
+import { checkErrorCode, codeOf, ConformanceFailure, rejectionOf } from '../../assert.js';
 import type { CaseContext } from '../../context.js';
 import { seenInRun, signal, type Printed } from './arrival.js';
-import { readMarker, survivorsFailure, watchHostLag, type Watched } from './observe.js';
+import { deliveryBound, readMarker, settledWithin, survivorsFailure, termination, watchHostLag, type Watched } from './observe.js';
 
 const decoder = new TextDecoder();
 
@@ -61,6 +61,7 @@ export async function runThenAbortWhenReady(
       },
     });
     if (printed !== undefined) await seenInRun(running, ready.promise, { ...printed, what: 'the line "ready" (through run()\'s onOutput)', got: () => seen }, controller);
+    await settledAfterAbort(ctx, running, ready.promise);
     error = await rejectionOf(running, 'run() aborted once ready');
   } finally {
     hostLag = lag.stop();
@@ -77,4 +78,27 @@ export async function runThenAbortWhenReady(
   }
   checkErrorCode(error, 'ABORTED', 'run() aborted once ready');
   return { result: (error as { result?: ExecResult }).result, abortedAt, termAt, endedAt, hostLag, seen };
+}
+
+/**
+ * Once the abort fired, the sandbox's own termination settings bound how long
+ * run() may stay pending: the grace period, the kill wait, and the delivery
+ * bound for the result (plus any stall of the kit's own process). An adapter
+ * that ignores the abort fails then, saying so, instead of at the case's
+ * time limit.
+ */
+async function settledAfterAbort(ctx: CaseContext, running: Promise<unknown>, aborted: Promise<void>): Promise<void> {
+  running.catch(() => undefined);
+  const first = await Promise.race([running.then(() => 'settled' as const, () => 'settled' as const), aborted.then(() => 'aborted' as const)]);
+  if (first === 'settled') return;
+  const { graceMs, killWaitMs, source } = termination(ctx);
+  const within = graceMs + killWaitMs + (await deliveryBound(ctx));
+  const lag = watchHostLag();
+  let outcome = await settledWithin(running, within);
+  const stalled = lag.stop();
+  if (outcome === 'pending' && stalled > 0) outcome = await settledWithin(running, stalled);
+  if (outcome !== 'pending') return;
+  throw new ConformanceFailure(
+    `run() aborted once ready had not settled ${within} ms after the abort, past the grace period (${graceMs} ms) and the kill wait (${killWaitMs} ms) of ${source} and the delivery bound: the abort did not end it`,
+  );
 }
