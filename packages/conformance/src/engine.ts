@@ -72,10 +72,9 @@ const PROBE_WINDOW_MS = 250;
 
 /**
  * The fastest of a few runs of a trivial command: the backend's round trip,
- * with the machine's load mostly left out. Through run(), and, where the
- * adapter streams, through stream() and wait() too, most cases' way: the
- * slower of the two is the round trip (an adapter whose stream() is slow to
- * start a command is a slow backend for nearly every case).
+ * with the machine's load mostly left out. Through run() only: a Process the
+ * probe made and disposed could raise faults of a broken adapter outside
+ * every case, before the first.
  */
 async function roundTrip(sandbox: Sandbox): Promise<number> {
   const times: number[] = [];
@@ -85,29 +84,7 @@ async function roundTrip(sandbox: Sandbox): Promise<number> {
     await sandbox.run(['true'], { timeout: 10_000 });
     times.push(performance.now() - started);
   }
-  const viaRun = Math.min(...times);
-  if (!hasCapability(sandbox.capabilities, 'streaming')) return viaRun;
-  // Each bounded on its own: an adapter whose wait() hangs is for the cases to report, not a reason to stall the probe.
-  const within = Math.max(5_000, 20 * viaRun);
-  let viaStream: number | undefined;
-  for (let i = 0; i < 2; i++) {
-    const once = await withTimeout(streamOnce(sandbox), within, () => new Error('hung')).catch(() => undefined);
-    if (once === undefined) break;
-    viaStream = Math.min(once, viaStream ?? once);
-  }
-  return Math.max(viaRun, viaStream ?? viaRun);
-}
-
-/** How long stream(['true']) and wait() take. */
-async function streamOnce(sandbox: Sandbox): Promise<number> {
-  const started = performance.now();
-  const proc = sandbox.stream(['true'], { timeout: 10_000 });
-  try {
-    await proc.wait();
-  } finally {
-    await proc[Symbol.asyncDispose]();
-  }
-  return performance.now() - started;
+  return Math.min(...times);
 }
 
 /** The adapter as a fresh sandbox shows it, or why the run cannot go on. */

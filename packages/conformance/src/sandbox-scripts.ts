@@ -69,6 +69,21 @@ const SWEEP_SCRIPT = [
   'done',
 ].join('\n');
 
+// Prints "pid:n:command line" for each process whose command line carries a token, as SWEEP_SCRIPT, but kills nothing.
+const FIND_SCRIPT = SWEEP_SCRIPT.replace('kill -9 "$p" 2>/dev/null && printf', 'printf');
+
+/**
+ * The pids of the processes whose command line carries one of `tokens`,
+ * seen through `exec`; undefined where the sandbox cannot list them (no
+ * /proc).
+ */
+export async function findMarked(exec: Exec, tokens: readonly string[]): Promise<number[] | undefined> {
+  if (tokens.length === 0) return [];
+  const result = await exec(['sh', '-c', FIND_SCRIPT, 'sh', ...tokens.flatMap(splitToken)]);
+  if (result.exitCode !== 0) return undefined;
+  return result.stdoutText.split('\n').flatMap((line) => /^([0-9]+):/.exec(line)?.[1] ?? []).map(Number);
+}
+
 /** A process a sweep killed, the token its command line carried, and the start of that command line. */
 export interface Swept {
   readonly pid: number;
