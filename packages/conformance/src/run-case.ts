@@ -85,7 +85,7 @@ export interface CaseRun {
 }
 
 /** How often a case is looked at for a stall. */
-const STALL_POLL_MS = 250;
+const STALL_POLL_MS = 100;
 
 /** A case that ran into its time limit: what the run needs to judge whether it was only slow (`at-limit.ts`). */
 export interface LimitReached {

@@ -11,10 +11,10 @@
 import { coresBetween, sampleCpu, type CpuSample } from './machine-cpu.js';
 
 /**
- * A case with no call into the adapter settled for this long (or ten round
+ * A case with no call into the adapter settled for this long (or three round
  * trips, if longer) only waits.
  */
-export const STALL_MS = 1_000;
+export const STALL_MS = 300;
 
 /** Before the verdict is known, the stall a case must reach (or twenty round trips, if longer). */
 export const QUIET_STALL_MS = 5_000;
@@ -25,7 +25,7 @@ export const SPARE_FOR_STALL = 1;
 /** The stall bounds for a backend with this round trip. */
 export function stallBounds(roundTripMs: number | undefined): { readonly afterMs: number; readonly quietMs: number } {
   const rt = roundTripMs ?? 0;
-  return { afterMs: Math.max(STALL_MS, 10 * rt), quietMs: Math.max(QUIET_STALL_MS, 20 * rt) };
+  return { afterMs: Math.max(STALL_MS, 3 * rt), quietMs: Math.max(QUIET_STALL_MS, 20 * rt) };
 }
 
 /**

@@ -17,17 +17,17 @@ function machine(idle: number, stepMs = 1_000): () => CpuSample {
 }
 
 describe('stallBounds', () => {
-  test('a second and five seconds, or ten and twenty round trips of a slower backend', () => {
+  test('300 ms and five seconds, or three and twenty round trips of a slower backend', () => {
     expect(stallBounds(undefined)).toEqual({ afterMs: STALL_MS, quietMs: QUIET_STALL_MS });
-    expect(stallBounds(3)).toEqual({ afterMs: 1_000, quietMs: 5_000 });
-    expect(stallBounds(500)).toEqual({ afterMs: 5_000, quietMs: 10_000 });
+    expect(stallBounds(3)).toEqual({ afterMs: 300, quietMs: 5_000 });
+    expect(stallBounds(500)).toEqual({ afterMs: 1_500, quietMs: 10_000 });
   });
 });
 
 describe('stallJudge', () => {
   const bounds = { afterMs: 1_000, quietMs: 5_000 };
 
-  test('once the verdict is known, a second of stall frees the slot, whatever the machine does', () => {
+  test('once the verdict is known, the first bound of stall frees the slot, whatever the machine does', () => {
     const judge = stallJudge(bounds, () => true, machine(0));
     expect(judge(999)).toBe(false);
     expect(judge(1_000)).toBe(true);
