@@ -1,4 +1,3 @@
-import { configDefaults, defineConfig } from 'vitest/config';
 import { sandstreamVitestConfig } from '@sandstream/tsconfig/vitest';
 
 /**
@@ -15,7 +14,7 @@ const GVISOR = ['test/conformance-gvisor.test.ts', 'test/gvisor.test.ts'];
  */
 const GVISOR_FAULTS = ['test/faults-gvisor.test.ts'];
 
-const base = sandstreamVitestConfig(
+export default sandstreamVitestConfig(
   {},
   {
     // Left out of `npm run test:fast` (every file still runs in `npm test`): every file but demux
@@ -30,21 +29,8 @@ const base = sandstreamVitestConfig(
       'test/restart.test.ts',
       'test/runtime.test.ts',
       'test/smoke.test.ts',
-      ...GVISOR,
-      ...GVISOR_FAULTS,
     ],
+    // One file at a time, each mode alone on the machine: the kit under gVisor takes both cores while it runs.
+    alone: { gvisor: GVISOR, 'gvisor-faults': GVISOR_FAULTS },
   },
 );
-
-export default defineConfig((env) => {
-  const config = base(env);
-  const test = config.test ?? {};
-  return {
-    ...config,
-    test:
-      env.mode === 'gvisor' || env.mode === 'gvisor-faults'
-        ? // One file at a time: the kit under gVisor takes both cores while it runs.
-          { ...test, include: env.mode === 'gvisor' ? GVISOR : GVISOR_FAULTS, exclude: [...configDefaults.exclude], fileParallelism: false }
-        : { ...test, exclude: [...(test.exclude ?? configDefaults.exclude), ...GVISOR, ...GVISOR_FAULTS] },
-  };
-});

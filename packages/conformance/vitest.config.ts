@@ -1,14 +1,6 @@
-import { configDefaults, defineConfig } from 'vitest/config';
 import { sandstreamVitestConfig } from '@sandstream/tsconfig/vitest';
 
-/**
- * The kit beside a load on every core: `npm run test:load` (`--mode load`) runs it, and the
- * root's `npm test` runs that after every other package's tests, alone on the machine. Its
- * spinning processes would take the CPU that the timing checks of suites beside it wait for.
- */
-const LOAD = ['test/load.test.ts'];
-
-const base = sandstreamVitestConfig(
+export default sandstreamVitestConfig(
   {},
   {
     // Left out of `npm run test:fast` (every file still runs in `npm test`): the kit against every
@@ -23,19 +15,10 @@ const base = sandstreamVitestConfig(
       'test/vitest-entry-testee.test.ts',
       'test/testee-faults.test.ts',
       'test/testee-owner.test.ts',
-      ...LOAD,
     ],
+    // The kit beside a load on every core: `npm run test:load` (`--mode load`) runs it, and the
+    // root's `npm test` runs that after every other package's tests, alone on the machine. Its
+    // spinning processes would take the CPU that the timing checks of suites beside it wait for.
+    alone: { load: ['test/load.test.ts'] },
   },
 );
-
-export default defineConfig((env) => {
-  const config = base(env);
-  const test = config.test ?? {};
-  return {
-    ...config,
-    test:
-      env.mode === 'load'
-        ? { ...test, include: LOAD, exclude: [...configDefaults.exclude] }
-        : { ...test, exclude: [...(test.exclude ?? configDefaults.exclude), ...LOAD] },
-  };
-});

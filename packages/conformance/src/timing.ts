@@ -90,3 +90,16 @@ export function watchHostLag(): LagWatch {
     },
   };
 }
+
+/**
+ * {@link settledWithin}, with the bound widened by any stall of the kit's own
+ * process meanwhile: a stall delays what the kit sees, not what the adapter
+ * did.
+ */
+export async function settledWithinLag<T>(promise: Promise<T>, ms: number): ReturnType<typeof settledWithin<T>> {
+  const lag = watchHostLag();
+  let outcome = await settledWithin(promise, ms);
+  const stalled = lag.stop();
+  if (outcome === 'pending' && stalled > 0) outcome = await settledWithin(promise, stalled);
+  return outcome;
+}

@@ -155,17 +155,23 @@ describe('autoConcurrency with the CPU the trivial commands cost this machine', 
   });
 });
 
+/** A task per item that records its start, and lets the test end it (`finish`) or free its slot (`releases`). */
+function releasingGate() {
+  const started: string[] = [];
+  const ends = new Map<string, () => void>();
+  const frees = new Map<string, () => void>();
+  const task = (item: string, release: () => void): Promise<void> =>
+    new Promise<void>((resolve) => {
+      started.push(item);
+      ends.set(item, resolve);
+      frees.set(item, release);
+    });
+  return { started, task, finish: ends, releases: frees };
+}
+
 describe('runScheduled with slots a task frees', () => {
   test('a task that releases its slot lets the next item start while it goes on, at most `spare` at once; its worker ends with it', async () => {
-    const started: string[] = [];
-    const finish = new Map<string, () => void>();
-    const releases = new Map<string, () => void>();
-    const task = (item: string, release: () => void): Promise<void> =>
-      new Promise<void>((resolve) => {
-        started.push(item);
-        finish.set(item, resolve);
-        releases.set(item, release);
-      });
+    const { started, task, finish, releases } = releasingGate();
     const done = runScheduled(['a', 'b', 'c', 'd', 'solo1', 'solo2'], 1, (item) => item.startsWith('solo'), task, undefined, { spare: () => 1, soloEarly: () => false });
     await tick();
     expect(started).toEqual(['a']);
@@ -202,15 +208,7 @@ describe('runScheduled with slots a task frees', () => {
   });
 
   test('with soloEarly, the solo items start once every other item has started and each still running has freed its slot', async () => {
-    const started: string[] = [];
-    const finish = new Map<string, () => void>();
-    const releases = new Map<string, () => void>();
-    const task = (item: string, release: () => void): Promise<void> =>
-      new Promise<void>((resolve) => {
-        started.push(item);
-        finish.set(item, resolve);
-        releases.set(item, release);
-      });
+    const { started, task, finish, releases } = releasingGate();
     const done = runScheduled(['a', 'b', 'solo'], 2, (item) => item === 'solo', task, undefined, { spare: () => 4, soloEarly: () => true });
     await tick();
     expect(started).toEqual(['a', 'b']);
@@ -233,15 +231,7 @@ describe('runScheduled with slots a task frees', () => {
   });
 
   test('without soloEarly, the solo items wait for every other item to end, and the freed slots are shared between the lanes', async () => {
-    const started: string[] = [];
-    const finish = new Map<string, () => void>();
-    const releases = new Map<string, () => void>();
-    const task = (item: string, release: () => void): Promise<void> =>
-      new Promise<void>((resolve) => {
-        started.push(item);
-        finish.set(item, resolve);
-        releases.set(item, release);
-      });
+    const { started, task, finish, releases } = releasingGate();
     const overlap = { waits: (item: string) => item.startsWith('w'), longest: () => false, waiting: 1 };
     const done = runScheduled(['a', 'b', 'w1', 'w2', 'solo'], 1, (item) => item === 'solo', task, overlap, { spare: () => 1, soloEarly: () => false });
     await tick();

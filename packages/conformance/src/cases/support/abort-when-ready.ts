@@ -6,7 +6,8 @@ import type { ExecResult } from '@sandstream/types';
 import { checkErrorCode, codeOf, ConformanceFailure, rejectionOf } from '../../assert.js';
 import type { CaseContext } from '../../context.js';
 import { seenInRun, signal, type Printed } from './arrival.js';
-import { deliveryBound, readMarker, settledWithin, survivorsFailure, termination, watchHostLag, type Watched } from './observe.js';
+import { deliveryBound, readMarker, survivorsFailure, termination, watchHostLag, type Watched } from './observe.js';
+import { settledWithinLag } from '../../timing.js';
 
 const decoder = new TextDecoder();
 
@@ -93,11 +94,7 @@ async function settledAfterAbort(ctx: CaseContext, running: Promise<unknown>, ab
   if (first === 'settled') return;
   const { graceMs, killWaitMs, source } = termination(ctx);
   const within = graceMs + killWaitMs + (await deliveryBound(ctx));
-  const lag = watchHostLag();
-  let outcome = await settledWithin(running, within);
-  const stalled = lag.stop();
-  if (outcome === 'pending' && stalled > 0) outcome = await settledWithin(running, stalled);
-  if (outcome !== 'pending') return;
+  if ((await settledWithinLag(running, within)) !== 'pending') return;
   throw new ConformanceFailure(
     `run() aborted once ready had not settled ${within} ms after the abort, past the grace period (${graceMs} ms) and the kill wait (${killWaitMs} ms) of ${source} and the delivery bound: the abort did not end it`,
   );

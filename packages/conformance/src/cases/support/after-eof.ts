@@ -12,7 +12,7 @@
 import type { ExecResult, OutputChunk, Process } from '@sandstream/types';
 import { ConformanceFailure } from '../../assert.js';
 import type { CaseContext } from '../../context.js';
-import { deliveryBound, settledWithin, watchHostLag } from '../../timing.js';
+import { deliveryBound, settledWithin, settledWithinLag } from '../../timing.js';
 import type { Collected } from './collect.js';
 
 /** Resolves once its `done()` is called: the writer's end() resolved. */
@@ -31,11 +31,7 @@ export function ended(): Ended {
 /** `pending` (a promise of the rest) within the delivery bound, or the failure that says what never came. */
 async function dueNow<T>(ctx: CaseContext, pending: Promise<T>, what: string): Promise<T> {
   const since = performance.now();
-  const lag = watchHostLag();
-  let outcome = await settledWithin(pending, await deliveryBound(ctx));
-  // A stall of the kit's own process delays what it sees, not what the adapter did: it is added.
-  const stalled = lag.stop();
-  if (outcome === 'pending' && stalled > 0) outcome = await settledWithin(pending, stalled);
+  const outcome = await settledWithinLag(pending, await deliveryBound(ctx));
   if (outcome === 'pending') {
     throw new ConformanceFailure(`${what}: it had not ended ${Math.round(performance.now() - since)} ms after every byte written came back and the input was ended, so it never saw end-of-file`);
   }

@@ -14,7 +14,8 @@ import { hasCapability, type BackgroundProcess, type CommandInfo, type ExecResul
 import { check, ConformanceFailure, describeError } from '../../assert.js';
 import type { CaseContext } from '../../context.js';
 import { printfFormat } from './collect.js';
-import { bound, deliveryBound, readMarker, scratch, settledWithin, watchHostLag } from './observe.js';
+import { bound, deliveryBound, readMarker, scratch, settledWithin } from './observe.js';
+import { settledWithinLag } from '../../timing.js';
 import { findMarked } from '../../sandbox-scripts.js';
 
 /** One block of a stream: an 8-byte header and 248 bytes of payload. */
@@ -377,10 +378,7 @@ async function startedOnEvidence(ctx: CaseContext, proc: BackgroundProcess, argv
     if (running === undefined) return void (await started);
     if (running.length === 0) continue;
     const seenAt = performance.now();
-    const lag = watchHostLag();
-    let after = await settledWithin(started, await deliveryBound(ctx));
-    const stalled = lag.stop();
-    if (after === 'pending' && stalled > 0) after = await settledWithin(started, stalled);
+    const after = await settledWithinLag(started, await deliveryBound(ctx));
     if (after === 'pending') {
       throw new ConformanceFailure(
         `started() of a background command did not settle, though the command was running in the sandbox (pid ${running.join(', ')}, found by its token) ${Math.round(performance.now() - seenAt)} ms before`,
