@@ -48,19 +48,26 @@ unless(describe, GVISOR_SKIP)('adapter-docker under gVisor (runsc)', () => {
     expect(underRunsc).toBeGreaterThan(0);
   });
 
-  it("gVisor's /proc: a zombie's wait status (field 52 of /proc/<pid>/stat) reads 0 whatever the exit, and there is no /proc/<pid>/task/<pid>/children", async () => {
+  it("gVisor's /proc: a zombie's wait status (field 52 of /proc/<pid>/stat) reads 0 whatever the exit, and there is no /proc/<pid>/task/<pid>/children", { timeout: 60_000 }, async () => {
     // The supervisor reads a command's exit status from its zombie's field 52 (ADR-0033); under
     // gVisor it takes it from a holder that reaps the command instead (packages/remote's
     // supervisor.sh, `gvisor`), and the kit's exit-status cases run there. When a runsc fills the
     // field, this test fails: the README's "Under gVisor" and ADR-0035 are then to be updated.
     await using sb = await createDockerSandbox({ docker: file.docker, image: IMAGE, runtime: GVISOR });
-    // $1 leaves a zombie that exited 7 under a parent that never reaps it (a `sleep`); the outer
-    // shell waits for the zombie to show, prints its stat line, and ends the parent.
-    const inner = 'sh -c "exit 7" & echo $! > /tmp/zombie; exec sleep 60';
+    // $1 leaves a zombie that exited 7 under a parent that never reaps it: the parent shell
+    // starts the child and execs `sleep`; the child exits only once the outer shell has seen
+    // that exec (/tmp/go), so the shell can never reap it first, whatever the timing. The
+    // outer shell then waits for the zombie to show, prints its stat line and ends the parent.
+    // Each wait is bounded (3000 polls) and says which one ran out.
+    const inner = 'sh -c "until [ -e /tmp/go ]; do sleep 0.01; done; exit 7" & echo $! > /tmp/zombie; exec sleep 60';
     const outer =
-      'rm -f /tmp/zombie; sh -c "$1" & p=$!; until [ -s /tmp/zombie ] && read -r z < /tmp/zombie && grep -q ") Z " "/proc/$z/stat"; do sleep 0.01; done; ' +
+      'rm -f /tmp/zombie /tmp/go; sh -c "$1" & p=$!; ' +
+      'poll() { n=0; until eval "$2"; do n=$((n + 1)); [ "$n" -lt 3000 ] || { echo "gave up waiting for $1"; kill "$p"; exit 1; }; sleep 0.01; done; }; ' +
+      'poll "the parent to exec sleep" \'[ -s /tmp/zombie ] && read -r z < /tmp/zombie && grep -qx sleep "/proc/$p/comm"\'; : > /tmp/go; ' +
+      'poll "the zombie" \'grep -q ") Z " "/proc/$z/stat"\'; ' +
       'cat "/proc/$z/stat"; [ -e "/proc/$z/task/$z/children" ] || [ -e "/proc/$$/task/$$/children" ] && echo children || echo no-children; kill "$p"';
     const result = await sb.run(['sh', '-c', outer, 'probe', inner]);
+    expect(result.stdoutText).not.toMatch(/gave up/);
     const [stat = '', children = ''] = result.stdoutText.trim().split('\n');
     const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
     expect(fields[0]).toBe('Z');
