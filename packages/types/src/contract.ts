@@ -1,4 +1,4 @@
-import type { AttachOptions, RunOptions, Signal, StreamOptions } from './options.js';
+import type { AttachOptions, RunOptions, Signal, StreamOptions, TerminalSize } from './options.js';
 import type { CapabilityManifest } from './schema/capability.js';
 import type { ExecResult } from './schema/exec-result.js';
 import type { OutputChunk, StreamName } from './schema/output-chunk.js';
@@ -81,6 +81,28 @@ export interface Process extends AsyncIterable<OutputChunk>, AsyncDisposable {
   wait(): Promise<ExecResult>;
   /** Sends a signal to the command's process tree. A no-op once it exited. */
   kill(signal?: Signal): Promise<void>;
+  /**
+   * Spec 1.5, for a command started with `pty`: sets its terminal's size,
+   * after which its foreground process group receives SIGWINCH. Resolves
+   * once the size is set; resizes take effect in call order. Rejects with
+   * `InvalidArgument` (`cols` or `rows`, whole numbers from 1 to 65535),
+   * with `InvalidState` on a Process without a terminal or once it
+   * settled, and with `TransportError` when a remote backend did not
+   * confirm it (the command runs on). Absent on implementations of
+   * earlier revisions.
+   *
+   * @example
+   * ```ts
+   * import type { Sandbox } from '@sandstream/types';
+   * async function top(sb: Sandbox): Promise<void> {
+   *   await using proc = sb.stream(['top'], { pty: { cols: 80, rows: 24 }, stdin: 'pipe' });
+   *   await proc.resize?.(120, 40);
+   *   await proc.stdin?.write('q');
+   *   await proc.wait();
+   * }
+   * ```
+   */
+  resize?(cols: number, rows: number): Promise<void>;
   /** Terminates the command if it is still running (SIGTERM, then SIGKILL after the grace period) and waits for it. */
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -129,6 +151,12 @@ export interface CommandInfo {
   readonly argv: readonly string[];
   /** Whether it still runs; an ended command stays listed until it is forgotten or its owner closes. */
   readonly state: 'running' | 'ended';
+  /**
+   * Spec 1.5: for a command on a terminal, the size last set, so that a
+   * handle attaching from elsewhere knows the geometry its output was
+   * written for. Absent for a command on pipes.
+   */
+  readonly terminal?: TerminalSize;
 }
 
 /** How a sandbox terminates a command (spec 1.1, SS-TERM-1). */

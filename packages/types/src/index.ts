@@ -27,7 +27,7 @@ export * from './options.js';
 export type { BackgroundProcess, CommandInfo, Process, Sandbox, SandboxFactory, SandboxTermination, StdinWriter } from './contract.js';
 export { createExecResult } from './result.js';
 export { lines, type Line } from './lines.js';
-export { validateArgv, planRun, planStream } from './runtime/execution-plan.js';
+export { validateArgv, validateTerminalSize, planRun, planStream } from './runtime/execution-plan.js';
 export {
   validatorFor,
   testeeValidatorFor,

@@ -30,6 +30,23 @@ export interface ResourceLimits {
   readonly openFiles?: number;
 }
 
+/**
+ * The size of a terminal in character cells (spec 1.5, capability `pty`):
+ * whole numbers from 1 to 65535, the range of the kernel's `winsize`.
+ *
+ * @example
+ * ```ts
+ * import type { TerminalSize } from '@sandstream/types';
+ * const size: TerminalSize = { cols: 120, rows: 40 };
+ * ```
+ */
+export interface TerminalSize {
+  /** Columns. */
+  readonly cols: number;
+  /** Rows. */
+  readonly rows: number;
+}
+
 /** Options that `run()` and `stream()` share. */
 export interface CommandOptions {
   /** Wall-clock limit in milliseconds, measured from the start request. On expiry the command is terminated and the result has `timedOut: true`. */
@@ -49,6 +66,15 @@ export interface CommandOptions {
    * closed. A command that exits without reading it all is not an error.
    */
   readonly input?: Uint8Array | string;
+  /**
+   * Spec 1.5, capability `pty`: run the command on a new pseudo-terminal of
+   * this size, its controlling terminal on standard input, output and
+   * error. Output is the terminal's bytes as `stdout` chunks (the line
+   * discipline turns `\n` into `\r\n` and echoes input); `stdin` writes
+   * keystrokes (`\x03` interrupts the foreground job); `end()` types
+   * end-of-file; teardown hangs the terminal up first (ADR-0052).
+   */
+  readonly pty?: TerminalSize;
 }
 
 /**

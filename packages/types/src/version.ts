@@ -10,7 +10,7 @@
  * console.log(`speaks Sandstream ${SPEC_VERSION}`);
  * ```
  */
-export const SPEC_VERSION = '1.4' as const;
+export const SPEC_VERSION = '1.5' as const;
 
 /**
  * The absolute, versioned `$id` of the generated JSON Schema document: the

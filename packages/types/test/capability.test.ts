@@ -5,8 +5,8 @@ import { validatorFor } from '../src/validators.js';
 const ONE_POINT_ZERO: CapabilityManifest = { streaming: true, stdin: false, 'resource-limits': true, user: false };
 
 describe('capabilities of 1.1', () => {
-  it('lists binary-output after the four of 1.0, then the four of 1.2; all but the four of 1.0 are optional', () => {
-    expect(CAPABILITIES).toEqual(['streaming', 'stdin', 'resource-limits', 'user', 'binary-output', 'attach', 'attach-reconnect', 'replay-full', 'replay-tail']);
+  it('lists binary-output after the four of 1.0, then the four of 1.2, then pty of 1.5; all but the four of 1.0 are optional', () => {
+    expect(CAPABILITIES).toEqual(['streaming', 'stdin', 'resource-limits', 'user', 'binary-output', 'attach', 'attach-reconnect', 'replay-full', 'replay-tail', 'pty']);
     expect(CAPABILITY_DEFAULTS).toEqual({ 'binary-output': true });
     const required = ['streaming', 'stdin', 'resource-limits', 'user'];
     const validate = validatorFor('CapabilityManifest');

@@ -33,6 +33,7 @@ const FROZEN: Readonly<Record<string, string>> = {
   '1.1': '06a44bd696ac2dacf617216746f1808b230825a16e74ddd20f68f56a322a0dff',
   '1.2': 'bab21815193a73052fb6d3eaad0e17cd77d389c43b6da19aa7620173f59a6cf4',
   '1.3': '380721d0a2a53c6da9d48307501f367c0a6841b09841c7a628a3ccd020e5c53a',
+  '1.4': '3b068ee30f91e78e6317fc0de4d300611ba8e58c23470267bcb89a452d0e2aa2',
 };
 
 function typeDirectories(root: string): string[] {

@@ -11,6 +11,6 @@ export function specDir(version: string): string {
 /** `spec/<version>/` of the version this package implements. */
 export const SPEC_DIR = specDir(SPEC_VERSION);
 /** Every published revision, oldest first; each directory is frozen once a later one exists. */
-export const SPEC_VERSIONS = ['1.0', '1.1', '1.2', '1.3', '1.4'] as const;
+export const SPEC_VERSIONS = ['1.0', '1.1', '1.2', '1.3', '1.4', '1.5'] as const;
 /** The decision records. */
 export const ADR_DIR = fileURLToPath(new URL('../../../adrs/', import.meta.url));

@@ -4,7 +4,7 @@
 import { setImmediate as tick } from 'node:timers/promises';
 import type { Signal } from '../src/options.js';
 import type { StreamName } from '../src/schema/output-chunk.js';
-import { defineSandbox, type DriverEvents, type ProcessDriver, type SandboxBackend, type StartedProcess } from '../src/runtime/index.js';
+import { defineSandbox, type CommandSpec, type DriverEvents, type ProcessDriver, type SandboxBackend, type StartedProcess } from '../src/runtime/index.js';
 import type { Sandbox } from '../src/contract.js';
 
 const encoder = new TextEncoder();
@@ -38,6 +38,8 @@ export async function flush(): Promise<void> {
  */
 export class ScriptedDriver implements ProcessDriver {
   events: DriverEvents | undefined;
+  /** What the runtime asked this driver to start. */
+  command: CommandSpec | undefined;
   /** Every call the runtime made, in order: `start`, `signal:SIGTERM`, `write`, `release`, ... */
   readonly calls: string[] = [];
   readonly written: string[] = [];
@@ -46,6 +48,8 @@ export class ScriptedDriver implements ProcessDriver {
   onSignal: ((signal: Signal) => void) | undefined;
   onWrite: ((text: string) => Promise<void> | void) | undefined;
   onCloseStdin: (() => void) | undefined;
+  /** Runs inside `resize()`: a rejection becomes the driver's. */
+  onResize: ((cols: number, rows: number) => Promise<void> | void) | undefined;
   /** When set, `release()` ends only once it resolves (an adapter's cleanup requests, say). */
   releaseGate: Deferred<void> | undefined;
   ended = false;
@@ -66,6 +70,11 @@ export class ScriptedDriver implements ProcessDriver {
   async closeStdin(): Promise<void> {
     this.calls.push('closeStdin');
     this.onCloseStdin?.();
+  }
+
+  async resize(cols: number, rows: number): Promise<void> {
+    this.calls.push(`resize:${cols}x${rows}`);
+    await this.onResize?.(cols, rows);
   }
 
   async signal(signal: Signal): Promise<void> {
@@ -129,8 +138,9 @@ export function scriptedSandbox(
     graceMs: GRACE_MS,
     killWaitMs: KILL_WAIT_MS,
     highWaterMark: HIGH_WATER_MARK,
-    createDriver: () => {
+    createDriver: (command) => {
       const driver = new ScriptedDriver();
+      driver.command = command;
       prepare(driver);
       drivers.push(driver);
       return driver;

@@ -93,6 +93,7 @@ describe('testee.json: what the kit writes', () => {
     { id: ids(), op: 'detach', process: 'p2', settle: ids() },
     { id: ids(), op: 'write', process: 'p2', data: { $bytes: 'aGkK' }, settle: ids() },
     { id: ids(), op: 'end', process: 'p2', settle: ids() },
+    { id: ids(), op: 'resize', process: 'p2', cols: 120, rows: { $number: 'NaN' }, settle: ids() },
     { id: ids(), op: 'sever', process: 'p2' },
     { id: ids(), op: 'abort', signal: 'c4', reason: { $undefined: true } },
     { id: 'ping-1234', op: 'ping' },

@@ -18,6 +18,7 @@ import type {
   StdinWriter,
   StreamName,
   StreamOptions,
+  TerminalSize,
 } from '../src/index.js';
 import { hasCapability, lines, validatorFor } from '../src/index.js';
 import type { ProcessDriver, SandboxBackend } from '../src/runtime/index.js';
@@ -118,7 +119,7 @@ describe('Process', () => {
 describe('Capability and CapabilityManifest', () => {
   it('Capability is the union of the spec capabilities', () => {
     expectTypeOf<Capability>().toEqualTypeOf<
-      'streaming' | 'stdin' | 'resource-limits' | 'user' | 'binary-output' | 'attach' | 'attach-reconnect' | 'replay-full' | 'replay-tail'
+      'streaming' | 'stdin' | 'resource-limits' | 'user' | 'binary-output' | 'attach' | 'attach-reconnect' | 'replay-full' | 'replay-tail' | 'pty'
     >();
   });
 
@@ -144,7 +145,7 @@ describe('Capability and CapabilityManifest', () => {
 });
 
 describe('options', () => {
-  type Common = 'timeout' | 'env' | 'cwd' | 'signal' | 'limits' | 'user' | 'input';
+  type Common = 'timeout' | 'env' | 'cwd' | 'signal' | 'limits' | 'user' | 'input' | 'pty';
 
   it('RunOptions has exactly the run() keys', () => {
     expectTypeOf<keyof RunOptions>().toEqualTypeOf<Common | 'maxOutputBytes' | 'onOutput'>();
@@ -155,6 +156,12 @@ describe('options', () => {
   it('StreamOptions has exactly the stream() keys', () => {
     expectTypeOf<keyof StreamOptions>().toEqualTypeOf<Common | 'stdin' | 'background'>();
     expectTypeOf<StreamOptions['stdin']>().toEqualTypeOf<'pipe' | 'ignore' | undefined>();
+  });
+
+  it('pty takes a terminal size on both calls (spec 1.5)', () => {
+    expectTypeOf<RunOptions['pty']>().toEqualTypeOf<TerminalSize | undefined>();
+    expectTypeOf<StreamOptions['pty']>().toEqualTypeOf<TerminalSize | undefined>();
+    expectTypeOf<keyof TerminalSize>().toEqualTypeOf<'cols' | 'rows'>();
   });
 
   it('rejects the other call’s options at compile time', () => {

@@ -99,7 +99,13 @@ export class BackgroundCommand {
 
   /** What `commands()` lists. */
   info(): CommandInfo {
-    return { commandId: this.commandId, argv: this.core.plan.command.argv, state: this.#ended && this.core.settled ? 'ended' : 'running' };
+    const terminal = this.core.terminal?.size;
+    return {
+      commandId: this.commandId,
+      argv: this.core.plan.command.argv,
+      state: this.#ended && this.core.settled ? 'ended' : 'running',
+      ...(terminal === undefined ? {} : { terminal }),
+    };
   }
 
   /**
@@ -145,6 +151,11 @@ export class BackgroundCommand {
 
   kill(signal: Signal): Promise<void> {
     return this.core.kill(signal);
+  }
+
+  /** Sets the terminal's size from any handle holding the command (spec 1.5): the last call wins. */
+  resize(cols: number, rows: number): Promise<void> {
+    return this.core.resize(cols, rows);
   }
 
   /** SIGTERM, SIGKILL after the grace period, the exit awaited (section 9.8); then every reader ended. */

@@ -203,6 +203,11 @@ export class BackgroundView implements BackgroundProcess {
     return this.#command.kill(signal);
   }
 
+  resize(cols: number, rows: number): Promise<void> {
+    if (this.#detached) return Promise.reject(new InvalidState('this Process was detached; attach() again to resize the terminal'));
+    return this.#command.resize(cols, rows);
+  }
+
   async detach(): Promise<void> {
     await this.started();
     // Also when the command has ended: a detached Process's disposal must not forget it.

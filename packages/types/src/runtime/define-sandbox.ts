@@ -67,7 +67,9 @@ export interface SandboxBackend<Native = unknown> {
 
 function requiredCapabilities(plan: ExecutionPlan): Capability[] {
   const needed: Capability[] = [];
-  if (plan.command.stdin === 'pipe') needed.push('stdin');
+  // What the caller asked for: a terminal's own input is the `pty` capability's.
+  if (plan.interactive || plan.input !== undefined) needed.push('stdin');
+  if (plan.command.pty !== undefined) needed.push('pty');
   if (plan.command.limits !== undefined) needed.push('resource-limits');
   if (plan.command.user !== undefined) needed.push('user');
   if (plan.background) needed.push('attach');

@@ -133,6 +133,15 @@ export interface ProcessDriver {
    * termination sequence sends SIGCONT after SIGTERM itself.)
    */
   signal(signal: Signal): Promise<void>;
+  /**
+   * Spec 1.5, for a command started with `pty`: sets the terminal's size,
+   * after which the kernel sends SIGWINCH to its foreground group; resolves
+   * once the size is set. Called in order, never concurrently, and only
+   * after `start()` resolved. Rejects with `TransportError` when whether
+   * the size was set is unknown. Required of a driver whose backend
+   * declares `pty`.
+   */
+  resize?(cols: number, rows: number): Promise<void>;
   /** Stop reading output until `resume()`: the consumer is behind. Optional. */
   pause?(): void;
   /** Read output again. Optional. */

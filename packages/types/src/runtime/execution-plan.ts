@@ -5,6 +5,7 @@ import {
   type ResourceLimits,
   type RunOptions,
   type StreamOptions,
+  type TerminalSize,
 } from '../options.js';
 import type { OutputChunk } from '../schema/output-chunk.js';
 import { describeValue } from './describe-value.js';
@@ -17,10 +18,20 @@ export interface CommandSpec {
   /** Only the caller's additions; the adapter merges them over its base environment. */
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string | undefined;
-  /** `'pipe'` when the caller asked for a writer or gave one-shot input. */
+  /**
+   * `'pipe'` when the caller asked for a writer or gave one-shot input, and
+   * always under a terminal: the runtime types end-of-file on it (ADR-0052).
+   */
   readonly stdin: 'pipe' | 'ignore';
   readonly limits: ResourceLimits | undefined;
   readonly user: string | undefined;
+  /**
+   * Spec 1.5: the terminal to run the command on, or undefined for pipes.
+   * Under a terminal the driver's `writeStdin()` writes raw bytes to it,
+   * `closeStdin()` only stops writes (the runtime types end-of-file
+   * itself), output is `stdout` alone, and `resize()` sets its size.
+   */
+  readonly pty: TerminalSize | undefined;
 }
 
 /** Everything the runtime needs besides the command itself. */
@@ -37,7 +48,7 @@ export interface ExecutionPlan {
   readonly background: boolean;
 }
 
-const COMMON_KEYS = ['timeout', 'env', 'cwd', 'signal', 'limits', 'user', 'input'] as const;
+const COMMON_KEYS = ['timeout', 'env', 'cwd', 'signal', 'limits', 'user', 'input', 'pty'] as const;
 const RUN_KEYS = new Set<string>([...COMMON_KEYS, 'maxOutputBytes', 'onOutput']);
 const STREAM_KEYS = new Set<string>([...COMMON_KEYS, 'stdin', 'background']);
 
@@ -126,6 +137,39 @@ function validateInput(value: unknown): Uint8Array {
   throw new InvalidArgument('options.input', `must be a Uint8Array or a string, got ${describeValue(value)}`);
 }
 
+/** The largest size a terminal can have: the kernel's `winsize` holds unsigned shorts. */
+const MAX_TERMINAL_CELLS = 65_535;
+
+function terminalDimension(key: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TERMINAL_CELLS) {
+    throw new InvalidArgument(key, `must be a whole number from 1 to ${MAX_TERMINAL_CELLS}, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Checks a terminal size (spec 1.5): an object of exactly `cols` and
+ * `rows`, each a whole number from 1 to 65535. `path` names the object in
+ * errors (`options.pty`); without it, the two numbers are named alone, as
+ * `resize(cols, rows)` takes them.
+ *
+ * @throws InvalidArgument naming the offending key.
+ *
+ * @example
+ * ```ts
+ * import { validateTerminalSize } from '@sandstream/types';
+ * validateTerminalSize({ cols: 80, rows: 24 }, 'options.pty'); // { cols: 80, rows: 24 }
+ * ```
+ */
+export function validateTerminalSize(value: unknown, path?: string): TerminalSize {
+  const name = (key: string): string => (path === undefined ? key : `${path}.${key}`);
+  if (!isPlainObject(value)) throw new InvalidArgument(path ?? 'size', `must be an object of cols and rows, got ${describeValue(value)}`);
+  for (const key of Object.keys(value)) {
+    if (key !== 'cols' && key !== 'rows') throw new InvalidArgument(name(key), 'unknown terminal setting (a size has cols and rows)');
+  }
+  return Object.freeze({ cols: terminalDimension(name('cols'), value['cols']), rows: terminalDimension(name('rows'), value['rows']) });
+}
+
 function isAbortSignal(value: unknown): value is AbortSignal {
   return value instanceof AbortSignal;
 }
@@ -160,13 +204,16 @@ function planCommand(
 }
 
 function commandSpec(argv: readonly string[], raw: Record<string, unknown>, stdin: 'pipe' | 'ignore'): CommandSpec {
+  const pty = raw['pty'] === undefined ? undefined : validateTerminalSize(raw['pty'], 'options.pty');
   return Object.freeze({
     argv,
     env: raw['env'] === undefined ? Object.freeze({}) : validateEnv(raw['env']),
     cwd: raw['cwd'] === undefined ? undefined : nonEmptyString('options.cwd', raw['cwd']),
-    stdin,
+    // A terminal always has an input: the runtime types end-of-file on it when the caller writes nothing.
+    stdin: pty === undefined ? stdin : 'pipe',
     limits: raw['limits'] === undefined ? undefined : validateLimits(raw['limits']),
     user: raw['user'] === undefined ? undefined : nonEmptyString('options.user', raw['user']),
+    pty,
   });
 }
 

@@ -11,7 +11,8 @@ import type { DriverEvents, ExitStatus, ProcessDriver } from './driver.js';
 import { endingError, type Ending } from './ending.js';
 import type { ExecutionPlan } from './execution-plan.js';
 import { StdinChannel } from './stdin-channel.js';
-import { runTermination, sendSignal, type TerminationTarget } from './termination-sequence.js';
+import { noTerminal, TerminalResizer } from './terminal-resize.js';
+import { runTermination, signalOnce, type TerminationTarget } from './termination-sequence.js';
 import { longTimeout, TIMED_OUT, within, type Timer } from './timers.js';
 import { asTransport } from './transport.js';
 
@@ -65,6 +66,8 @@ export class ProcessCore implements TerminationTarget {
   /** The caller's `onOutput`, until it throws: then it is not called again. */
   private onOutput: ((chunk: OutputChunk) => void) | undefined;
   readonly stdin: StdinChannel;
+  /** The command's terminal (spec 1.5), or undefined on pipes. */
+  readonly terminal: TerminalResizer | undefined;
 
   private termination: Promise<void> | undefined;
   private timeoutTimer: Timer | undefined;
@@ -106,7 +109,8 @@ export class ProcessCore implements TerminationTarget {
       mode === 'stream'
         ? new ChunkQueue(settings.highWaterMark, { pause: () => this.applyFlow(), resume: () => this.applyFlow() })
         : undefined;
-    this.stdin = new StdinChannel(driver, this);
+    this.stdin = new StdinChannel(driver, this, plan.command.pty !== undefined);
+    this.terminal = plan.command.pty === undefined ? undefined : new TerminalResizer(this, plan.command.pty);
 
     if (plan.signal?.aborted) {
       // Already aborted: nothing starts, nothing to tear down or report, as run() refuses it.
@@ -151,6 +155,8 @@ export class ProcessCore implements TerminationTarget {
     if (this.queue?.paused) this.driver.pause?.();
     // In the background: `started` is not "read its input" (a non-reader would block teardown).
     if (this.plan.input !== undefined) void this.feedInput(this.plan.input);
+    // A terminal nobody writes to gets end-of-file at once, as an ignored pipe gives it (T3).
+    else if (this.plan.command.pty !== undefined && !this.plan.interactive) void this.feedInput(new Uint8Array(0));
   }
 
   private async feedInput(input: Uint8Array): Promise<void> {
@@ -344,15 +350,18 @@ export class ProcessCore implements TerminationTarget {
   }
 
   /** Sends a signal to the process tree; a no-op once settled. */
-  async kill(signal: Signal): Promise<void> {
-    const { killWaitMs } = this.settings;
-    if (!(await this.startedWithin(killWaitMs))) {
-      throw new TransportError(`the backend did not confirm the start within ${killWaitMs} ms`);
-    }
-    if (this.phase === 'settled') return;
-    const outcome = await sendSignal(this.driver, signal, killWaitMs);
-    if (outcome === 'timeout') throw new TransportError(`the backend did not confirm ${signal} within ${killWaitMs} ms`);
-    if (outcome instanceof Error) throw asTransport(outcome, `sending ${signal}`);
+  kill(signal: Signal): Promise<void> {
+    return signalOnce(this, signal);
+  }
+
+  /** Sets the terminal's size (spec 1.5); refused on pipes. */
+  resize(cols: unknown, rows: unknown): Promise<void> {
+    return this.terminal === undefined ? noTerminal() : this.terminal.resize(cols, rows);
+  }
+
+  /** Teardown hangs a terminal up first (ADR-0052, T5). */
+  get hangsUp(): boolean {
+    return this.terminal !== undefined;
   }
 
   /**

@@ -139,6 +139,10 @@ export class ProcessHandle implements Process {
     return this.#core.kill(signal);
   }
 
+  resize(cols: number, rows: number): Promise<void> {
+    return this.#core.resize(cols, rows);
+  }
+
   [Symbol.asyncDispose](): Promise<void> {
     leaked.unregister(this);
     return this.#core.dispose();

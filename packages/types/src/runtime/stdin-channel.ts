@@ -43,10 +43,18 @@ export class StdinChannel {
   private foundClosed = false;
   /** Why no more writes are sent: an earlier write's delivery is uncertain. */
   private uncertainty: TransportError | undefined;
+  /** Under a terminal: the last byte queued, which decides how end-of-file is typed. */
+  private lastByte: number | undefined;
 
+  /**
+   * @param terminal - the command runs on a terminal (spec 1.5): ending its
+   * input types end-of-file rather than closing anything, since the
+   * terminal stays the command's output too (ADR-0052).
+   */
   constructor(
     private readonly driver: ProcessDriver,
     private readonly host: StdinHost,
+    private readonly terminal = false,
   ) {}
 
   /** True once `end()` was called or the pipe was found closed. */
@@ -57,20 +65,27 @@ export class StdinChannel {
   write(data: Uint8Array): Promise<void> {
     if (this.closed) return Promise.reject(new StdinClosed('standard input is closed'));
     if (this.uncertainty !== undefined) return Promise.reject(this.refusal());
+    if (data.byteLength > 0) this.lastByte = data[data.byteLength - 1];
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ data, resolve, reject });
       this.send();
     });
   }
 
-  /** Writes queued before end() still go out, in call order; end() follows them. */
+  /**
+   * Writes queued before end() still go out, in call order; end() follows
+   * them. On a terminal it types end-of-file instead of closing: the
+   * terminal stays open for the command's output.
+   */
   end(): Promise<void> {
     this.ending ??= (async () => {
       while (this.sending !== undefined) await this.sending;
       await this.host.whenStartedOrSettled();
       if (this.host.settled) return;
+      // After a write of uncertain delivery, typed bytes could arrive out of order: nothing is typed.
+      if (this.terminal && this.uncertainty !== undefined) return;
       try {
-        await this.driver.closeStdin();
+        await (this.terminal ? this.driver.writeStdin(endOfFile(this.lastByte)) : this.driver.closeStdin());
       } catch (error) {
         if (!(error instanceof StdinClosed)) throw asTransport(error, 'closing standard input');
       }
@@ -134,8 +149,9 @@ export class StdinChannel {
    */
   async feedOnce(input: Uint8Array): Promise<Error | undefined> {
     try {
-      await this.driver.writeStdin(input);
-      await this.driver.closeStdin();
+      if (input.byteLength > 0) await this.driver.writeStdin(input);
+      if (this.terminal) await this.driver.writeStdin(endOfFile(input.byteLength > 0 ? input[input.byteLength - 1] : undefined));
+      else await this.driver.closeStdin();
       return undefined;
     } catch (error) {
       return error instanceof StdinClosed ? undefined : asTransport(error, 'writing the input');
@@ -148,6 +164,19 @@ export class StdinChannel {
       { cause: this.uncertainty },
     );
   }
+}
+
+const EOF = 0x04;
+/** Bytes after which a terminal's line is empty: CR, NL, and an end-of-file that handed a line over. */
+const LINE_ENDS = new Set([0x0d, 0x0a, EOF]);
+
+/**
+ * End-of-file as a terminal in canonical mode takes it (ADR-0052, T3): one
+ * 0x04 on an empty line; on a line holding typed bytes the first 0x04 only
+ * hands them over, so a second one follows.
+ */
+export function endOfFile(lastByte: number | undefined): Uint8Array {
+  return lastByte === undefined || LINE_ENDS.has(lastByte) ? Uint8Array.of(EOF) : Uint8Array.of(EOF, EOF);
 }
 
 /** The batch's bytes as one buffer; a single write is passed on as it is. */

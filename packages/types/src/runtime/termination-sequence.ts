@@ -2,7 +2,7 @@ import type { Signal } from '../options.js';
 import { TransportError } from '../errors.js';
 import type { ExitStatus, ProcessDriver } from './driver.js';
 import { TIMED_OUT, within } from './timers.js';
-import { asError } from './transport.js';
+import { asError, asTransport } from './transport.js';
 
 /** What the termination sequence drives: a {@link ProcessCore}, seen through the parts it needs. */
 export interface TerminationTarget {
@@ -15,6 +15,8 @@ export interface TerminationTarget {
   startedWithin(ms: number): Promise<boolean>;
   settlesWithin(ms: number): Promise<boolean>;
   readonly driver: ProcessDriver;
+  /** The command runs on a terminal: SIGHUP goes first, as a closed terminal sends it (spec 1.5). */
+  readonly hangsUp?: boolean;
   whenResumed(): Promise<void>;
   whenSettled(): Promise<void>;
   failTransport(error: Error): void;
@@ -28,6 +30,21 @@ export async function sendSignal(driver: ProcessDriver, signal: Signal, ms: numb
   );
   const outcome = await within(sending, ms);
   return outcome === TIMED_OUT ? 'timeout' : outcome;
+}
+
+/**
+ * `Process.kill()`: one signal to the tree, once the start is confirmed,
+ * bounded by the kill wait; a no-op once the command settled.
+ */
+export async function signalOnce(target: TerminationTarget, signal: Signal): Promise<void> {
+  const { killWaitMs } = target.settings;
+  if (!(await target.startedWithin(killWaitMs))) {
+    throw new TransportError(`the backend did not confirm the start within ${killWaitMs} ms`);
+  }
+  if (target.settled) return;
+  const outcome = await sendSignal(target.driver, signal, killWaitMs);
+  if (outcome === 'timeout') throw new TransportError(`the backend did not confirm ${signal} within ${killWaitMs} ms`);
+  if (outcome instanceof Error) throw asTransport(outcome, `sending ${signal}`);
 }
 
 /** How the leader ended, in words. */
@@ -54,6 +71,10 @@ export async function runTermination(target: TerminationTarget): Promise<void> {
     target.failTransport(new TransportError('the backend never confirmed the start; the command may be running'));
     return;
   }
+  if (target.settled) return;
+  // An interactive shell ignores SIGTERM and exits on SIGHUP, hanging its jobs up: without it
+  // every `bash -i` would wait out the grace period. SIGTERM follows at once (ADR-0052, T5).
+  if (target.hangsUp === true) await sendSignal(target.driver, 'SIGHUP', graceMs);
   if (target.settled) return;
   const steps: Array<[Signal, number]> = [
     ['SIGTERM', graceMs],

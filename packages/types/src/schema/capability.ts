@@ -19,6 +19,8 @@ import { definition } from './definition.js';
  * - `replay-full` (1.2): attaching delivers every byte from the first.
  * - `replay-tail` (1.2): attaching delivers at least the last 1 MiB of each
  *   stream, the skipped bytes counted exactly.
+ * - `pty` (1.5): the `pty` option runs a command on a pseudo-terminal, and
+ *   `Process.resize()` sets its size (ADR-0052).
  */
 export const Capability = definition(
   'Capability',
@@ -33,6 +35,7 @@ export const Capability = definition(
     Type.Literal('attach-reconnect'),
     Type.Literal('replay-full'),
     Type.Literal('replay-tail'),
+    Type.Literal('pty'),
   ]),
 );
 export type Capability = Static<typeof Capability>;
@@ -48,6 +51,7 @@ export const CAPABILITIES: readonly Capability[] = Object.freeze([
   'attach-reconnect',
   'replay-full',
   'replay-tail',
+  'pty',
 ]);
 
 /** The capabilities added in 1.2 (ADR-0036): optional in a manifest, absent meaning `false`. */
@@ -85,8 +89,8 @@ export function hasCapability(manifest: Readonly<Partial<Record<Capability, bool
  * What an adapter supports: one boolean per capability of the spec, plus
  * vendor extensions under an `x-` prefix that the conformance kit ignores.
  * `binary-output` is optional and absent means `true`; the 1.2 capabilities
- * (`attach`, `attach-reconnect`, `replay-full`, `replay-tail`) are optional and
- * absent means `false`. The schema holds them together: `attach-reconnect`,
+ * (`attach`, `attach-reconnect`, `replay-full`, `replay-tail`) and `pty` (1.5)
+ * are optional and absent means `false`. The schema holds them together: `attach-reconnect`,
  * `replay-full` and `replay-tail` are `true` only with `attach` `true`, and at
  * most one of the two replays is `true` (spec 1.2, SS-CAP-3).
  *
@@ -100,7 +104,7 @@ export function hasCapability(manifest: Readonly<Partial<Record<Capability, bool
  */
 export const CapabilityManifest = definition(
   'CapabilityManifest',
-  'The capabilities an adapter advertises: one boolean per capability of the spec (binary-output may be left out, meaning true; attach, attach-reconnect, replay-full and replay-tail may be left out, meaning false), plus x- vendor extensions. attach-reconnect, replay-full and replay-tail need attach, and replay-full and replay-tail exclude each other.',
+  'The capabilities an adapter advertises: one boolean per capability of the spec (binary-output may be left out, meaning true; attach, attach-reconnect, replay-full, replay-tail and pty may be left out, meaning false), plus x- vendor extensions. attach-reconnect, replay-full and replay-tail need attach, and replay-full and replay-tail exclude each other.',
   Type.Object(
     {
       streaming: Type.Boolean({ description: 'stream() returns a live Process.' }),
@@ -126,6 +130,9 @@ export const CapabilityManifest = definition(
         Type.Boolean({
           description: 'Attaching replays at least the last 1 MiB of each stream and counts the rest (added in 1.2; needs attach; not with replay-full). Absent means false.',
         }),
+      ),
+      pty: Type.Optional(
+        Type.Boolean({ description: 'The pty option runs a command on a pseudo-terminal, and a Process can be resized (added in 1.5). Absent means false.' }),
       ),
     },
     {

@@ -184,6 +184,7 @@ export const TESTEE_PARAMETERS = {
   kill: Type.Object({ process: Type.String(), signal: value(), settle: settle() }),
   write: Type.Object({ process: Type.String(), data: value(), settle: settle() }),
   end: Type.Object({ process: Type.String(), settle: settle() }),
+  resize: Type.Object({ process: Type.String(), cols: value(), rows: value(), settle: settle() }),
   attach: Type.Object({ sandbox: Type.String(), commandId: value(), options: value(), settle: settle() }),
   commands: Type.Object({ sandbox: Type.String(), settle: settle() }),
   abort: Type.Object({
