@@ -100,7 +100,7 @@ export class RemoteBackground implements BackgroundBackend {
       followerTag: tag,
       follower: this.#follower(dir, commandId, account, tag),
     };
-    const spec: CommandSpec = { argv, env: {}, cwd: undefined, stdin: 'ignore', limits: undefined, user: account };
+    const spec: CommandSpec = { argv, env: {}, cwd: undefined, stdin: 'ignore', limits: undefined, user: account, pty: undefined };
     return { driver: new RemoteDriver(spec, this.settings, commandId, undefined, mode), argv, skipped: replay ? { stdout: 0, stderr: 0 } : undefined };
   }
 

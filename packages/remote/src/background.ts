@@ -70,7 +70,7 @@ export const RECORDS_NAME = 'sandstream-records';
 /** `sh -c BACKGROUND sandstream-background DIR ARGV_JSON ACCOUNT supervisor-argv...` */
 export const BACKGROUND: string = BACKGROUND_SH;
 
-/** `sh -c FOLLOWER sandstream-follower DIR ID OUT_OFFSET ERR_OFFSET`; exit 3: no such record. */
+/** `sh -c FOLLOWER sandstream-follower DIR ID OUT_OFFSET ERR_OFFSET [WAIT_CS]`; exit 3: no such record. */
 export const FOLLOWER: string = FOLLOWER_SH;
 
 /**
@@ -95,8 +95,13 @@ export function backgroundArgv(shell: string, dir: string, argv: readonly string
   return [shell, '-c', BACKGROUND, BACKGROUND_NAME, dir, JSON.stringify(argv), account ?? '', ...supervisor];
 }
 
-export function followerArgv(shell: string, dir: string, id: string, offsets: { readonly stdout: number; readonly stderr: number }): string[] {
-  return [shell, '-c', FOLLOWER, FOLLOWER_NAME, dir, id, String(offsets.stdout), String(offsets.stderr)];
+/**
+ * A follower from `offsets`; with `waitMs`, of a supervisor's terminal record (spec 1.5): it waits
+ * that long for the record, prints the supervisor's `PID START` line on standard output first, and
+ * removes the record once it printed the last report.
+ */
+export function followerArgv(shell: string, dir: string, id: string, offsets: { readonly stdout: number; readonly stderr: number }, waitMs?: number): string[] {
+  return [shell, '-c', FOLLOWER, FOLLOWER_NAME, dir, id, String(offsets.stdout), String(offsets.stderr), ...(waitMs === undefined ? [] : [String(Math.max(1, Math.ceil(waitMs / 10)))])];
 }
 
 export function recordsArgv(shell: string, ...args: string[]): string[] {

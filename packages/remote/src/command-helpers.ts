@@ -7,7 +7,7 @@
  */
 import type { CommandSpec } from '@sandstream/types/runtime';
 import type { RemoteDriverSettings } from './driver-settings.js';
-import { abandonArgv, groupSignalArgv, treeKillArgv } from './helpers.js';
+import { abandonArgv, groupSignalArgv, sweepArgv, treeKillArgv } from './helpers.js';
 import type { StartReport } from './reports.js';
 import { retry } from './retry.js';
 
@@ -49,6 +49,16 @@ export class CommandHelpers {
     const shell = this.#settings.paths.shell;
     const argv = identity === undefined ? abandonArgv(shell, this.#id) : treeKillArgv(shell, identity, this.#id);
     return this.#track(this.repeat(() => this.run(argv)));
+  }
+
+  /**
+   * SIGKILL to the command's holder (tagged `<id>-holder`), repeated while it fails: what only the
+   * supervisor ends, once the supervisor itself is gone (killed by the runtime, or by an OOM kill).
+   * Left, the holder would run on until the sandbox is closed.
+   */
+  sweepHolder(): Promise<void> {
+    const argv = sweepArgv(this.#settings.paths.shell, `${this.#id}-holder`);
+    return this.repeat(() => this.run(argv));
   }
 
   /** One signal to the command's group, guarded by its start time (`signal` with its `SIG`). */

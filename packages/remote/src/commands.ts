@@ -13,7 +13,7 @@ import { RemoteDriver, type RemoteDriverSettings } from './driver.js';
 import { ChannelledTransport } from './helper-channel.js';
 import { sweepArgv } from './helpers.js';
 import { LateSweeps, lateSweepWindowMs } from './late-sweeps.js';
-import { DEFAULT_RECORD_BASE } from './background.js';
+import { DEFAULT_RECORD_BASE, recordsArgv } from './background.js';
 import { OwnerLease, ownerLeaseTimes, ownerLossMs, type OwnerLeaseTimes } from './owner-lease.js';
 
 /** What {@link RemoteCommands} takes besides the drivers' settings. */
@@ -59,6 +59,8 @@ export class RemoteCommands {
   readonly prefix = randomUUID().slice(0, 8);
   /** The accounts commands ran as (undefined: the backend's default): a sweep runs as each. */
   readonly #users = new Set<string | undefined>();
+  /** The accounts that ran commands on a terminal (spec 1.5), whose records a close removes. */
+  readonly #terminalUsers = new Set<string | undefined>();
   /** The helpers' channels, when the settings ask for them. */
   readonly #channels: ChannelledTransport | undefined;
   readonly #late: LateSweeps;
@@ -110,6 +112,7 @@ export class RemoteCommands {
   /** A driver for one command; its id is this handle's prefix and a UUID. */
   createDriver(command: CommandSpec): RemoteDriver {
     this.#users.add(command.user);
+    if (command.pty !== undefined) this.#terminalUsers.add(command.user);
     return new RemoteDriver(command, this.#settings, `${this.prefix}-${randomUUID()}`, (id) => this.#late.track(id, command.user));
   }
 
@@ -149,6 +152,11 @@ export class RemoteCommands {
         if (exitCode !== 0) throw new Error(`the close-time sweep ended with ${exitCode === null ? 'a signal' : `exit status ${exitCode}`}`);
         // The background commands it started are gone with the sweep: so are their records.
         await this.background.removeOwn(user, left());
+        // A terminal command's record goes with its follower, unless the follower was swept first.
+        if (this.#terminalUsers.has(user)) {
+          const removed = await transport.run(recordsArgv(paths.shell, 'remove', `${this.#settings.recordBase ?? DEFAULT_RECORD_BASE}tty-${this.prefix}-`), { user, timeoutMs: left() });
+          if (removed.exitCode !== 0) throw new Error(`removing the terminal records ended with exit status ${removed.exitCode}`);
+        }
       }
     } finally {
       this.#channels?.close();

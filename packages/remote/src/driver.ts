@@ -17,17 +17,25 @@
  *   can deliver them (it forwards them to the group and the session), else
  *   as a helper to the group guarded by the start time. SIGKILL is always
  *   the helper, to the group and then to the tag.
+ * - On a terminal (spec 1.5, `terminal-mode.ts`) every byte is `stdout`,
+ *   and the reports come from a follower of the supervisor's record.
+ * - A background command (spec 1.2, `follower-chain.ts`) is read through
+ *   followers of its record; nothing the driver does on its own touches it.
+ * - `command-state.ts` holds what the modes share with the driver.
  */
-import { SpawnFailed, TransportError, type Signal, type StreamName } from '@sandstream/types';
+import { CapabilityNotSupported, SpawnFailed, StdinClosed, TransportError, type Signal, type StreamName } from '@sandstream/types';
 import type { CommandSpec, DriverEvents, ProcessDriver, StartedProcess } from '@sandstream/types/runtime';
 import { CommandHelpers } from './command-helpers.js';
-import { describeStatus, noexecMessage, statusOf, utf8, type FollowMode, type RemoteDriverSettings } from './driver-settings.js';
-import { Following, registerFollower, unregisterFollower } from './following.js';
-import { abandonArgv, sweepArgv } from './helpers.js';
+import { CommandState } from './command-state.js';
+import { describeStatus, noexecMessage, statusOf, type FollowMode, type RemoteDriverSettings } from './driver-settings.js';
+import { FollowerChain } from './follower-chain.js';
+import { registerFollower, unregisterFollower } from './following.js';
+import { abandonArgv, processSignalArgv } from './helpers.js';
 import { launchRequest } from './launch.js';
 import { ReportSplitter, type ExitStatus as ReportedStatus, type StartReport, type SupervisorReport } from './reports.js';
-import { backoffMs, retry } from './retry.js';
-import type { TransportEnd, TransportProcess } from './transport.js';
+import { retry } from './retry.js';
+import { TerminalMode } from './terminal-mode.js';
+import type { TransportEnd } from './transport.js';
 
 export type { FollowMode, RemoteDriverSettings } from './driver-settings.js';
 
@@ -40,30 +48,21 @@ export class RemoteDriver implements ProcessDriver {
   readonly #settings: RemoteDriverSettings;
   readonly #id: string;
   readonly #splitter: ReportSplitter;
-  #events: DriverEvents | undefined;
-  #process: TransportProcess | undefined;
-  #resolveStart: ((started: StartedProcess) => void) | undefined;
-  #rejectStart: ((error: Error) => void) | undefined;
+  /** Its link and what the runtime was told, shared with its terminal or follow mode. */
+  readonly #state = new CommandState();
   #identity: StartReport | undefined;
-  #startSettled = false;
   #exit: ReportedStatus | undefined;
-  #gone = false;
-  #ended = false;
-  #terminal = false;
-  #released = false;
   /** Its helper commands, and the kill of its tree under way. */
   readonly #helpers: CommandHelpers;
-  /** The first bytes of standard error, for the message of a supervisor that ended without a report. */
-  #stderrHead = '';
   readonly #onFateUnknown: ((id: string) => void) | undefined;
   /** Follow mode: the command is read through followers of its record (spec 1.2). */
-  readonly #following: Following | undefined;
-  /** Followers started again in a row, without a byte between them. */
-  #refollows = 0;
+  readonly #followers: FollowerChain | undefined;
   /** Lets go of the owner lease this command holds (foreground only). */
   #releaseLease: (() => void) | undefined;
   /** The supervisor reported `lost`: the owner lease lapsed and it ended the tree itself. */
   #ownerLost = false;
+  /** Terminal mode (spec 1.5): the follower of the supervisor's record, and how each stream ended. */
+  #tty: TerminalMode | undefined;
 
   /**
    * @param onFateUnknown - Told the id once this driver gave up on ending what the command may
@@ -77,7 +76,14 @@ export class RemoteDriver implements ProcessDriver {
     this.#splitter = new ReportSplitter(id);
     this.#helpers = new CommandHelpers(settings, command, id);
     this.#onFateUnknown = onFateUnknown;
-    this.#following = follow === undefined ? undefined : new Following(follow);
+    this.#followers =
+      follow === undefined
+        ? undefined
+        : new FollowerChain(follow, settings, id, this.#helpers, this.#state, {
+            output: (stream, data, hidden) => this.#onOutput(stream, data, hidden),
+            end: (end) => this.#onEnd(end),
+            describe: (error) => this.#describe(error),
+          });
   }
 
   /** The command's tag and report mark. */
@@ -86,79 +92,55 @@ export class RemoteDriver implements ProcessDriver {
   }
 
   start(events: DriverEvents): Promise<StartedProcess> {
-    this.#events = events;
-    const started = new Promise<StartedProcess>((resolve, reject) => {
-      this.#resolveStart = resolve;
-      this.#rejectStart = reject;
-    });
-    const following = this.#following;
-    if (following === undefined) {
+    const started = this.#state.begin(events);
+    const followers = this.#followers;
+    if (this.#command.pty !== undefined) {
+      if (followers !== undefined || this.#settings.transport.pty !== true) {
+        this.#state.startFailed(new CapabilityNotSupported('pty', followers === undefined ? 'a command on a terminal' : 'a background command on a terminal'));
+        return started;
+      }
+      this.#startOnTerminal();
+      return started;
+    }
+    if (followers === undefined) {
       const held = this.#settings.lease?.hold(this.#command.user);
       this.#releaseLease = held?.release;
       const request = launchRequest(this.#id, this.#command, this.#settings, held?.lease);
-      this.#process = this.#settings.transport.start(request, {
+      this.#state.process = this.#settings.transport.start(request, {
         output: (stream, data) => this.#onOutput(stream, data),
         end: (end) => void this.#onEnd(end),
       });
       return started;
     }
     registerFollower(this.#id, this);
-    following.launch(this.#settings.transport, this.#command, this.#id, (error) => this.#describe(error)).then(
-      () => this.#follow(),
-      (error: Error) => this.#startFailed(error),
+    followers.following.launch(this.#settings.transport, this.#command, this.#id, (error) => this.#describe(error)).then(
+      () => followers.follow(),
+      (error: Error) => this.#state.startFailed(error),
     );
     return started;
   }
 
-  /** Starts a follower where the last one stopped (follow mode). */
-  #follow(): void {
-    const following = this.#following!;
-    if (this.#terminal || this.#released) return;
-    this.#ended = false;
-    this.#process = this.#settings.transport.start(following.mode.follower(following.offsets()), {
-      output: (stream, data) => {
-        if (this.#ended || this.#released) return;
-        this.#refollows = 0;
-        if (stream === 'stdout') {
-          following.stdout(data);
-          this.#onOutput('stdout', data);
-          return;
-        }
-        const { hidden, shown } = following.stderr(data);
-        if (hidden.byteLength > 0) this.#onOutput('stderr', hidden, true);
-        if (shown.byteLength > 0) this.#onOutput('stderr', shown);
-      },
-      end: (end) => void this.#onFollowerEnd(end),
+  /** Terminal mode: the supervisor on a terminal, and beside it the follower of its record. */
+  #startOnTerminal(): void {
+    const held = this.#settings.lease?.hold(this.#command.user);
+    this.#releaseLease = held?.release;
+    const tty = new TerminalMode(this.#settings, this.#command, this.#id, this.#helpers, this.#state, {
+      reports: (data) => this.#onOutput('stderr', data, true),
+      closeLinks: () => this.#closeLinks(),
+      end: (end) => this.#onEnd(end),
+      broken: (error, sent) => this.#broken(error, sent),
     });
+    this.#tty = tty;
+    // The supervisor's process is the driver's before the follower starts: an end of the
+    // follower's closes both.
+    this.#state.process = tty.startSupervisor(held?.lease);
+    tty.startFollower();
   }
 
-  /**
-   * A follower ended. It ends by itself (exit 0) once the supervisor is gone and every byte was
-   * printed, and with 3 when the record is gone; any other end is a broken link, followed again
-   * from the bytes already read, as often as the retry policy allows without a byte in between.
-   * Failing that, the command runs on: the error carries its id (ADR-0036).
-   */
-  async #onFollowerEnd(end: TransportEnd): Promise<void> {
-    if (this.#ended || this.#terminal || this.#released) return;
-    const status = end.kind === 'exit' ? end.status?.exitCode : undefined;
-    if ((end.kind === 'exit' && (status === undefined || status === 0)) || this.#gone) {
-      await this.#onEnd(end);
-      return;
-    }
-    this.#ended = true;
-    this.#process?.close();
-    const policy = this.#settings.retry;
-    if (status !== 3 && this.#refollows < policy.attempts) {
-      await new Promise((resolve) => setTimeout(resolve, backoffMs(policy, this.#refollows++)).unref());
-      // The old follower may still print where the backend kept it: swept first.
-      if (end.kind === 'broken') await this.#helpers.run(sweepArgv(this.#settings.paths.shell, this.#following!.mode.followerTag)).catch(() => undefined);
-      this.#follow();
-      return;
-    }
-    const why = status === 3 ? 'its record is gone' : end.kind === 'broken' ? this.#describe(end.error) : end.kind === 'refused' ? end.reason : `the follower ended with ${describeStatus(end.status)}`;
-    const error = new TransportError(`the link to background command ${this.#id} broke (${why}); it may run on: attach again to read it`, { commandId: this.#id });
-    if (!this.#startSettled) this.#startFailed(error);
-    else this.#fail(error);
+  /** Closes the streams of the command: the supervisor's, and in terminal mode the follower's. */
+  #closeLinks(): void {
+    this.#state.process?.close();
+    this.#tty?.closeFollower();
   }
 
   /**
@@ -167,23 +149,22 @@ export class RemoteDriver implements ProcessDriver {
    * ended and the Process fails (spec 1.4, the owner-loss rule). Returns whether there was a link.
    */
   sever(): boolean {
-    if (this.#ended || this.#terminal || this.#released) return false;
-    if (this.#following !== undefined) {
-      this.#process?.close();
-      void this.#onFollowerEnd({ kind: 'broken', error: new Error('the link was cut'), sent: true });
+    if (this.#state.finished) return false;
+    if (this.#followers !== undefined) {
+      this.#followers.sever();
       return true;
     }
-    if (this.#process === undefined || !this.#startSettled) return false;
-    this.#process.close();
+    if (this.#state.process === undefined || !this.#state.startSettled) return false;
+    this.#closeLinks();
     void this.#broken(new Error('the link was cut'), true);
     return true;
   }
 
   /** `hidden`: standard error a follow-only attach does not deliver; only its report frames count. */
   #onOutput(stream: StreamName, data: Uint8Array, hidden = false): void {
-    if (this.#ended || this.#released) return;
+    if (this.#state.ended || this.#state.released) return;
     if (stream === 'stdout') {
-      if (!this.#terminal) this.#events!.output('stdout', data);
+      this.#state.output('stdout', data);
       return;
     }
     let split;
@@ -199,31 +180,32 @@ export class RemoteDriver implements ProcessDriver {
 
   #stderr(bytes: Uint8Array): void {
     if (bytes.byteLength === 0) return;
-    if (!this.#startSettled && this.#stderrHead.length < 512) this.#stderrHead += utf8.decode(bytes.subarray(0, 512));
-    if (!this.#terminal) this.#events!.output('stderr', bytes);
+    // Under a terminal this is the follower's: nothing but reports is in the record.
+    if (this.#tty !== undefined) return;
+    this.#state.noteStartOutput(bytes);
+    this.#state.output('stderr', bytes);
   }
 
   #onReport(report: SupervisorReport): void {
-    this.#process?.reported?.(report);
-    if (this.#terminal) return;
+    this.#state.process?.reported?.(report);
+    if (this.#state.done) return;
     switch (report.type) {
       case 'start':
         this.#identity = report;
-        this.#startSettled = true;
-        this.#resolveStart!({ pid: report.pid, commandId: String(report.pid) });
+        this.#state.started(report.pid);
         return;
       case 'noexec':
-        this.#startFailed(new SpawnFailed(this.#command.argv, noexecMessage(report.reason, this.#command.argv[0], this.#settings.paths.prlimit)));
+        this.#state.startFailed(new SpawnFailed(this.#command.argv, noexecMessage(report.reason, this.#command.argv[0], this.#settings.paths.prlimit)));
         return;
       case 'exit':
         this.#exit = report.status;
         return;
       case 'held':
         // Members of the tree outlived the leader: the runtime winds them down.
-        if (!this.#gone) this.#events!.leaderExited(statusOf(this.#exit, undefined));
+        if (!this.#state.gone) this.#state.leaderExited(statusOf(this.#exit, undefined));
         return;
       case 'gone':
-        this.#gone = true;
+        this.#state.gone = true;
         return;
       case 'lost':
         this.#ownerLost = true;
@@ -232,67 +214,70 @@ export class RemoteDriver implements ProcessDriver {
   }
 
   async #onEnd(end: TransportEnd): Promise<void> {
-    if (this.#ended) return;
+    const state = this.#state;
+    if (state.ended) return;
     let tail;
     try {
       tail = this.#splitter.end();
     } catch (error) {
-      this.#ended = true;
+      state.ended = true;
       await this.#broken(error, true);
       return;
     }
     this.#stderr(tail.output);
     for (const report of tail.reports) this.#onReport(report);
-    this.#ended = true;
-    if (this.#terminal || this.#released) return;
+    state.ended = true;
+    if (state.done || state.released) return;
     if (end.kind === 'broken') {
       await this.#broken(end.error, end.sent);
       return;
     }
-    if (!this.#startSettled) {
-      const said = this.#stderrHead.trim();
+    if (!state.startSettled) {
+      const said = this.#state.startOutput.trim();
       const reason =
         end.kind === 'refused'
           ? end.reason
           : `the supervisor ended (${describeStatus(end.status)}) before the command ran${said === '' ? '' : `: ${said}`}`;
-      this.#startFailed(new SpawnFailed(this.#command.argv, reason, end.kind === 'refused' && end.error !== undefined ? { cause: end.error } : undefined));
+      state.startFailed(new SpawnFailed(this.#command.argv, reason, end.kind === 'refused' && end.error !== undefined ? { cause: end.error } : undefined));
       return;
     }
     const transportStatus = end.kind === 'exit' ? end.status : undefined;
-    if (!this.#gone) {
+    if (!state.gone) {
       // The supervisor ended without seeing the tree gone: it was killed (the runtime's SIGKILL,
-      // an OOM kill). What it left is swept by the tag before the end is reported.
+      // an OOM kill). What it left is swept by the tag before the end is reported, its holder too
+      // (the tree's kill leaves the holder to the supervisor, which is no more).
       try {
         await (this.#helpers.killing ?? this.#helpers.killTree(this.#identity));
+        await this.#helpers.sweepHolder();
       } catch (error) {
         this.#onFateUnknown?.(this.#id);
-        this.#fail(new TransportError(`command ${this.#identity!.pid} ended but its tree could not be confirmed gone: ${this.#describe(error)}`, { cause: error }));
+        state.fail(new TransportError(`command ${this.#identity!.pid} ended but its tree could not be confirmed gone: ${this.#describe(error)}`, { cause: error }));
         return;
       }
     }
-    if (this.#terminal) return;
+    if (state.done) return;
     if (this.#ownerLost) {
       // The renewals stopped reaching the sandbox while this host still read the stream: the
       // status is the termination's, not the command's own end.
-      this.#fail(new TransportError(`command ${this.#identity!.pid} was ended in the sandbox: its owner lease lapsed (no renewal arrived in time), so its supervisor took the owner for lost (spec 1.4)`));
+      state.fail(new TransportError(`command ${this.#identity!.pid} was ended in the sandbox: its owner lease lapsed (no renewal arrived in time), so its supervisor took the owner for lost (spec 1.4)`));
       return;
     }
-    this.#terminal = true;
-    this.#events!.exit(statusOf(this.#exit, transportStatus));
+    state.exit(statusOf(this.#exit, transportStatus));
   }
 
   /** The link broke (or the stream is not the supervisor's): the command's fate, or its output, is unknown. */
   async #broken(error: unknown, sent: boolean): Promise<void> {
-    if (this.#terminal) return;
-    if (this.#following !== undefined) {
+    const state = this.#state;
+    if (state.done) return;
+    if (this.#followers !== undefined) {
       // What a follower printed is not the supervisor's: the command runs on, attachable.
-      this.#process?.close();
+      state.process?.close();
       const lost = new TransportError(`the output of background command ${this.#id} could not be read (${this.#describe(error)}); it runs on: attach again to read it`, { cause: error, commandId: this.#id });
-      if (!this.#startSettled) this.#startFailed(lost);
-      else this.#fail(lost);
+      if (!state.startSettled) state.startFailed(lost);
+      else state.fail(lost);
       return;
     }
-    if (!this.#startSettled) {
+    if (!state.startSettled) {
       // Never started again. It may be running: find it by its tag and kill it, unless the request
       // never left this host.
       if (sent) {
@@ -301,13 +286,13 @@ export class RemoteDriver implements ProcessDriver {
         this.#onFateUnknown?.(this.#id);
       }
       const argv0 = JSON.stringify(this.#command.argv[0] ?? '');
-      this.#startFailed(
+      state.startFailed(
         new TransportError(`the start of ${argv0} ${sent ? 'has an unknown outcome' : 'could not be sent'}: ${this.#describe(error)}`, { cause: error }),
       );
       return;
     }
-    this.#terminal = true;
-    this.#process?.close();
+    state.take();
+    this.#closeLinks();
     // The owner lost its link to the command (spec 1.4): the tree gets the termination sequence.
     const unkilled = await (this.#helpers.killing ?? this.#helpers.terminateTree(this.#identity)).then(() => undefined, (failure: unknown) => failure ?? 'no reason given');
     if (unkilled !== undefined) this.#onFateUnknown?.(this.#id);
@@ -317,23 +302,7 @@ export class RemoteDriver implements ProcessDriver {
       unkilled === undefined
         ? ''
         : `; its tree could not be confirmed killed (${this.#describe(unkilled)}) and may still run: it is swept again in the background, and closing the sandbox sweeps it by its tag`;
-    this.#events!.fail(new TransportError(`the stream of command ${this.#identity!.pid} broke: ${this.#describe(error)}${left}`, { cause: error }));
-  }
-
-  #startFailed(error: Error): void {
-    if (this.#startSettled) {
-      this.#fail(error);
-      return;
-    }
-    this.#startSettled = true;
-    this.#terminal = true;
-    this.#rejectStart!(error);
-  }
-
-  #fail(error: Error): void {
-    if (this.#terminal) return;
-    this.#terminal = true;
-    this.#events!.fail(error);
+    state.failTaken(new TransportError(`the stream of command ${this.#identity!.pid} broke: ${this.#describe(error)}${left}`, { cause: error }));
   }
 
   #describe(error: unknown): string {
@@ -342,14 +311,20 @@ export class RemoteDriver implements ProcessDriver {
   }
 
   async signal(signal: Signal): Promise<void> {
-    if (this.#ended || this.#released) return;
+    if (this.#state.ended || this.#state.released) return;
     const identity = this.#identity!;
+    const process = this.#state.process;
     try {
       if (signal === 'SIGKILL') {
         await this.#helpers.killTree(this.#identity);
-      } else if (this.#following === undefined && this.#process?.signal !== undefined && this.#settings.transport.signals?.has(signal) === true) {
+      } else if (this.#followers === undefined && process?.signal !== undefined && this.#settings.transport.signals?.has(signal) === true) {
         // (Not in follow mode: the transport's process is a follower there, not the supervisor.)
-        await this.#process.signal(signal);
+        await process.signal(signal);
+      } else if (this.#tty?.supervisor !== undefined) {
+        // The supervisor forwards it to the terminal's whole session, which the group is not (a
+        // job of an interactive shell leads a group of its own; spec 1.5, T5).
+        const { pid, startTime } = this.#tty.supervisor;
+        await this.#helpers.run(processSignalArgv(this.#settings.paths.shell, signal.replace(/^SIG/, ''), pid, startTime));
       } else {
         await this.#helpers.signalGroup(identity, signal);
       }
@@ -360,7 +335,7 @@ export class RemoteDriver implements ProcessDriver {
   }
 
   writeStdin(data: Uint8Array): Promise<void> {
-    return this.#process!.writeStdin(data);
+    return this.#state.process!.writeStdin(data);
   }
 
   /**
@@ -369,31 +344,42 @@ export class RemoteDriver implements ProcessDriver {
    * command would wait for end-of-file for good, and the caller has no other way to give it.
    */
   closeStdin(): Promise<void> {
+    // A terminal's input is never closed: the runtime types end-of-file on it (spec 1.5, T3).
+    if (this.#tty !== undefined) return Promise.resolve();
     const policy = { ...this.#settings.retry, deadlineMs: this.#settings.retry.deadlineMs ?? this.#settings.requestTimeoutMs };
-    return retry(policy, () => this.#process!.closeStdin(), { retryable: (error) => error instanceof TransportError && !this.#terminal && !this.#released });
+    return retry(policy, () => this.#state.process!.closeStdin(), { retryable: (error) => error instanceof TransportError && !this.#state.done && !this.#state.released });
+  }
+
+  /** Spec 1.5: the terminal's size, through the transport. */
+  async resize(cols: number, rows: number): Promise<void> {
+    const process = this.#state.process;
+    if (this.#tty === undefined || process?.resize === undefined) throw new CapabilityNotSupported('pty', 'resize()');
+    if (this.#state.finished) throw new StdinClosed('the command has ended; its terminal is gone');
+    await process.resize(cols, rows);
   }
 
   pause(): void {
-    this.#process?.pause?.();
+    this.#state.process?.pause?.();
   }
 
   resume(): void {
-    this.#process?.resume?.();
+    this.#state.process?.resume?.();
   }
 
   async release(): Promise<void> {
     // Released before the driver reported an end: the runtime gave up on the command (possibly
     // while the start was pending). End what may have started, bounded, best effort.
-    const abandoned = !this.#terminal;
-    this.#released = true;
+    const abandoned = !this.#state.done;
+    this.#state.released = true;
     this.#releaseLease?.();
-    this.#terminal = true;
-    this.#process?.resume?.();
-    this.#process?.close();
-    if (this.#following !== undefined) {
+    this.#state.take();
+    this.#state.process?.resume?.();
+    this.#closeLinks();
+    this.#tty?.stopWaiting();
+    if (this.#followers !== undefined) {
       unregisterFollower(this.#id, this);
       // Letting go of a background command never touches it; a follower still printing goes.
-      if (abandoned) await this.#helpers.run(sweepArgv(this.#settings.paths.shell, this.#following.mode.followerTag)).catch(() => undefined);
+      if (abandoned) await this.#followers.sweep();
       return;
     }
     if (!abandoned) {
@@ -405,6 +391,6 @@ export class RemoteDriver implements ProcessDriver {
       () => false,
     );
     // Unstarted as far as this driver knows, the start may still begin: it is swept again later.
-    if (!killed || !this.#startSettled) this.#onFateUnknown?.(this.#id);
+    if (!killed || !this.#state.startSettled) this.#onFateUnknown?.(this.#id);
   }
 }

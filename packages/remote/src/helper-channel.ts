@@ -161,6 +161,10 @@ export class ChannelledTransport implements RemoteTransport {
     return this.#transport.signals ?? NO_SIGNALS;
   }
 
+  get pty(): boolean {
+    return this.#transport.pty === true;
+  }
+
   start(...args: Parameters<RemoteTransport['start']>): TransportProcess {
     return this.#transport.start(...args);
   }

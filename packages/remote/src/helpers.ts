@@ -55,6 +55,14 @@ export function groupSignalArgv(shell: string, signal: string, group: GroupIdent
   return [shell, '-c', HELPER, HELPER_NAME, 'signal', signal, String(group.pgid), group.startTime];
 }
 
+/**
+ * `process`: one signal (a name without `SIG`) to one process, guarded by its start time: a
+ * supervisor on a terminal (spec 1.5), which forwards it to the terminal's whole session.
+ */
+export function processSignalArgv(shell: string, signal: string, pid: number, startTime: string): string[] {
+  return [shell, '-c', HELPER, HELPER_NAME, 'process', signal, String(pid), startTime];
+}
+
 /** `kill`: SIGKILL to the group, then to everything tagged with the command's id. */
 export function treeKillArgv(shell: string, group: GroupIdentity, id: string): string[] {
   return [shell, '-c', HELPER, HELPER_NAME, 'kill', String(group.pgid), group.startTime, id];

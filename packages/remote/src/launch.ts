@@ -13,7 +13,7 @@
  * status stay the command's.
  */
 import { prlimitArgs, type CommandSpec } from '@sandstream/types/runtime';
-import { supervisorArgv, type SupervisorLease } from './supervisor.js';
+import { supervisorArgv, type SupervisorLease, type SupervisorTerminal } from './supervisor.js';
 import type { StartRequest } from './transport.js';
 
 /** Where the tools the launch needs live in the sandbox. */
@@ -40,7 +40,9 @@ export interface LaunchDefaults {
 
 /**
  * The start request of a command with the given id; a foreground command's
- * supervisor watches `lease` (spec 1.4, `owner-lease.ts`).
+ * supervisor watches `lease` (spec 1.4, `owner-lease.ts`). With `terminal` (a command with
+ * `pty`, spec 1.5), the supervisor is started on a terminal of the command's size and reports to
+ * `terminal.record`.
  *
  * A command run as another account without a working directory starts in
  * `/` and moves to its `$HOME` if it can: the backend's default (the
@@ -52,14 +54,15 @@ export interface LaunchDefaults {
  * import { launchRequest, DEFAULT_PATHS } from '@sandstream/remote';
  *
  * const request = launchRequest('0123456789abcdef', {
- *   argv: ['printf', '%s', 'x'], env: { A: '1' }, cwd: undefined, stdin: 'ignore', limits: undefined, user: undefined,
+ *   argv: ['printf', '%s', 'x'], env: { A: '1' }, cwd: undefined, stdin: 'ignore', limits: undefined, user: undefined, pty: undefined,
  * }, { env: {}, cwd: undefined, paths: DEFAULT_PATHS });
- * // request.argv: ['/bin/sh', '-c', SUPERVISOR, 'sandstream-supervisor', id, '3', '0', '', '/usr/bin/env', '--', 'A=1', 'printf', '%s', 'x']
+ * // request.argv: ['/bin/sh', '-c', SUPERVISOR, 'sandstream-supervisor', id, '3', '0', '', '', '/usr/bin/env', '--', 'A=1', 'printf', '%s', 'x']
  * ```
  */
-export function launchRequest(id: string, command: CommandSpec, defaults: LaunchDefaults, lease?: SupervisorLease): StartRequest {
+export function launchRequest(id: string, command: CommandSpec, defaults: LaunchDefaults, lease?: SupervisorLease, terminal?: SupervisorTerminal): StartRequest {
   const { paths } = defaults;
-  const env = { ...defaults.env, ...command.env };
+  // Spec 1.5, T1: a terminal's TERM is xterm-256color unless the command's env sets it.
+  const env = { ...defaults.env, ...(terminal === undefined ? {} : { TERM: 'xterm-256color' }), ...command.env };
   const prefix = command.limits === undefined ? [] : prlimitArgs(paths.prlimit, command.limits);
   const assignments = Object.entries(env).map(([name, value]) => `${name}=${value}`);
   if (assignments.length > 0) {
@@ -69,14 +72,15 @@ export function launchRequest(id: string, command: CommandSpec, defaults: Launch
   }
   const home = command.user !== undefined && command.cwd === undefined && defaults.cwd === undefined;
   return {
-    argv: supervisorArgv({ id, argv: command.argv, prefix, home, shell: paths.shell, lease }),
+    argv: supervisorArgv({ id, argv: command.argv, prefix, home, shell: paths.shell, lease, terminal }),
     // Not the tag: the supervisor exports it to the command's tree, and stays out of the sweep
     // that SIGKILLs the tree, so it lives to report `gone`. Before it forked, the id in its argv
     // finds it (the helper's `abandon`).
     env,
     cwd: command.cwd ?? defaults.cwd ?? (home ? '/' : undefined),
     user: command.user,
-    stdin: command.stdin === 'pipe',
+    stdin: command.stdin === 'pipe' || terminal !== undefined,
     id,
+    ...(terminal === undefined || command.pty === undefined ? {} : { pty: { cols: command.pty.cols, rows: command.pty.rows } }),
   };
 }

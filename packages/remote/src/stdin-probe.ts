@@ -16,7 +16,9 @@
  * program is `src/sh/stdin-probe.sh`; it needs `readlink`, `grep -z` and
  * `/proc/<pid>/fdinfo` (Linux 2.6.22).
  */
+import { StdinClosed } from '@sandstream/types';
 import { STDIN_PROBE_SH } from './generated/programs.js';
+import type { RemoteTransport } from './transport.js';
 
 /** The probe, for POSIX sh. */
 export const STDIN_PROBE = STDIN_PROBE_SH;
@@ -42,4 +44,54 @@ export const STDIN_HELD = 3;
  */
 export function stdinProbeArgv(shell: string, id: string): string[] {
   return [shell, '-c', STDIN_PROBE, STDIN_PROBE_NAME, id];
+}
+
+/**
+ * Whether a process of the command tagged `id` still holds its standard input, asked with the probe
+ * through `transport.run` as `user`; true also when that cannot be learned now (the probe failed),
+ * so that a slow reader is never taken for a closed pipe.
+ *
+ * @example
+ * ```ts
+ * import { stdinHeld, type RemoteTransport } from '@sandstream/remote';
+ * declare const transport: RemoteTransport;
+ * if (!(await stdinHeld(transport, '/bin/sh', 'c1', undefined, 15_000))) console.log('closed for good');
+ * ```
+ */
+export async function stdinHeld(transport: RemoteTransport, shell: string, id: string, user: string | undefined, timeoutMs: number): Promise<boolean> {
+  try {
+    const { exitCode } = await transport.run(stdinProbeArgv(shell, id), { user, timeoutMs });
+    return exitCode === STDIN_HELD;
+  } catch {
+    return true;
+  }
+}
+
+/** The first wait on a write the backend has not taken up before the probe runs, in ms; it doubles up to {@link PROBE_LAST_MS}. */
+const PROBE_FIRST_MS = 100;
+const PROBE_LAST_MS = 2_000;
+
+/**
+ * Waits for a write to standard input that a backend may hold back: resolves with `written`;
+ * while it waits, asks `held` (usually {@link stdinHeld}) after 100 ms, then after waits doubling up
+ * to 2 s. A held-back write is a slow reader or a closed pipe, which only the sandbox can tell.
+ *
+ * @throws StdinClosed once `ended()` says the command ended, or `held` finds nothing holding the pipe.
+ *
+ * @example
+ * ```ts
+ * import { untilWritten } from '@sandstream/remote';
+ * declare const written: Promise<void>;
+ * await untilWritten(written, () => false, async () => true);
+ * ```
+ */
+export async function untilWritten(written: Promise<void>, ended: () => boolean, held: () => Promise<boolean>): Promise<void> {
+  for (let waitMs = PROBE_FIRST_MS; ; waitMs = Math.min(2 * waitMs, PROBE_LAST_MS)) {
+    let timer: NodeJS.Timeout | undefined;
+    const slow = new Promise<'slow'>((resolve) => (timer = setTimeout(() => resolve('slow'), waitMs)));
+    const outcome = await Promise.race([written.then(() => 'done' as const), slow]).finally(() => clearTimeout(timer));
+    if (outcome === 'done') return;
+    if (ended()) throw new StdinClosed('standard input is closed: the command ended');
+    if (!(await held())) throw new StdinClosed('standard input is closed: nothing of the command holds it open');
+  }
 }

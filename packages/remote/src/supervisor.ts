@@ -69,7 +69,7 @@ export const FORWARDED_SIGNALS = Object.freeze([
 
 /**
  * The supervisor: `sh -c SUPERVISOR sandstream-supervisor ID N HOME
- * LEASE prefix... argv...` (see {@link supervisorArgv}).
+ * LEASE TTY prefix... argv...` (see {@link supervisorArgv}).
  * Tools it needs besides the shell: `/proc`, `setsid` (util-linux or
  * busybox) and `sleep` with fractions of a second (coreutils or busybox),
  * found in the standard system directories whatever the command's PATH;
@@ -118,6 +118,36 @@ export interface SupervisorCommand {
   readonly shell?: string;
   /** The owner lease to watch; none (a background command) outlives its owner. */
   readonly lease?: SupervisorLease | undefined;
+  /**
+   * Spec 1.5, the terminal mode: the backend starts the supervisor on a terminal (it leads the
+   * terminal's session). The supervisor keeps the session and starts the command in a process
+   * group of its own that it makes the terminal's foreground group; its reports go to
+   * `record`'s `err` file (a directory it makes, with `pid` and an empty `out`), which a
+   * follower prints (`sandstream-follower`, see the README), not to the terminal.
+   */
+  readonly terminal?: SupervisorTerminal | undefined;
+}
+
+/** The terminal mode of {@link SupervisorCommand}. */
+export interface SupervisorTerminal {
+  /** The directory the supervisor makes for its reports: an absolute path without NUL or a line break, not there yet. */
+  readonly record: string;
+  /**
+   * The terminal's size, which the supervisor sets with `stty` (where the sandbox has it) before
+   * the command starts: a backend may size the terminal late, or not at all (dockerd before API
+   * 1.42 ignores an exec's `ConsoleSize`). Undefined: the backend's size stands.
+   */
+  readonly size?: { readonly cols: number; readonly rows: number } | undefined;
+}
+
+/** The terminal's word in the supervisor's argv: `SHELL SIZE DIR` (the shell runs the job-control holder; SIZE `COLSxROWS` or `-`). */
+function terminalWord(shell: string, terminal: SupervisorTerminal | undefined): string {
+  if (terminal === undefined) return '';
+  if (!terminal.record.startsWith('/') || /[\0\n\r]/.test(terminal.record)) throw new TypeError(`a terminal's record is an absolute path without NUL or a line break, got ${JSON.stringify(terminal.record)}`);
+  if (/[\s]/.test(shell)) throw new TypeError(`on a terminal the shell's path holds no blank, got ${JSON.stringify(shell)}`);
+  const size = terminal.size;
+  if (size !== undefined && !(Number.isInteger(size.cols) && Number.isInteger(size.rows) && size.cols > 0 && size.rows > 0)) throw new TypeError(`a terminal's size is whole numbers above 0, got ${JSON.stringify(size)}`);
+  return `${shell} ${size === undefined ? '-' : `${size.cols}x${size.rows}`} ${terminal.record}`;
 }
 
 /** A lease's word in the supervisor's argv: `LAPSE GRACE FILE`, the times in centiseconds, rounded up. */
@@ -141,7 +171,7 @@ const ID = /^[A-Za-z0-9_-]{8,64}$/;
  * import { supervisorArgv } from '@sandstream/remote';
  *
  * const argv = supervisorArgv({ id: randomUUID(), argv: ['printf', '%s\n', 'a b'] });
- * // ['/bin/sh', '-c', SUPERVISOR, 'sandstream-supervisor', id, '0', '0', '', 'printf', '%s\n', 'a b']
+ * // ['/bin/sh', '-c', SUPERVISOR, 'sandstream-supervisor', id, '0', '0', '', '', 'printf', '%s\n', 'a b']
  * ```
  */
 export function supervisorArgv(command: SupervisorCommand): string[] {
@@ -152,5 +182,6 @@ export function supervisorArgv(command: SupervisorCommand): string[] {
     throw new TypeError('supervisor argv must name a program');
   }
   const prefix = command.prefix ?? [];
-  return [command.shell ?? '/bin/sh', '-c', SUPERVISOR, SUPERVISOR_NAME, command.id, String(prefix.length), command.home === true ? '1' : '0', leaseWord(command.lease), ...prefix, ...command.argv];
+  const shell = command.shell ?? '/bin/sh';
+  return [shell, '-c', SUPERVISOR, SUPERVISOR_NAME, command.id, String(prefix.length), command.home === true ? '1' : '0', leaseWord(command.lease), terminalWord(shell, command.terminal), ...prefix, ...command.argv];
 }

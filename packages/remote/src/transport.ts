@@ -13,6 +13,8 @@
  * | {@link TransportProcess.signal} | `SendSignal`, TERM and KILL | `kill(signal)` | none (omit it) |
  * | {@link TransportEnd} `exit` | exact status | one number | one number |
  * | {@link RemoteTransport.run} | a `Start` of argv | `runCommand` | an exec |
+ * | {@link StartRequest.pty} (spec 1.5) | `Start` with `pty` | none | exec create with `Tty`, `ConsoleSize` |
+ * | {@link TransportProcess.resize} | `Update` | none | `POST /exec/{id}/resize` |
  */
 import type { StreamName } from '@sandstream/types';
 import type { ExitStatus } from '@sandstream/types/runtime';
@@ -36,6 +38,14 @@ export interface StartRequest {
    * environment regardless.
    */
   readonly id: string;
+  /**
+   * Spec 1.5 (ADR-0052), only where the transport declares {@link RemoteTransport.pty}: start the
+   * process on a new pseudo-terminal of this size, as the leader of its session with the
+   * terminal as controlling terminal and as standard input, output and error. The terminal's
+   * bytes are then all `stdout` output (never `stderr`), {@link TransportProcess.writeStdin}
+   * writes terminal input, and {@link TransportProcess.resize} sets its size.
+   */
+  readonly pty?: { readonly cols: number; readonly rows: number } | undefined;
 }
 
 /**
@@ -84,9 +94,18 @@ export interface TransportProcess {
   /**
    * Closes standard input; resolves when it is already closed or the process is gone. Must be
    * idempotent: the driver repeats a close that rejected with `TransportError` (the link failed)
-   * within its retry policy, while the command runs.
+   * within its retry policy, while the command runs. On a terminal ({@link StartRequest.pty}) it
+   * never closes the terminal's input, which is the command's output too: the runtime types
+   * end-of-file (0x04) through {@link TransportProcess.writeStdin} instead, and the driver does
+   * not call it.
    */
   closeStdin(): Promise<void>;
+  /**
+   * Spec 1.5: sets the size of the process's terminal ({@link StartRequest.pty}); resolves once the
+   * backend confirmed it. Rejects with `StdinClosed` when the process is gone, with
+   * `TransportError` when the outcome is unknown. Present where {@link RemoteTransport.pty} is.
+   */
+  resize?(cols: number, rows: number): Promise<void>;
   /** Stop reading output until `resume()` (the consumer is behind). Optional. */
   pause?(): void;
   resume?(): void;
@@ -149,6 +168,12 @@ export interface HelperOptions {
 export interface RemoteTransport {
   /** The signals {@link TransportProcess.signal} can deliver (`SIGTERM`...); empty or absent: none. */
   readonly signals?: ReadonlySet<string>;
+  /**
+   * Spec 1.5: whether {@link RemoteTransport.start} can start a process on a terminal
+   * ({@link StartRequest.pty}), whose processes then have {@link TransportProcess.resize}.
+   * Absent: it cannot, and the driver refuses a command with `pty`.
+   */
+  readonly pty?: boolean;
   /**
    * Starts the process. Exactly once per call, never retried by the
    * transport: a start whose outcome is unknown is a `broken` end. Events

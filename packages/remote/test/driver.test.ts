@@ -8,7 +8,7 @@ import { SpawnFailed, TransportError } from '@sandstream/types';
 import { isRunningState, listPids, readProcArgv, readProcStat } from '@sandstream/types/runtime';
 import { ended, markedProcesses } from '@sandstream/test-support/processes';
 import { within } from '@sandstream/test-support/timing';
-import { CHANNEL_NAME, TAG_VARIABLE } from '../src/index.js';
+import { CHANNEL_NAME, SUPERVISOR_NAME, TAG_VARIABLE } from '../src/index.js';
 import { remoteSandbox } from './remote-sandbox.js';
 
 describe('the remote driver', () => {
@@ -119,6 +119,39 @@ describe('the remote driver', () => {
     expect(markedProcesses(TAG_VARIABLE, transport.counted.starts[0]!.id).length).toBeGreaterThan(0);
     expect(transport.counted.starts).toHaveLength(1);
     transport.options.failHelpers = 0;
+  });
+
+  it('a supervisor killed from outside (an OOM kill) takes its holder with it, before the end is reported', async () => {
+    const { sb, transport } = remoteSandbox();
+    // Its output elsewhere: the supervisor's streams end with the supervisor.
+    await using proc = sb.stream(['sh', '-c', 'exec sleep 30 >/dev/null 2>&1']);
+    await proc.started();
+    const id = transport.counted.starts[0]!.id;
+    const supervisor = listPids().find((pid) => {
+      const argv = readProcArgv(pid);
+      return argv?.includes(SUPERVISOR_NAME) === true && argv.includes(id);
+    });
+    expect(supervisor, 'the supervisor of the command').toBeDefined();
+    const tree = markedProcesses(TAG_VARIABLE, id, { prefix: true });
+    expect(tree.map((p) => p.cmdline).join('\n')).toContain('2147483647');
+    process.kill(supervisor!, 'SIGKILL');
+    await within(20_000, proc.wait().catch(() => undefined), 'the end of the command whose supervisor was killed');
+    // Not closed yet: the sweep at close would hide a holder the end of the command left.
+    for (const member of tree) await ended(member.pid, 10_000, `${member.cmdline} after its supervisor was killed`);
+    expect(transport.counted.helpers.some((argv) => argv[4] === 'sweep' && argv[5] === `${id}-holder$`)).toBe(true);
+  });
+
+  it('forwards a SIGTERM that reaches the supervisor as soon as the start is reported', async () => {
+    // Sent as the start report is read: the supervisor has just forked, and traps the signal
+    // already (untrapped, the TERM would end the supervisor and leave the command and its holder).
+    const { sb, transport } = remoteSandbox();
+    await using proc = sb.stream(['sleep', '30']);
+    await proc.started();
+    await proc.kill('SIGTERM');
+    const result = await within(20_000, proc.wait(), 'the command after SIGTERM');
+    expect(result.signal).toBe('SIGTERM');
+    expect(transport.counted.helpers).toEqual([]);
+    expect(markedProcesses(TAG_VARIABLE, transport.counted.starts[0]!.id, { prefix: true })).toEqual([]);
   });
 
   it('sweeps what left the session at close, by the tag', async () => {

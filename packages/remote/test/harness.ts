@@ -214,7 +214,7 @@ export class Supervised {
 
 /** The supervisor started by a wrapper shell that builds argv words Node cannot pass (bytes that are not UTF-8). */
 export function throughWrapper(shell: Shell, words: string): (id: string) => string[] {
-  return (id) => ['/bin/sh', '-c', `exec "$0" -c "$1" "$2" "$3" 0 0 '' ${words}`, shell.path as string, SUPERVISOR, SUPERVISOR_NAME, id];
+  return (id) => ['/bin/sh', '-c', `exec "$0" -c "$1" "$2" "$3" 0 0 '' '' ${words}`, shell.path as string, SUPERVISOR, SUPERVISOR_NAME, id];
 }
 
 function readArgv(pid: number): string[] | undefined {

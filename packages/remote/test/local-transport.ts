@@ -1,12 +1,17 @@
 // A transport over local processes, standing in for a sandbox: what a
 // backend would do, with its requests counted and faults that a test arms.
 import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { StdinClosed, TransportError } from '@sandstream/types';
 import { CHANNEL_NAME } from '../src/index.js';
 import type { HelperOptions, HelperResult, RemoteTransport, StartRequest, TransportProcess, TransportSink } from '../src/index.js';
 
+/** A backend's terminal: python's pty under the process (spec 1.5), standing in for Docker's Tty or envd's pty. */
+const PTY_RELAY = fileURLToPath(new URL('./fixtures/pty-relay.py', import.meta.url));
+
 export interface Counted {
   starts: StartRequest[];
+  resizes: [number, number][];
   helpers: string[][];
   signals: string[];
   stdinCloses: number;
@@ -31,14 +36,17 @@ export interface LocalTransportOptions {
   lateStart?: { readonly applied: Promise<void>; started?: (pid: number) => void };
   /** Refuses a start of the helper channel before `start()` returns, as a backend may. */
   refuseChannel?: boolean;
+  /** Starts a request with `pty` on a terminal (python's pty module), and declares `pty`. */
+  readonly pty?: boolean;
 }
 
 export function localTransport(options: LocalTransportOptions = {}): RemoteTransport & { counted: Counted; options: LocalTransportOptions } {
-  const counted: Counted = { starts: [], helpers: [], signals: [], stdinCloses: 0 };
+  const counted: Counted = { starts: [], resizes: [], helpers: [], signals: [], stdinCloses: 0 };
   return {
     counted,
     options,
     signals: new Set(options.signals ?? ['SIGTERM']),
+    ...(options.pty === true ? { pty: true } : {}),
     start(request: StartRequest, sink: TransportSink): TransportProcess {
       counted.starts.push(request);
       const [file, ...args] = request.argv;
@@ -59,11 +67,25 @@ export function localTransport(options: LocalTransportOptions = {}): RemoteTrans
         const none = async (): Promise<void> => undefined;
         return { signal: none, writeStdin: none, closeStdin: none, close: () => undefined };
       }
-      const child = spawn(file!, args, {
-        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/', ...request.env },
-        cwd: request.cwd,
-        stdio: [request.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      const pty = request.pty;
+      const child =
+        pty === undefined
+          ? spawn(file!, args, {
+              env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/', ...request.env },
+              cwd: request.cwd,
+              stdio: [request.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+            })
+          : spawn('python3', [PTY_RELAY, String(pty.cols), String(pty.rows), file!, ...args], {
+              env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/', ...request.env },
+              cwd: request.cwd,
+              stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+            });
+      const control = pty === undefined ? undefined : (child.stdio[3] as import('node:net').Socket);
+      const acks: (() => void)[] = [];
+      control?.on('data', (chunk: Buffer) => {
+        for (const _ of chunk.toString().split('\n').slice(0, -1)) acks.shift()?.();
       });
+      control?.on('error', () => undefined);
       let ended = false;
       const end: TransportSink['end'] = (e) => {
         if (ended) return;
@@ -109,8 +131,22 @@ export function localTransport(options: LocalTransportOptions = {}): RemoteTrans
           if (child.stdin === null || child.stdin.destroyed || child.stdin.writableEnded) throw new StdinClosed('standard input is closed');
           await new Promise<void>((resolve, reject) => child.stdin!.write(data, (error) => (error ? reject(new StdinClosed(error.message)) : resolve())));
         },
+        ...(control === undefined
+          ? {}
+          : {
+              resize(cols: number, rows: number): Promise<void> {
+                counted.resizes.push([cols, rows]);
+                if (child.exitCode !== null || child.signalCode !== null) return Promise.reject(new StdinClosed('the process is gone'));
+                return new Promise<void>((resolve) => {
+                  acks.push(resolve);
+                  control.write(`${cols} ${rows}\n`);
+                });
+              },
+            }),
         async closeStdin() {
           counted.stdinCloses += 1;
+          // A terminal's input is never closed (the runtime types end-of-file on it).
+          if (pty !== undefined) return;
           if ((options.failStdinCloses ?? 0) > 0) {
             options.failStdinCloses = (options.failStdinCloses ?? 0) - 1;
             throw new TransportError('could not close standard input: connect EMFILE');
@@ -129,6 +165,7 @@ export function localTransport(options: LocalTransportOptions = {}): RemoteTrans
           ended = true;
           child.stdout!.destroy();
           child.stderr!.destroy();
+          control?.destroy();
         },
       };
     },

@@ -45,7 +45,7 @@ export function remoteSandbox(options: LocalTransportOptions = {}, { graceMs = 2
   const background = recordBase === undefined ? {} : ({ attach: true, 'attach-reconnect': true, 'replay-full': true } as const);
   const sb = defineSandbox({
     name: 'remote-local',
-    capabilities: { streaming: true, stdin: true, 'resource-limits': true, user: false, ...background },
+    capabilities: { streaming: true, stdin: true, 'resource-limits': true, user: false, ...background, ...(options.pty === true ? { pty: true } : {}) },
     native: undefined,
     graceMs,
     ...(recordBase !== undefined && { background: commands.background }),

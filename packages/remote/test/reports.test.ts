@@ -59,9 +59,9 @@ describe('ReportSplitter', () => {
 
 describe('supervisorArgv', () => {
   it('puts argv after the script, its name and the id', () => {
-    expect(supervisorArgv({ id: ID, argv: ['a b', ''] })).toEqual(['/bin/sh', '-c', SUPERVISOR, SUPERVISOR_NAME, ID, '0', '0', '', 'a b', '']);
+    expect(supervisorArgv({ id: ID, argv: ['a b', ''] })).toEqual(['/bin/sh', '-c', SUPERVISOR, SUPERVISOR_NAME, ID, '0', '0', '', '', 'a b', '']);
     expect(supervisorArgv({ id: ID, argv: ['x'], prefix: ['/usr/bin/env', 'A=1'], home: true })).toEqual([
-      '/bin/sh', '-c', SUPERVISOR, SUPERVISOR_NAME, ID, '2', '1', '', '/usr/bin/env', 'A=1', 'x',
+      '/bin/sh', '-c', SUPERVISOR, SUPERVISOR_NAME, ID, '2', '1', '', '', '/usr/bin/env', 'A=1', 'x',
     ]);
   });
 

@@ -234,7 +234,7 @@ describe('the supervisor where env cannot reset signals', () => {
     const dash = SHELLS.find((s) => s.name === 'dash')!.path!;
     const busybox = execFileSync('readlink', ['-f', SHELLS.find((s) => s.name === 'busybox ash')!.path!], { encoding: 'utf8' }).trim();
     const s = run(SHELLS[0]!, [], {
-      raw: (id) => ['bwrap', '--dev-bind', '/', '/', '--ro-bind', busybox, '/usr/bin/env', dash, '-c', SUPERVISOR, SUPERVISOR_NAME, id, '0', '0', '', '/bin/sh', '-c', 'grep SigIgn /proc/$$/status'],
+      raw: (id) => ['bwrap', '--dev-bind', '/', '/', '--ro-bind', busybox, '/usr/bin/env', dash, '-c', SUPERVISOR, SUPERVISOR_NAME, id, '0', '0', '', '', '/bin/sh', '-c', 'grep SigIgn /proc/$$/status'],
     });
     const start = await s.report('start');
     expect(await finished(s)).toEqual({ code: 0, signal: null });

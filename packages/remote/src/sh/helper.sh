@@ -2,6 +2,7 @@
 # The helper commands the driver runs in the sandbox when the supervisor cannot do the job itself
 # (ADR-0033; each command's contract: src/helpers.ts):
 #   sh -c HELPER sandstream-helper signal SIG PGID START
+#   sh -c HELPER sandstream-helper process SIG PID START
 #   sh -c HELPER sandstream-helper kill PGID START ID
 #   sh -c HELPER sandstream-helper abandon ID
 #   sh -c HELPER sandstream-helper sweep PATTERN [FILE...]
@@ -63,6 +64,9 @@ sweep() {
 
 case $1 in
   signal) group "$2" "$3" "$4" ;;
+  # SIG to one process, unless its pid was given out again: a supervisor on a terminal, which
+  # forwards it to its whole session (spec 1.5), where the backend cannot signal it itself.
+  process) reused "$3" "$4" || kill -s "$2" "$3" 2>/dev/null ;;
   # SIGKILL to the group, then once to what carries the command's tag now, without waiting for it
   # to die. The supervisor lives on and reports `gone` once its group and session are empty: the
   # kill itself waits for nothing (under load, waiting here for every death outran the request

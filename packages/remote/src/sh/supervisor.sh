@@ -1,10 +1,11 @@
 #!/bin/sh
 # The in-sandbox supervisor (ADR-0033; what it promises: src/supervisor.ts), run by dash, bash
 # and busybox ash alike:
-#   sh -c SUPERVISOR sandstream-supervisor ID N HOME LEASE prefix... argv...
+#   sh -c SUPERVISOR sandstream-supervisor ID N HOME LEASE TTY prefix... argv...
 # ID: the command's id; N: how many words of argv are a prefix (wrappers that exec the command
 # in turn); HOME: 1 to start in $HOME if it can (else stay where the backend started it); LEASE:
-# the owner lease, `LAPSE GRACE FILE` (empty: none; see owner below).
+# the owner lease, `LAPSE GRACE FILE` (empty: none; see owner below); TTY: `SHELL SIZE DIR` when
+# the backend started it on a terminal (empty: pipes; see the terminal mode below).
 # Embedded without comments, blank lines or indentation (scripts/embed-sh.mjs): it travels in
 # argv. No here-document, no string over two lines: the embed strips leading blanks.
 
@@ -13,7 +14,7 @@
 # `a= b=` assigns empty strings, several to a line.
 # shellcheck disable=SC1007
 
-id=$1 nprefix=$2 home=$3 lease=$4; shift 4
+id=$1 nprefix=$2 home=$3 lease=$4 tty=$5; shift 5
 [ "$home" = 1 ] && { cd "$HOME" 2>/dev/null || cd /; }
 # fd 9: the backend's standard error, for reports; fd 8: its standard input, for the command (an
 # asynchronous list gets /dev/null without an explicit redirection); fd 6: its standard output,
@@ -30,9 +31,26 @@ noexec() { report "noexec $1"; exit 127; }
 . ./lib/tags.sh
 . ./lib/uptime.sh
 
+# The terminal mode (spec 1.5, ADR-0052): the backend started this shell on a terminal, as the
+# leader of the terminal's session, which it keeps: a shell cannot give up a controlling
+# terminal. The command leads a process group of its own that is the terminal's foreground group
+# (the holder below). Its standard input, output and error are the terminal (fds 8 and 6). The
+# reports cannot share the terminal: they go to DIR/err, a record a follower prints (DIR/pid says
+# which supervisor writes it, DIR/out stays empty), so fd 9 is that file from here on.
+# tty_shell: the shell that runs the holder (with job control); sid: the session the tree is in.
+# SIZE: `COLSxROWS`, set on the terminal with stty where there is one, before anything runs on
+# it (a backend may size it late: dockerd before API 1.42 ignores an exec's ConsoleSize), or `-`.
+tty_shell= tty_dir= stty=
+if [ -n "$tty" ]; then
+  tty_shell=${tty%% *} tty_dir=${tty#* }
+  tty_size=${tty_dir%% *} tty_dir=${tty_dir#* }
+  proc_stat /proc/$$/stat && (umask 077 && mkdir -- "$tty_dir") && echo "$$ $st_start" > "$tty_dir/pid" && : > "$tty_dir/out" && exec 9>> "$tty_dir/err" || exit 127
+  [ "$tty_size" = - ] || { tool stty && "$stty" rows "${tty_size#*x}" cols "${tty_size%x*}"; }
+fi
+
 # Its tools by the system's directories: the command's PATH is the caller's. Each variable is
 # named after its tool (`tool` sets it).
-tool setsid || noexec 'ENOENT setsid'
+[ -n "$tty" ] || tool setsid || noexec 'ENOENT setsid'
 tool sleep || noexec 'ENOENT sleep'
 # grep (GNU or busybox), if there is one, spares the end of a command most of a /proc scan.
 tool grep || grep=
@@ -82,44 +100,78 @@ export SANDSTREAM_COMMAND="$id"
 # an ignored SIGPIPE; set before the fork, as the waker may call as soon as the command ended. A
 # forked shell resets a caught signal, so neither the holder nor the command runs it.
 woken=; trap 'woken=1' PIPE
-# setsid and sleep are set by `tool`, above.
-# shellcheck disable=SC2154
-# The holder: forks the command, then becomes a `sleep` that never reaps it. It is the first
-# element of a pipeline whose write end the command alone keeps, as fd 7.
-{
-  (
-    # The command's own pid (a subshell's $$ is its parent's) and start time, reported before it
-    # can write a byte; setsid, which does not fork for a process that leads no group, makes
-    # that pid its session and group. fd 9 is closed here: the report goes to fd 2, the same file.
-    proc_stat /proc/self/stat && report "start $st_pid $st_pid $st_start $intquit" 9>&2
-    # Not before the holder is a `sleep`: a shell there could reap the command, and its status
-    # (under gVisor the holder stays a shell on purpose: see gvisor above).
-    [ -n "$gvisor" ] || { IFS= read -r m < /proc/self/comm && while IFS= read -r h < "/proc/$st_ppid/comm" && [ "$h" = "$m" ]; do :; done; }
-    [ -n "$env" ] && exec "$setsid" "$env" --default-signal=INT,QUIT -- "$@"
-    exec "$setsid" "$@"
-  ) <&8 7>&1 >&6 2>&9 6>&- 8<&- 9>&- &
-  [ -n "$gvisor" ] && { exec <&- 6>&- 8<&- 9>&-; wait $!; printf '%s %s\n' "$id" "$?"; exit 0; }
-  # The holder's tag is the id and `-holder`: the SIGKILL of the tree (a sweep of the id) leaves
-  # it, or the command's zombie would go to init and its status with it; a sweep of the
-  # sandbox's prefix still finds it once the supervisor is gone.
-  SANDSTREAM_COMMAND=$id-holder; exec "$sleep" 2147483647 <&- >/dev/null 6>&- 8<&- 9>&-
-} | {
-  # The waker: end-of-file on the read end comes once nothing holds fd 7 any more, which is the
-  # command's end unless something it started keeps the descriptor (then the polls see the end).
-  # It calls only while it is still this shell's child: a supervisor gone (killed) may have a
-  # successor at its pid. No copy of the backend's streams: it may outlive the supervisor.
-  # Under gVisor the holder's line `<id> <status>` ends it too, and it exits with that status (a
-  # shell waits only for the last process of a pipeline: the waker's status is the one to read).
+# A trap only records the signal: the main loop forwards it once the command is known, so a
+# handler never runs a scan in the middle of another. `wait` returns at once when a trapped signal
+# arrives. Set before the fork too: the command reports its start from the fork, and the driver
+# may signal this shell from then on; untrapped, a TERM there would end it with the command and
+# its holder running on. The list is FORWARDED_SIGNALS of supervisor.ts (a test holds them equal).
+sigs=
+for s in HUP INT QUIT TERM USR1 USR2 ALRM WINCH CONT TSTP TTIN TTOU; do
+  # Expanded now on purpose: each trap appends its own signal's name.
+  # shellcheck disable=SC2064
+  trap "sigs=\"\$sigs $s\"" "$s"
+done
+# The waker: end-of-file on the read end comes once nothing holds fd 7 any more, which is the
+# command's end unless something it started keeps the descriptor (then the polls see the end).
+# It calls only while it is still this shell's child: a supervisor gone (killed) may have a
+# successor at its pid. No copy of the backend's streams: it may outlive the supervisor.
+# Under gVisor the holder's line `<id> <status>` ends it too, and it exits with that status (a
+# shell waits only for the last process of a pipeline: the waker's status is the one to read).
+wake() {
   exec >/dev/null 6>&- 8<&- 9>&-; end=255; while read -r w v; do [ -n "$gvisor" ] && [ "$w" = "$id" ] && { end=$v; break; }; done
   proc_stat /proc/self/stat && [ "$st_ppid" = $$ ] && kill -s PIPE $$
   exit "$end"
-} &
+}
+# The terminal's holder (terminal mode), run by tty_shell with job control (`set -m`): a shell
+# that was not forked can take the terminal, and forks the command as a background job, which
+# puts it in a process group of its own; it closes the pipe to the waker, which only the command
+# keeps (fd 7), and brings the job to the foreground (`fg` gives it the terminal). The command,
+# still a shell, reports its start to the record, waits until its group is the foreground group,
+# stops the holder with SIGSTOP (a stopped shell reaps nothing: the command's zombie stays, as
+# under the `sleep` holder of the pipes) and waits until it is stopped, then execs argv.
+# fd 9 goes only to the reports. Its standard error is the terminal: bash's job control
+# takes the terminal as fd 2 (nothing is written there: `fg` prints the job on fd 1, /dev/null).
+# A job that never gets the terminal (within some 5 s) reports `noexec ENOTTY`. Under gVisor (its 4th word) the holder is not stopped: `fg`
+# reaps the command and its status goes to the waker, as there with pipes. Without job control
+# (no terminal to take) the command does not start: `noexec ENOTTY`.
+# Expansions here are the holder's own, in single quotes on purpose.
+# shellcheck disable=SC2016
+holder_sh='id=$1 intquit=$2 env=$3 gvisor=$4 sleep=$5; shift 5; set -m; case $- in *m*) ;; *) printf "\036sandstream:%s noexec ENOTTY\n" "$id" >&9; exit 127 ;; esac; ( export SANDSTREAM_COMMAND="$id"; read -r p _ _ h g _ < /proc/self/stat; read -r _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ t _ < /proc/self/stat; printf "\036sandstream:%s start %s %s %s %s\n" "$id" "$p" "$g" "$t" "$intquit" >&9; i=0; until read -r _ _ _ _ g _ _ f _ < /proc/self/stat; [ "$f" = "$g" ]; do i=$((i+1)); [ "$i" -lt 1200 ] || { printf "\036sandstream:%s noexec ENOTTY\n" "$id" >&9; exit 127; }; [ "$i" -lt 200 ] || "$sleep" 0.005; done; exec 9>&-; [ -n "$gvisor" ] || { kill -s STOP "$h"; until read -r _ _ s _ < "/proc/$h/stat"; [ "$s" = T ]; do :; done; }; [ -n "$env" ] && exec "$env" --default-signal=INT,QUIT -- "$@"; exec "$@" ) <&8 7>&1 >&6 2>&6 6>&- 8<&- & [ -n "$gvisor" ] || exec >/dev/null; fg >/dev/null; printf "%s %s\n" "$id" "$?"'
+if [ -n "$tty" ]; then
+  # The holder's tag is the id and `-holder` (see below); its process group is its own.
+  # shellcheck disable=SC2154 # tool sets sleep
+  { SANDSTREAM_COMMAND=$id-holder; exec "$tty_shell" -c "$holder_sh" sandstream-holder "$id" "$intquit" "$env" "$gvisor" "$sleep" "$@" 2>&6; } | wake &
+else
+  # setsid and sleep are set by `tool`, above.
+  # shellcheck disable=SC2154
+  # The holder: forks the command, then becomes a `sleep` that never reaps it. It is the first
+  # element of a pipeline whose write end the command alone keeps, as fd 7.
+  {
+    (
+      # The command's own pid (a subshell's $$ is its parent's) and start time, reported before it
+      # can write a byte; setsid, which does not fork for a process that leads no group, makes
+      # that pid its session and group. fd 9 is closed here: the report goes to fd 2, the same file.
+      proc_stat /proc/self/stat && report "start $st_pid $st_pid $st_start $intquit" 9>&2
+      # Not before the holder is a `sleep`: a shell there could reap the command, and its status
+      # (under gVisor the holder stays a shell on purpose: see gvisor above).
+      [ -n "$gvisor" ] || { IFS= read -r m < /proc/self/comm && while IFS= read -r h < "/proc/$st_ppid/comm" && [ "$h" = "$m" ]; do :; done; }
+      [ -n "$env" ] && exec "$setsid" "$env" --default-signal=INT,QUIT -- "$@"
+      exec "$setsid" "$@"
+    ) <&8 7>&1 >&6 2>&9 6>&- 8<&- 9>&- &
+    [ -n "$gvisor" ] && { exec <&- 6>&- 8<&- 9>&-; wait $!; printf '%s %s\n' "$id" "$?"; exit 0; }
+    # The holder's tag is the id and `-holder`: the SIGKILL of the tree (a sweep of the id) leaves
+    # it, or the command's zombie would go to init and its status with it; a sweep of the
+    # sandbox's prefix still finds it once the supervisor is gone.
+    SANDSTREAM_COMMAND=$id-holder; exec "$sleep" 2147483647 <&- >/dev/null 6>&- 8<&- 9>&-
+  } | wake &
+fi
 # Standard input is the command's alone: a command that closes it leaves the pipe without a
 # reader, so a writer learns it (EPIPE) instead of filling a pipe the supervisor holds.
 exec 6>&- 8<&- 0</dev/null
-# waker, cmd: the waker's and the command's pids (the latter once known); sigs: the signals
-# caught and not yet forwarded; delay: the next nap's length; step, stride, top: the backoff (see nap).
-waker=$! cmd= sigs= delay=0.001 step=0 stride=4 top=32
+# waker, cmd: the waker's and the command's pids (the latter once known); delay: the next nap's
+# length; step, stride, top: the backoff (see nap). (sigs, the signals caught and not yet
+# forwarded, is set with the traps above.)
+waker=$! cmd= delay=0.001 step=0 stride=4 top=32
 
 # The owner lease (spec 1.4, the owner-loss rule): the host renews lease_file while its foreground
 # commands run, writing the sandbox's uptime in centiseconds at which the renewal lapses; once
@@ -143,7 +195,8 @@ owner() {
   now_cs
   if [ -z "$owner_lost" ]; then
     renewed; [ "$now" -gt "$lease_deadline" ] || return 0
-    owner_lost=$((now + lease_grace)); report lost; sigs="$sigs TERM CONT"
+    # On a terminal, SIGHUP first (spec 1.5, SS-PTY-5): what a closed terminal would send.
+    owner_lost=$((now + lease_grace)); report lost; sigs="$sigs${tty:+ HUP} TERM CONT"
     # The owner is gone for good: so is its lease (its other commands keep the deadline they read).
     # shellcheck disable=SC2154 # tool sets rm
     tool rm && "$rm" -f -- "$lease_file"
@@ -176,14 +229,6 @@ child_of() {
 # yet: the holder is the child that is not the waker.
 child_of $$ "$waker"; holder=$child
 
-# A trap only records the signal: the main loop forwards it, so a handler never runs a scan in
-# the middle of another. `wait` returns at once when a trapped signal arrives. The list is
-# FORWARDED_SIGNALS of supervisor.ts (a test holds them equal).
-for s in HUP INT QUIT TERM USR1 USR2 ALRM WINCH CONT TSTP TTIN TTOU; do
-  # Expanded now on purpose: each trap appends its own signal's name.
-  # shellcheck disable=SC2064
-  trap "sigs=\"\$sigs $s\"" "$s"
-done
 
 # nap: a `sleep` waited for, which a trapped signal (a forwarded one, the waker's) cuts short; one
 # that came before the wait began (during a scan, say) is seen in sigs or woken, and the nap
@@ -205,17 +250,20 @@ nap() {
 
 # scan SIG: sends SIG to live members of the session outside the group.
 # scan '': true while a live process of the command's group or session exists.
+# The session is the command's own with pipes, and this shell's on a terminal, where this shell's
+# own group (its naps, the waker) and the holder's are not the tree's.
 scan() {
   # First one grep over every stat line: no line with the group or session after the name is a
   # certain "none" (status 1), the usual end; a line that vanished as it was read (status 2: a
   # process reaped meanwhile, such as the waker) takes one more grep; a match, or a second
   # vanished line, takes the exact scan below, which no name can fool.
-  [ -z "$1" ] && [ -n "$grep" ] && for f in 1 2; do SANDSTREAM_COMMAND= "$grep" -qsE "\) [^ZXx] [0-9]+ ($cmd [0-9]+|[0-9]+ $cmd) " /proc/[0-9]*/stat; case $? in 0) break ;; 1) return 1 ;; esac; done
+  [ -z "$1" ] && [ -n "$grep" ] && [ -z "$tty" ] && for f in 1 2; do SANDSTREAM_COMMAND= "$grep" -qsE "\) [^ZXx] [0-9]+ ($cmd [0-9]+|[0-9]+ $cmd) " /proc/[0-9]*/stat; case $? in 0) break ;; 1) return 1 ;; esac; done
   for f in /proc/[0-9]*/stat; do
     proc_stat "$f" || continue
     case $st_state in Z|X|x) continue ;; esac
-    if [ -n "$1" ]; then [ "$st_sid" = "$cmd" ] && [ "$st_pgrp" != "$cmd" ] && kill -s "$1" "$st_pid"
-    elif [ "$st_pgrp" = "$cmd" ] || [ "$st_sid" = "$cmd" ]; then return 0; fi
+    member=; [ "$st_sid" = "$sid" ] && [ "$st_pgrp" != "$cmd" ] && [ "$st_pgrp" != $$ ] && [ "$st_pgrp" != "$holder" ] && member=1
+    if [ -n "$1" ]; then [ -n "$member" ] && kill -s "$1" "$st_pid"
+    elif [ -n "$member" ] || [ "$st_pgrp" = "$cmd" ]; then return 0; fi
   done
   return 1
 }
@@ -242,7 +290,8 @@ until child_of "$holder"; do
   fi
   nap
 done
-cmd=$child
+cmd=$child sid=$child
+[ -z "$tty" ] || sid=$$
 
 # zombie: 0, the command is a zombie, its wait status in status; 1: running; 2: gone (reaped by
 # someone else).
