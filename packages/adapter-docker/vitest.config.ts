@@ -29,6 +29,7 @@ export default sandstreamVitestConfig(
       'test/restart.test.ts',
       'test/runtime.test.ts',
       'test/smoke.test.ts',
+      'test/pty.test.ts',
     ],
     // One file at a time, each mode alone on the machine: the kit under gVisor takes both cores while it runs.
     alone: { gvisor: GVISOR, 'gvisor-faults': GVISOR_FAULTS },

@@ -5,11 +5,17 @@
  * connection and closed by half-closing it, the exit from exec inspect.
  * Exec has no signal call (moby/moby#9098), so the transport offers none:
  * the driver's helpers, execs of their own, signal the tree.
+ *
+ * On a terminal (spec 1.5, `StartRequest.pty`): the exec is created with
+ * `Tty` and `ConsoleSize` (`[rows, cols]`, also in the start's body), its
+ * stream is the terminal's raw bytes (the Engine does not multiplex under a
+ * terminal), all `stdout`; input is written to the same hijacked connection
+ * and never half-closed; `resize` is `POST /exec/{id}/resize?h=&w=`.
  */
 import type { Socket } from 'node:net';
 import type Docker from 'dockerode';
 import { StdinClosed, TransportError } from '@sandstream/types';
-import { type HelperOptions, type HelperResult, type RemoteTransport, type StartRequest, STDIN_HELD, stdinProbeArgv, type SupervisorReport, type TransportEnd, type TransportProcess, type TransportSink } from '@sandstream/remote';
+import { type HelperOptions, type HelperResult, type RemoteTransport, type StartRequest, stdinHeld, type SupervisorReport, type TransportEnd, type TransportProcess, type TransportSink, untilWritten } from '@sandstream/remote';
 import { addressOf, describeEngineError, neverSent, noSuchExec, typedError, unanswered, untilAnswered } from './client.js';
 import { ContainerGone, DockerRestarted, DockerUnreachable } from './errors.js';
 import { FrameSplitter } from './demux.js';
@@ -26,8 +32,14 @@ export interface DockerTransportSettings {
   readonly shell: string;
 }
 
-/** The first wait on a write the Engine has not taken up before the standard input probe runs, in ms; doubles up to 2 s. */
-const PROBE_FIRST_MS = 100;
+/**
+ * The detach sequence of a terminal's exec. The Engine cannot turn detaching off: typed on the
+ * attach stream, its sequence ends the stream and leaves the exec running (the default, ^P ^Q,
+ * is two bytes any program's input may hold). This one is eight bytes that text and a program's
+ * escape sequences never hold: 0x1f 0x00 0x1f 0x00 0x1e 0x1d 0x1e 0x1d. (The Engine holds back
+ * the bytes of a partial match until the next byte tells it apart.)
+ */
+const DETACH_KEYS = 'ctrl-_,ctrl-@,ctrl-_,ctrl-@,ctrl-^,ctrl-],ctrl-^,ctrl-]';
 
 /** The Engine's answer that an exec still runs, which {@link DockerTransport.exitOf} asks again. */
 const STILL_RUNNING = new Error('the Engine still reports the exec running');
@@ -35,6 +47,8 @@ const STILL_RUNNING = new Error('the Engine still reports the exec running');
 /** Docker exec in one container. */
 export class DockerTransport implements RemoteTransport {
   readonly settings: DockerTransportSettings;
+  /** Spec 1.5: an exec can be started on a terminal (whether commands may ask is the manifest's `pty`). */
+  readonly pty = true;
   readonly #container: Docker.Container;
 
   constructor(settings: DockerTransportSettings) {
@@ -146,6 +160,11 @@ class ExecProcess implements TransportProcess {
   readonly #stdin: boolean;
   readonly #id: string;
   readonly #user: string | undefined;
+  /** Spec 1.5: the exec's terminal size, when it runs on one. */
+  readonly #pty: { readonly cols: number; readonly rows: number } | undefined;
+  /** The exec, once created (for `resize`); undefined when it never was. */
+  readonly #exec: Promise<Docker.Exec | undefined>;
+  #resolveExec!: (exec: Docker.Exec | undefined) => void;
   /** The probe found nothing of the command holding its standard input: every write fails from now on. */
   #readerGone = false;
   readonly #abort = new AbortController();
@@ -172,7 +191,12 @@ class ExecProcess implements TransportProcess {
     this.#stdin = request.stdin;
     this.#id = request.id;
     this.#user = request.user;
+    this.#pty = request.pty;
+    // Under a terminal nothing is held back: there is no standard error to wait for.
+    if (this.#pty !== undefined) this.#withheld = undefined;
+    this.#exec = new Promise((resolve) => (this.#resolveExec = resolve));
     this.#socket = this.#open(container, request);
+    void this.#socket.then(() => this.#resolveExec(undefined));
   }
 
   async #open(container: Docker.Container, request: StartRequest): Promise<Socket | undefined> {
@@ -185,7 +209,8 @@ class ExecProcess implements TransportProcess {
         AttachStdin: request.stdin,
         AttachStdout: true,
         AttachStderr: true,
-        Tty: false,
+        Tty: this.#pty !== undefined,
+        ...(this.#pty === undefined ? {} : { ConsoleSize: [this.#pty.rows, this.#pty.cols], DetachKeys: DETACH_KEYS }),
         ...(request.cwd === undefined ? {} : { WorkingDir: request.cwd }),
         ...(request.user === undefined ? {} : { User: request.user }),
         abortSignal: signal,
@@ -195,9 +220,11 @@ class ExecProcess implements TransportProcess {
       this.#end(this.#refusal(error) ?? { kind: 'broken', error: this.#transport.typed(error), sent: false });
       return undefined;
     }
+    this.#resolveExec(exec);
     let socket: Socket;
     try {
-      socket = (await exec.start({ hijack: true, stdin: request.stdin, abortSignal: signal } as Docker.ExecStartOptions)) as Socket;
+      const terminal = this.#pty === undefined ? {} : { Tty: true, ConsoleSize: [this.#pty.rows, this.#pty.cols] };
+      socket = (await exec.start({ hijack: true, stdin: request.stdin, abortSignal: signal, ...terminal } as Docker.ExecStartOptions)) as Socket;
     } catch (error) {
       this.#end(this.#refusal(error) ?? { kind: 'broken', error: this.#transport.typed(error), sent: !neverSent(error) });
       return undefined;
@@ -222,6 +249,11 @@ class ExecProcess implements TransportProcess {
     let failure: unknown;
     socket.on('data', (chunk: Buffer) => {
       if (this.#ended) return;
+      // A terminal's bytes come raw: one stream, no frames.
+      if (this.#pty !== undefined) {
+        this.#sink.output('stdout', chunk);
+        return;
+      }
       try {
         this.#frames.push(chunk, (stream, data) => this.#output(stream, data));
       } catch (error) {
@@ -341,33 +373,24 @@ class ExecProcess implements TransportProcess {
       });
     });
     written.catch(() => undefined);
+    // A terminal's input is taken up by the line discipline, not by the command: a full input
+    // queue is a command that reads no more, and the terminal stays open while it runs.
+    if (this.#pty !== undefined) return written;
     // The Engine takes bytes up as long as the command's pipe does; a write it holds back is either
     // a slow reader or a closed pipe, which only the container can tell (the remote kit's stdin probe).
-    for (let waitMs = PROBE_FIRST_MS; ; waitMs = Math.min(2 * waitMs, 2_000)) {
-      let timer: NodeJS.Timeout | undefined;
-      const slow = new Promise<'slow'>((resolve) => (timer = setTimeout(() => resolve('slow'), waitMs)));
-      const outcome = await Promise.race([written.then(() => 'done' as const), slow]).finally(() => clearTimeout(timer));
-      if (outcome === 'done') return;
-      if (this.#ended || this.#closed) throw new StdinClosed('standard input is closed: the command ended');
-      if (!(await this.#stdinHeld())) {
-        this.#readerGone = true;
-        throw new StdinClosed('standard input is closed: nothing of the command holds it open');
-      }
-    }
+    return untilWritten(written, () => this.#ended || this.#closed, () => this.#readerHolds());
   }
 
-  /** Whether a process of the command still holds its standard input (true also when that cannot be learned now). */
-  async #stdinHeld(): Promise<boolean> {
+  /** Whether the command still holds its standard input: false from the first probe that found it closed. */
+  async #readerHolds(): Promise<boolean> {
     const { shell, requestTimeoutMs } = this.#transport.settings;
-    try {
-      const { exitCode } = await this.#transport.run(stdinProbeArgv(shell, this.#id), { user: this.#user, timeoutMs: requestTimeoutMs });
-      return exitCode === STDIN_HELD;
-    } catch {
-      return true;
-    }
+    if (!this.#readerGone && !(await stdinHeld(this.#transport, shell, this.#id, this.#user, requestTimeoutMs))) this.#readerGone = true;
+    return !this.#readerGone;
   }
 
   async closeStdin(): Promise<void> {
+    // A terminal's input is its output's connection too: never half-closed (the runtime types 0x04).
+    if (this.#pty !== undefined) return;
     this.#stdinClosed = true;
     const socket = await this.#socket;
     if (socket === undefined || !this.#stdin || this.#readerGone || socket.destroyed || socket.writableEnded) return;
@@ -375,6 +398,20 @@ class ExecProcess implements TransportProcess {
     // still comes back on the same connection. Not waited for: with bytes held back by a command
     // that reads no more, the end would wait behind them.
     socket.end();
+  }
+
+  /** Spec 1.5: `POST /exec/{id}/resize?h=&w=`, bounded by the request timeout. */
+  async resize(cols: number, rows: number): Promise<void> {
+    const exec = await this.#exec;
+    if (this.#pty === undefined) throw new TypeError('resize() of an exec without a terminal');
+    if (exec === undefined || this.#ended || this.#closed) throw new StdinClosed('the exec has ended; its terminal is gone');
+    try {
+      await exec.resize({ h: rows, w: cols, abortSignal: AbortSignal.timeout(this.#transport.settings.requestTimeoutMs) });
+    } catch (error) {
+      if (this.#ended || this.#closed || noSuchExec(error) || (error as { statusCode?: number }).statusCode === 409) throw new StdinClosed('the exec has ended; its terminal is gone', { cause: error });
+      const typed = this.#transport.typed(error);
+      throw typed instanceof TransportError ? typed : new TransportError(`the resize of the terminal is unconfirmed: ${describeEngineError(error)}`, { cause: error });
+    }
   }
 
   pause(): void {

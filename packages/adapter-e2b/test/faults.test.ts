@@ -180,7 +180,7 @@ describe('transport faults', () => {
     const commands = new RemoteCommands({
       transport, env: {}, cwd: undefined, paths: DEFAULT_PATHS, requestTimeoutMs: 5_000, retry: DEFAULT_RETRY,
     });
-    const driver = commands.createDriver({ argv: ['sh', '-c', 'sleep 60 & sleep 60'], env: {}, cwd: undefined, stdin: 'ignore', limits: undefined, user: undefined });
+    const driver = commands.createDriver({ argv: ['sh', '-c', 'sleep 60 & sleep 60'], env: {}, cwd: undefined, stdin: 'ignore', limits: undefined, user: undefined, pty: undefined });
     const before = envd.processes().length;
     const events = { output: () => undefined, exit: () => undefined, fail: () => undefined, leaderExited: () => undefined };
     driver.start(events).catch(() => undefined);

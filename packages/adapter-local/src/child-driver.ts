@@ -1,12 +1,22 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
-import { delimiter, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
-import { prlimitArgs, type CommandSpec, type DriverEvents, type ExitStatus, type ProcessDriver, type StartedProcess } from '@sandstream/types/runtime';
-import { closeOrphanedPipes, describeExhaustion, spawnMark } from './exhaustion.js';
+import {
+  prlimitArgs,
+  readProcStat,
+  type CommandSpec,
+  type DriverEvents,
+  type ExitStatus,
+  type ProcessDriver,
+  type StartedProcess,
+} from '@sandstream/types/runtime';
+import { closeOrphanedPipes, spawnMark } from './exhaustion.js';
 import { processGuardian } from './guardian.js';
 import { CommandPipes } from './pipes.js';
-import { groupHasLiveMember } from './process-group.js';
+import { groupAlive, signalGroup, sessionHasLiveMember, sessionMembers } from './process-group.js';
+import { findExecutable, spawnFailure } from './spawn-failure.js';
+import type { LocalPtyModule } from './pty.js';
+import { Terminal } from './terminal.js';
 import { switchUserArgs, type UserIds } from './users.js';
 
 /** What the local driver needs besides the command. */
@@ -25,6 +35,11 @@ export interface ChildDriverOptions {
    * no guardian, and the group outlives this process.
    */
   readonly ownerLossGraceMs?: number | undefined;
+  /**
+   * What a command with `pty` needs (ADR-0053): the terminal library and
+   * util-linux's `setsid`; undefined where the sandbox declares no `pty`.
+   */
+  readonly terminal?: { readonly module: LocalPtyModule; readonly setsidPath: string } | undefined;
 }
 
 /** First and last interval of the poll that waits for a group to empty. */
@@ -32,75 +47,6 @@ const POLL_FIRST_MS = 1;
 const POLL_MAX_MS = 50;
 /** Interval of the look at a group still alive when its driver was released. */
 const LINGER_POLL_MS = 1_000;
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    // A negative pid addresses the whole process group the command leads.
-    process.kill(-pgid, signal);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
-  }
-}
-
-/**
- * True while a process of the group is alive. `kill(-pgid, 0)` also counts
- * zombies, and an orphan whose new parent does not reap (a container's
- * init often does not) stays a zombie for good; so when procfs exists, a
- * group whose members are all zombies counts as gone.
- */
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-  // Without procfs, zombies count as alive.
-  return groupHasLiveMember('/proc', pgid) ?? true;
-}
-
-function isExecutableFile(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Where `execvp` would find `file`, or undefined. Needed when `prlimit` or
- * `setpriv` execs the command: their failure to find the program would
- * otherwise look like the command's own exit status.
- */
-function findExecutable(file: string, path: string | undefined, cwd: string): string | undefined {
-  if (file.includes('/')) {
-    const full = resolve(cwd, file);
-    return isExecutableFile(full) ? full : undefined;
-  }
-  for (const dir of (path ?? '/usr/local/bin:/usr/bin:/bin').split(delimiter)) {
-    const full = resolve(cwd, join(dir === '' ? '.' : dir, file));
-    if (isExecutableFile(full)) return full;
-  }
-  return undefined;
-}
-
-/** Why a spawn failed, in words a caller can act on. */
-function spawnFailure(command: CommandSpec, cwd: string, error: NodeJS.ErrnoException): string {
-  const exhausted = describeExhaustion(error);
-  if (exhausted !== undefined) return exhausted;
-  const code = error.code ?? error.message;
-  if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES') {
-    let cwdProblem: string | undefined;
-    try {
-      if (!statSync(cwd).isDirectory()) cwdProblem = 'is not a directory';
-    } catch (statError) {
-      cwdProblem = (statError as NodeJS.ErrnoException).code === 'EACCES' ? 'is not accessible' : 'does not exist';
-    }
-    if (cwdProblem !== undefined) return `${code}: the working directory ${JSON.stringify(cwd)} ${cwdProblem}`;
-    if (code === 'ENOENT') return `ENOENT: no such executable ${JSON.stringify(command.argv[0] ?? '')}`;
-  }
-  return `${code}: ${error.message}`;
-}
 
 /**
  * Runs one command as a child process that leads its own process group, so
@@ -112,10 +58,18 @@ function spawnFailure(command: CommandSpec, cwd: string, error: NodeJS.ErrnoExce
  * the driver only watches for the group to empty and the pipes to drain,
  * and once SIGKILL was sent, stops waiting for a pipe that a process which
  * left the group holds open.
+ *
+ * With `pty` (ADR-0053) the command leads a session on a terminal of its
+ * own (terminal.ts) instead: the session is the tree that is signalled and
+ * watched, and the output ends when the terminal's master has drained.
  */
 export class ChildDriver implements ProcessDriver {
   private child: ChildProcess | undefined;
   private pipes: CommandPipes | undefined;
+  /** Under `pty`: the terminal, whose session (led by the command) is the tree instead of its group. */
+  private terminal: Terminal | undefined;
+  /** Under `pty`: the leader's start time, which tells the session's processes from older ones. */
+  private leaderStartTicks = 0;
   private events: DriverEvents | undefined;
   private leaderStatus: ExitStatus | undefined;
   private pipesClosed = false;
@@ -147,9 +101,18 @@ export class ChildDriver implements ProcessDriver {
     const identity: Record<string, string> = {};
     if (user?.name !== undefined) identity['USER'] = identity['LOGNAME'] = user.name;
     if (user?.home !== undefined) identity['HOME'] = user.home;
-    const env = { ...options.baseEnv, ...identity, ...command.env };
-    // Limits are set while still privileged; setpriv then drops to the account.
+    const pty = command.pty;
+    if (pty !== undefined && options.terminal === undefined) {
+      return Promise.reject(new SpawnFailed(command.argv, 'this sandbox has no terminals (capability pty)'));
+    }
+    // A terminal's TERM is fixed unless the call sets it (ADR-0052, T1).
+    const env: Record<string, string> = { ...options.baseEnv, ...identity, ...(pty === undefined ? {} : { TERM: 'xterm-256color' }), ...command.env };
     const wrapper: string[] = [];
+    // setsid (not a group leader, as it is not detached) calls setsid()
+    // without forking and makes the slave on fd 0 its controlling terminal,
+    // then execs: the command leads the session, under the pid spawned.
+    if (pty !== undefined) wrapper.push(options.terminal!.setsidPath, '--ctty', '--');
+    // Limits are set while still privileged; setpriv then drops to the account.
     if (command.limits !== undefined) wrapper.push(...prlimitArgs(options.prlimitPath!, command.limits));
     const viaSetpriv = user !== undefined && options.setprivPath !== undefined;
     if (viaSetpriv) wrapper.push(...switchUserArgs(options.setprivPath!, user));
@@ -160,25 +123,37 @@ export class ChildDriver implements ProcessDriver {
       }
     }
     const [file, ...args] = [...wrapper, ...command.argv];
+    if (pty !== undefined) {
+      // Started first, so that it does not inherit the master about to be opened.
+      if (options.ownerLossGraceMs !== undefined) processGuardian()?.ensureRunning();
+      try {
+        this.terminal = new Terminal(options.terminal!.module, pty);
+      } catch (error) {
+        return Promise.reject(new SpawnFailed(command.argv, `no terminal could be opened: ${(error as Error).message}`, { cause: error }));
+      }
+    }
+    const terminal = this.terminal;
     let child: ChildProcess;
     const mark = spawnMark();
     try {
       child = spawn(file!, args, {
         cwd,
         env,
-        stdio: [command.stdin, 'pipe', 'pipe'],
-        detached: true,
+        stdio: terminal?.stdio() ?? [command.stdin, 'pipe', 'pipe'],
+        detached: terminal === undefined,
         ...(user === undefined || viaSetpriv ? {} : { uid: user.uid, gid: user.gid }),
       });
     } catch (error) {
+      terminal?.destroy();
       return Promise.reject(
         new SpawnFailed(command.argv, spawnFailure(command, cwd, error as NodeJS.ErrnoException), { cause: error }),
       );
     }
     this.child = child;
     // Now, before the event loop can reap the leader: its pid is still its own.
+    if (child.pid !== undefined && terminal !== undefined) this.leaderStartTicks = readProcStat(child.pid)?.startTicks ?? 0;
     if (child.pid !== undefined && options.ownerLossGraceMs !== undefined) {
-      this.guarded = processGuardian()?.register(child.pid, options.ownerLossGraceMs) ?? false;
+      this.guarded = processGuardian()?.register(child.pid, options.ownerLossGraceMs, terminal !== undefined) ?? false;
     }
 
     const started = new Promise<StartedProcess>((resolveStart, rejectStart) => {
@@ -188,6 +163,7 @@ export class ChildDriver implements ProcessDriver {
       // listener that would end this whole process.
       child.on('error', (error: NodeJS.ErrnoException) => {
         if (child.pid === undefined) {
+          terminal?.destroy();
           rejectStart(new SpawnFailed(command.argv, spawnFailure(command, cwd, error), { cause: error }));
         }
       });
@@ -199,7 +175,7 @@ export class ChildDriver implements ProcessDriver {
           // while it was on its way gets it too. Best effort: an EPERM (a
           // set-uid member) must not become an uncaught exception here.
           try {
-            signalGroup(child.pid, 'SIGKILL');
+            this.signalTree('SIGKILL');
           } catch {
             // The poll keeps watching the group.
           }
@@ -209,17 +185,60 @@ export class ChildDriver implements ProcessDriver {
         // runtime winds down what it left in the group.
         if (!this.finished) events.leaderExited(this.leaderStatus);
       });
+      if (terminal !== undefined) {
+        // The terminal's output ends when its master has drained: 'close' of
+        // the child says nothing, it has no pipes.
+        terminal.attach(events, () => {
+          this.pipesClosed = true;
+          this.reportExitIfFinished();
+        });
+        return;
+      }
       // Emitted once the leader exited and both output pipes are closed.
       child.once('close', () => {
         this.pipesClosed = true;
         this.reportExitIfFinished();
       });
     });
+    if (terminal !== undefined) return started;
     // Out of descriptors (EMFILE, ENFILE), Node.js makes no pipes at all and
     // reports the failure through 'error' only.
     if (child.stdout && child.stderr) this.pipes = new CommandPipes(child, events);
     else closeOrphanedPipes(mark);
     return started;
+  }
+
+  /** True while a process of the command's tree (its group; under a terminal, its session) is alive. */
+  private treeAlive(): boolean {
+    const pid = this.child!.pid!;
+    if (this.terminal === undefined) return groupAlive(pid);
+    return sessionHasLiveMember('/proc', pid, this.leaderStartTicks) ?? true;
+  }
+
+  /**
+   * Sends `signal` to the command's group, or under a terminal to every
+   * process of its session, each by its pid (never a negative one: the
+   * library's terminal makes a pid below 1 the mistake to rule out). A
+   * second look signals what was forked while the first was being sent;
+   * SIGKILL is repeated by the poll until the session is empty.
+   */
+  private signalTree(signal: NodeJS.Signals): void {
+    const pid = this.child!.pid!;
+    if (this.terminal === undefined) return signalGroup(pid, signal);
+    const signalled = new Set<number>();
+    let failure: unknown;
+    for (let look = 0; look < 2; look++) {
+      for (const member of sessionMembers(pid, this.leaderStartTicks)) {
+        if (signalled.has(member)) continue;
+        signalled.add(member);
+        try {
+          process.kill(member, signal);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ESRCH') failure ??= error;
+        }
+      }
+    }
+    if (failure !== undefined) throw failure;
   }
 
   /** Reports the exit once the leader is reaped, the pipes are closed and the group is empty. */
@@ -228,7 +247,8 @@ export class ChildDriver implements ProcessDriver {
     this.pollTimer = undefined;
     const child = this.child;
     if (this.finished || this.leaderStatus === undefined || child?.pid === undefined) return;
-    if (!this.groupGone && !groupAlive(child.pid)) this.groupGone = true;
+    if (!this.groupGone && !this.treeAlive()) this.groupGone = true;
+    if (this.terminal !== undefined) return this.terminalPoll();
     if (this.pipesClosed) {
       if (this.groupGone) this.finish();
       else this.schedule(); // members without our pipes linger: the runtime's SIGKILL ends them
@@ -240,6 +260,33 @@ export class ChildDriver implements ProcessDriver {
     // (setsid) holds a pipe; it is given up once quiet after SIGKILL.
     if (!this.groupKilled || this.paused) return;
     if (this.groupGone && this.pipes!.giveUpWhenQuiet()) return;
+    this.schedule();
+  }
+
+  /**
+   * Under a terminal, nothing signals the session's end: it is polled for.
+   * Once it is gone, the held slave is closed (after output went quiet)
+   * and the master drains to its end; a master that does not end (a
+   * process that left the session holds the slave) is given up once quiet
+   * after SIGKILL.
+   */
+  private terminalPoll(): void {
+    if (this.pipesClosed) {
+      if (this.groupGone) this.finish();
+      else this.schedule();
+      return;
+    }
+    if (this.groupGone) {
+      this.terminal!.sessionGone();
+      if (this.groupKilled && !this.paused && this.terminal!.giveUpWhenQuiet()) return;
+    } else if (this.groupKilled) {
+      // A process forked while SIGKILL was on its way, or one that made a group of its own.
+      try {
+        this.signalTree('SIGKILL');
+      } catch {
+        // The poll keeps watching the session.
+      }
+    }
     this.schedule();
   }
 
@@ -259,22 +306,34 @@ export class ChildDriver implements ProcessDriver {
   private unguard(): void {
     if (!this.guarded) return;
     this.guarded = false;
-    processGuardian()?.unregister(this.child!.pid!);
+    processGuardian()?.unregister(this.child!.pid!, this.terminal !== undefined);
   }
 
   writeStdin(data: Uint8Array): Promise<void> {
+    if (this.terminal !== undefined) return this.terminal.write(data);
     return this.pipes?.write(data) ?? Promise.reject(new StdinClosed('standard input is closed'));
   }
 
   closeStdin(): Promise<void> {
+    // Under a terminal the runtime has typed end-of-file; the master stays open for output.
+    if (this.terminal !== undefined) {
+      this.terminal.endInput();
+      return Promise.resolve();
+    }
     return this.pipes?.end() ?? Promise.resolve();
+  }
+
+  /** Sets the terminal's size (spec 1.5); resolves once the kernel has it. */
+  async resize(cols: number, rows: number): Promise<void> {
+    if (this.terminal === undefined) throw new StdinClosed('the command has no terminal');
+    this.terminal.resize(cols, rows);
   }
 
   async signal(signal: Signal): Promise<void> {
     // Exactly the one signal asked for: kill() is a single signal, and the
-    // runtime's termination sequence sends its own SIGCONT after SIGTERM.
-    const pgid = this.child?.pid;
-    if (pgid !== undefined && !this.groupGone && !this.finished) signalGroup(pgid, signal);
+    // runtime's termination sequence sends its own SIGHUP (under a
+    // terminal) and SIGCONT after SIGTERM.
+    if (this.child?.pid !== undefined && !this.groupGone && !this.finished) this.signalTree(signal);
     if (signal === 'SIGKILL') this.killSent();
   }
 
@@ -292,11 +351,13 @@ export class ChildDriver implements ProcessDriver {
   pause(): void {
     this.paused = true;
     this.pipes?.pause();
+    this.terminal?.pause();
   }
 
   resume(): void {
     this.paused = false;
     this.pipes?.resume();
+    this.terminal?.resume();
     if (this.leaderStatus !== undefined) this.reportExitIfFinished();
   }
 
@@ -304,7 +365,8 @@ export class ChildDriver implements ProcessDriver {
     clearTimeout(this.pollTimer);
     this.finished = true;
     this.pipes?.destroy();
-    if (this.guarded) this.unguardOnceGone(this.child!.pid!);
+    this.terminal?.destroy();
+    if (this.guarded) this.unguardOnceGone();
   }
 
   /**
@@ -312,13 +374,13 @@ export class ChildDriver implements ProcessDriver {
    * stays registered, so that this process's death still ends it, until a
    * look, now or every second, finds it gone.
    */
-  private unguardOnceGone(pgid: number): void {
-    if (!groupAlive(pgid)) {
+  private unguardOnceGone(): void {
+    if (!this.treeAlive()) {
       this.unguard();
       return;
     }
     const timer = setInterval(() => {
-      if (groupAlive(pgid)) return;
+      if (this.treeAlive()) return;
       clearInterval(timer);
       this.unguard();
     }, LINGER_POLL_MS);

@@ -1,5 +1,4 @@
-import { statSync } from 'node:fs';
-import { isAbsolute, posix, resolve } from 'node:path';
+import { posix, resolve } from 'node:path';
 import {
   InvalidArgument,
   type CapabilityManifest,
@@ -26,6 +25,8 @@ import { createIsolatedSandbox, createJoinedSandbox, type IsolatedEnvironmentInf
 import { allowedHostEnv, validateHostEnv } from './host-env.js';
 import { findPrlimit } from './limits.js';
 import { findUtility } from './utilities.js';
+import { validateMounts } from './mounts-option.js';
+import { loadPtySupport, type LocalPtyModule } from './pty.js';
 import { canSwitchUser, resolveUser } from './users.js';
 
 /** Options of {@link createLocalSandbox}. */
@@ -96,6 +97,26 @@ export interface LocalSandboxOptions {
    * mode, while the environment lives on.
    */
   readonly join?: number;
+  /**
+   * The plain mode's terminal library (spec 1.5, capability `pty`): a
+   * module with the `open()` of `node-pty`, for a platform where the
+   * prebuilt optional dependency `@lydell/node-pty` is not installed (musl,
+   * 32-bit, BSD), typically `node-pty` built by the caller. Default: that
+   * dependency, loaded when the sandbox is created. Without either, or
+   * without util-linux's `setsid`, the sandbox declares no `pty` and
+   * `native.ptyUnavailable` says why. Only `open()` and the terminal's
+   * `resize()` are used; the command is started by this adapter (ADR-0053).
+   *
+   * @example
+   * ```ts
+   * import { createRequire } from 'node:module';
+   * import { createLocalSandbox } from '@sandstream/adapter-local';
+   * const require = createRequire(import.meta.url);
+   * await using sb = createLocalSandbox({ ptyModule: require('node-pty') });
+   * const result = await sb.run(['ls', '--color=auto'], { pty: { cols: 120, rows: 40 } });
+   * ```
+   */
+  readonly ptyModule?: LocalPtyModule;
 }
 
 /** A host path bound into an isolated sandbox. */
@@ -119,6 +140,12 @@ export interface LocalNative {
   readonly isolation: 'none' | 'namespaces';
   /** The environment of a `'namespaces'` sandbox; undefined without isolation. */
   readonly sandbox: IsolatedEnvironmentInfo | undefined;
+  /**
+   * Why commands cannot run on a terminal here (capability `pty` absent):
+   * the terminal library's loader's message, a missing `setsid`, or the
+   * isolated mode; undefined where they can.
+   */
+  readonly ptyUnavailable: string | undefined;
 }
 
 /**
@@ -167,36 +194,11 @@ function baseEnvironment(options: LocalSandboxOptions, isolated: boolean): Reado
   return Object.freeze({ ...env, ...Object.fromEntries(names.filter((name) => Object.hasOwn(named, name)).map((name) => [name, named[name]!])) });
 }
 
-const OPTION_KEYS = new Set(['cwd', 'env', 'hostEnv', 'graceMs', 'capabilities', 'isolation', 'network', 'mounts', 'join']);
-const MOUNT_KEYS = new Set(['source', 'target', 'readonly']);
+const OPTION_KEYS = new Set(['cwd', 'env', 'hostEnv', 'graceMs', 'capabilities', 'isolation', 'network', 'mounts', 'join', 'ptyModule']);
+
+/** Why the isolated mode has no `pty` (ADR-0052): its terminal must come from the sandbox's own devpts. */
+const ISOLATED_NO_PTY = "isolation: 'namespaces' has no terminals yet: a host terminal would be another terminal, or none, inside the sandbox";
 const VARIANT_KEYS = new Set(['ownerGuard']);
-
-function validPath(value: unknown): value is string {
-  return typeof value === 'string' && value !== '' && !value.includes('\0');
-}
-
-function validateMounts(value: unknown): IsolatedMount[] {
-  if (!Array.isArray(value)) throw new InvalidArgument('options.mounts', 'must be an array');
-  return value.map((entry: unknown, index) => {
-    const key = `options.mounts[${index}]`;
-    if (!isPlainObject(entry)) throw new InvalidArgument(key, 'must be an object');
-    checkOptionKeys(entry, MOUNT_KEYS, key);
-    const { source, target = source, readonly = true } = entry;
-    if (!validPath(source) || !isAbsolute(source)) throw new InvalidArgument(`${key}.source`, 'must be an absolute path without NUL');
-    try {
-      statSync(source);
-    } catch {
-      throw new InvalidArgument(`${key}.source`, `${JSON.stringify(source)} does not exist on this host`);
-    }
-    if (!validPath(target) || !target.startsWith('/')) throw new InvalidArgument(`${key}.target`, 'must be an absolute path without NUL');
-    const normal = posix.normalize(target).replace(/\/+$/, '');
-    if (normal === '' || /^\/(proc|dev)(\/|$)/.test(normal)) {
-      throw new InvalidArgument(`${key}.target`, 'must not be /, nor lie under /proc or /dev');
-    }
-    if (typeof readonly !== 'boolean') throw new InvalidArgument(`${key}.readonly`, 'must be a boolean');
-    return { source: resolve(source), target: normal, readonly };
-  });
-}
 
 /**
  * Creates a sandbox that runs commands as local child processes: argv only,
@@ -267,6 +269,9 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
   if (isolation !== 'none' && isolation !== 'namespaces') {
     throw new InvalidArgument('options.isolation', "must be 'none' or 'namespaces'");
   }
+  if (isolation !== 'none' && options.ptyModule !== undefined) {
+    throw new InvalidArgument('options.ptyModule', "applies only to isolation: 'none'");
+  }
   if (isolation === 'none') {
     for (const key of ['network', 'mounts', 'join'] as const) {
       if (options[key] !== undefined) throw new InvalidArgument(`options.${key}`, "applies only to isolation: 'namespaces'");
@@ -293,6 +298,8 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
   const support = probed === undefined || joined === undefined ? probed : { ...probed, via: joined.via };
   const prlimitPath = findPrlimit();
   const setprivPath = findUtility('setpriv');
+  // Decided now, at creation, as the rest of the manifest is (SS-CAP-3); the plain mode's only.
+  const terminals = support === undefined ? terminalSupport(options.ptyModule) : { unavailable: ISOLATED_NO_PTY };
   const available: CapabilityManifest = {
     streaming: true,
     stdin: true,
@@ -302,6 +309,8 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
     // Spec 1.2 (ADR-0036): background commands in this host process, the runtime's 4 MiB tail of each stream.
     attach: true,
     'replay-tail': true,
+    // Spec 1.5 (ADR-0053): where the terminal library loads.
+    ...('unavailable' in terminals ? {} : { pty: true }),
   };
   const capabilities = capabilitiesOption(options.capabilities, available);
   // The exit is reported once the group is empty and the pipes are drained;
@@ -323,7 +332,14 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
     const settings = {
       name: 'local',
       capabilities,
-      native: { kind: 'local', prlimitPath, setprivPath, isolation: 'namespaces', sandbox: Object.freeze(info) } satisfies LocalNative,
+      native: {
+        kind: 'local',
+        prlimitPath,
+        setprivPath,
+        isolation: 'namespaces',
+        sandbox: Object.freeze(info),
+        ptyUnavailable: ISOLATED_NO_PTY,
+      } satisfies LocalNative,
       graceMs,
       killWaitMs,
       // A joined environment's commands are this process's guardian's to end, where it has one.
@@ -350,7 +366,14 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
     backend: {
       name: 'local',
       capabilities,
-      native: { kind: 'local', prlimitPath, setprivPath, isolation: 'none', sandbox: undefined },
+      native: {
+        kind: 'local',
+        prlimitPath,
+        setprivPath,
+        isolation: 'none',
+        sandbox: undefined,
+        ptyUnavailable: 'unavailable' in terminals ? terminals.unavailable : undefined,
+      },
       graceMs,
       killWaitMs,
       ...(guarded ? { ownerLossMs: graceMs + OWNER_LOSS_LEEWAY_MS } : {}),
@@ -362,9 +385,18 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
           setprivPath,
           user: command.user === undefined ? undefined : resolveUser(command.user),
           ownerLossGraceMs: guarded ? graceMs : undefined,
+          terminal: 'unavailable' in terminals ? undefined : terminals,
         }),
     },
   };
+}
+
+/** The terminal library and `setsid`, or why commands cannot have a terminal. */
+function terminalSupport(given: unknown): { readonly module: LocalPtyModule; readonly setsidPath: string } | { readonly unavailable: string } {
+  const setsidPath = findUtility('setsid');
+  if (setsidPath === undefined) return { unavailable: "util-linux's setsid was not found in the system directories" };
+  const support = loadPtySupport(given);
+  return 'unavailable' in support ? support : { module: support.module, setsidPath };
 }
 
 /** The conformance kit's entry point: a fresh local sandbox per call. */
@@ -373,6 +405,7 @@ export default async function createSandbox(): Promise<Sandbox> {
 }
 
 export type { ChildDriverOptions } from './child-driver.js';
+export type { LocalPtyModule } from './pty.js';
 export { HOST_ENV_ALLOWLIST } from './host-env.js';
 export { IsolationUnavailable } from './isolation/probe.js';
 export { attachIsolatedSandbox, type IsolatedEnvironmentInfo } from './isolation/sandbox.js';

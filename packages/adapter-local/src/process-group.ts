@@ -1,4 +1,4 @@
-import { isRunningState, someProcess } from '@sandstream/types/runtime';
+import { isRunningState, liveProcesses, someProcess, type ProcessEntry } from '@sandstream/types/runtime';
 import { cannotOpen as exhausted } from './exhaustion.js';
 
 /**
@@ -16,4 +16,58 @@ export function groupHasLiveMember(proc: string, pgid: number): boolean | undefi
     proc,
     unreadable: (error) => (exhausted(error) ? true : undefined),
   });
+}
+
+/**
+ * Whether the session `sid` (a terminal command's, ADR-0053) has a member
+ * neither zombie nor dead that started no earlier than its leader
+ * (`leaderStartTicks`): a process older than the leader is no process of
+ * the command's, whatever number its session has. Answers as
+ * {@link groupHasLiveMember} does.
+ */
+export function sessionHasLiveMember(proc: string, sid: number, leaderStartTicks: number): boolean | undefined {
+  return someProcess((entry) => entry.session === sid && entry.startTicks >= leaderStartTicks && isRunningState(entry.state), {
+    proc,
+    unreadable: (error) => (exhausted(error) ? true : undefined),
+  });
+}
+
+/**
+ * The processes of session `sid` that started no earlier than its leader
+ * and are neither zombie nor dead: the jobs of an interactive shell
+ * included, each leading a group of its own in the session. Never this
+ * process.
+ */
+export function sessionMembers(sid: number, leaderStartTicks: number, live: readonly ProcessEntry[] = liveProcesses()): number[] {
+  return live
+    .filter((entry) => entry.session === sid && entry.startTicks >= leaderStartTicks && entry.pid > 1 && entry.pid !== process.pid)
+    .map((entry) => entry.pid);
+}
+
+/** Sends `signal` to the process group `pgid` leads; a group already gone is no error. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  // Never 0, -1 nor this process's own: those address this process's group, or every process.
+  if (!Number.isSafeInteger(pgid) || pgid <= 1) return;
+  try {
+    // A negative pid addresses the whole process group the command leads.
+    process.kill(-pgid, signal);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
+/**
+ * True while a process of the group is alive. `kill(-pgid, 0)` also counts
+ * zombies, and an orphan whose new parent does not reap (a container's
+ * init often does not) stays a zombie for good; so when procfs exists, a
+ * group whose members are all zombies counts as gone.
+ */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+  // Without procfs, zombies count as alive.
+  return groupHasLiveMember('/proc', pgid) ?? true;
 }

@@ -250,7 +250,7 @@ describe('createLocalSandbox options', () => {
 
   it('turns capabilities off, and the sandbox then refuses what they cover', async () => {
     const sb = testSandbox({ capabilities: { streaming: false, stdin: false, 'resource-limits': false, user: false } });
-    expect(sb.capabilities).toEqual({ streaming: false, stdin: false, 'resource-limits': false, user: false, attach: true, 'replay-tail': true });
+    expect(sb.capabilities).toEqual({ streaming: false, stdin: false, 'resource-limits': false, user: false, attach: true, 'replay-tail': true, pty: true });
     expect(() => sb.stream(['true'])).toThrow(CapabilityNotSupported);
     await expect(sb.run(['cat'], { input: 'x' })).rejects.toMatchObject({ capability: 'stdin' });
     await expect(sb.run(['true'], { limits: { cpuSeconds: 1 } })).rejects.toMatchObject({ capability: 'resource-limits' });

@@ -16,7 +16,7 @@ vi.mock('../src/users.js', async (importOriginal) => ({
 describe('capabilities the machine lacks', () => {
   it('are not advertised', () => {
     const sb = testSandbox();
-    expect(sb.capabilities).toEqual({ streaming: true, stdin: true, 'resource-limits': false, user: false, attach: true, 'replay-tail': true });
+    expect(sb.capabilities).toEqual({ streaming: true, stdin: true, 'resource-limits': false, user: false, attach: true, 'replay-tail': true, pty: true });
     expect(sb.native.prlimitPath).toBeUndefined();
   });
 

@@ -46,3 +46,17 @@ export async function sortLines(input: readonly string[]): Promise<string[]> {
   await reading;
   return output.join('').split('\n').filter((line) => line !== '');
 }
+
+/** Asks Python on a terminal, as a person would type it; returns what the terminal showed. */
+export async function askPython(expression: string): Promise<string> {
+  await using sb = createLocalSandbox();
+  await using repl = sb.stream(['python3', '-q', '-i'], { pty: { cols: 100, rows: 30 }, stdin: 'pipe' });
+  await repl.resize!(120, 40);
+  // Typed ahead of the prompt: Python's line editor reads the lines when it is ready. (An
+  // end-of-file typed this early would not reach it: the editor switches the terminal to raw
+  // mode, where what the line discipline held as end-of-file arrives as another byte.)
+  await repl.stdin!.write(`print(${expression})\rexit()\r`);
+  let screen = '';
+  for await (const chunk of repl) screen += new TextDecoder().decode(chunk.data);
+  return screen;
+}

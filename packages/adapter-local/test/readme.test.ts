@@ -4,8 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { typescriptBlocks } from '@sandstream/test-support/readme-blocks';
-import { describeRevision, runSnippet, runTests, sortLines } from './readme-examples.js';
+import { askPython, describeRevision, runSnippet, runTests, sortLines } from './readme-examples.js';
 import './helpers.js';
+import { unless } from '@sandstream/test-support/skips';
+import { localBackend } from '../src/index.js';
+
+/** Why this machine has no terminal for the adapter, or undefined when it has one. */
+const ptyUnavailable = localBackend().native.ptyUnavailable;
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const examples = readFileSync(new URL('./readme-examples.ts', import.meta.url), 'utf8');
@@ -104,5 +109,11 @@ describe('README.md', () => {
 
   it('sortLines() feeds standard input', async () => {
     expect(await sortLines(['pear', 'apple', 'fig'])).toEqual(['apple', 'fig', 'pear']);
+  });
+
+  unless(it, ptyUnavailable)('askPython() types on a terminal: the line is echoed, the answer follows', async () => {
+    const screen = await askPython('6 * 7');
+    expect(screen).toContain('print(6 * 7)\r\n');
+    expect(screen).toContain('42\r\n');
   });
 });

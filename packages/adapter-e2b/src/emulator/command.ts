@@ -8,9 +8,25 @@ import { readSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
+import { processState, type ProcessEntry } from '@sandstream/remote/emulator';
 import { ProcessEvent_EndEventSchema, type ProcessEvent } from '../gen/envd-process_pb.js';
 import { endFields, type EndFields } from '../status.js';
+import type { Terminal } from './terminal.js';
 import type { EmulatedProcess } from './types.js';
+
+/**
+ * Live members of the session a terminal command leads (its shell's jobs
+ * each lead a group of their own), only while that session is still the
+ * command's: none once its pid belongs to a process that started at
+ * another time, and only members that started no sooner than the leader.
+ */
+export function ownSessionMembers(command: Command, live: readonly ProcessEntry[]): number[] {
+  const since = command.leaderStartTicks;
+  if (command.pty === undefined || since === undefined) return [];
+  const holder = processState(command.pid);
+  if (holder !== undefined && holder.startTicks !== since) return [];
+  return live.filter((entry) => entry.session === command.pid && entry.startTicks >= since).map((entry) => entry.pid);
+}
 
 /** An unbounded queue of events with one waiting reader. */
 export class Subscription {
@@ -70,8 +86,10 @@ export class Subscription {
 /** Events queued for one subscriber at which the command's pipes are paused, as envd's bounded channels do. */
 const HIGH_WATER = 64;
 const LOW_WATER = 16;
-/** The most one data event carries: envd reads each pipe 32 KiB at a time (handler.go, `stdChunkSize`). */
+/** The most one data event carries: envd reads each pipe 32 KiB at a time (handler.go, `stdChunkSize`)... */
 const CHUNK_BYTES = 32 * 1024;
+/** ...and a terminal's master 16 KiB at a time (`ptyChunkSize`). */
+const PTY_CHUNK_BYTES = 16 * 1024;
 
 export class Command implements EmulatedProcess {
   readonly startedAt = Date.now();
@@ -98,14 +116,28 @@ export class Command implements EmulatedProcess {
     readonly tag: string | undefined,
     readonly stdin: boolean,
     private readonly onEnded: (command: Command) => void,
+    /** The command's pseudo-terminal, when it was started with `pty`: its only output and input. */
+    private readonly terminal?: Terminal,
   ) {
     this.stdinOpen = stdin;
     child.stdin?.on('error', () => undefined);
-    child.stdout!.on('data', (data: Buffer) => this.publishData('stdout', data));
-    child.stderr!.on('data', (data: Buffer) => this.publishData('stderr', data));
-    child.stdout!.on('error', () => undefined);
-    child.stderr!.on('error', () => undefined);
+    child.stdout?.on('data', (data: Buffer) => this.publishData('stdout', data));
+    child.stderr?.on('data', (data: Buffer) => this.publishData('stderr', data));
+    child.stdout?.on('error', () => undefined);
+    child.stderr?.on('error', () => undefined);
+    terminal?.output.on('data', (data: Buffer) => this.publishData('pty', data));
     child.once('exit', (code, signal) => this.reaped(code, signal));
+  }
+
+  /** The terminal's size (the last one set), for a command started with `pty`. */
+  get pty(): { readonly cols: number; readonly rows: number } | undefined {
+    return this.terminal?.size;
+  }
+
+  /** What the command's output is read from: its two pipes, or its terminal's master. */
+  private outputs(): Readable[] {
+    if (this.terminal !== undefined) return [this.terminal.output];
+    return [this.child.stdout, this.child.stderr].filter((pipe): pipe is Readable => pipe !== null);
   }
 
   /** envd kills the leader when the Start request's Connect-Timeout-Ms elapses, not when the client goes away. */
@@ -147,6 +179,9 @@ export class Command implements EmulatedProcess {
 
   /** Writes to the command's stdin as envd's SendInput does; throws envd's error when it cannot. */
   async write(bytes: Uint8Array): Promise<void> {
+    if (this.terminal !== undefined) {
+      throw new ConnectError('error writing to stdin: tty assigned to process — input should be written to the pty, not the stdin', Code.Internal);
+    }
     const stdin = this.child.stdin;
     if (!this.stdinOpen || stdin === null || stdin.destroyed || stdin.writableEnded) {
       throw new ConnectError('error writing to stdin: stdin not enabled or closed', Code.Internal);
@@ -159,8 +194,36 @@ export class Command implements EmulatedProcess {
     });
   }
 
-  /** Closes stdin (envd answers success when it is closed already, or was never open). */
+  /**
+   * Writes to the command's terminal as envd's SendInput (and StreamInput) does with `pty`
+   * bytes: every byte, held back while the terminal's input queue is full.
+   */
+  async writePty(bytes: Uint8Array): Promise<void> {
+    if (this.terminal === undefined) {
+      throw new ConnectError('error writing to tty: tty not assigned to process — input should be written to the stdin, not the tty', Code.Internal);
+    }
+    try {
+      await this.terminal.write(bytes);
+    } catch (error) {
+      throw new ConnectError(`error writing to tty: error writing to tty of process '${this.pid}': ${(error as Error).message}`, Code.Internal);
+    }
+  }
+
+  /** Update's new size: TIOCSWINSZ on the terminal, which sends SIGWINCH to its foreground group. */
+  resize(cols: number, rows: number): void {
+    if (this.terminal === undefined) throw new ConnectError('error resizing tty: tty not assigned to process', Code.Internal);
+    try {
+      this.terminal.resize(cols, rows);
+    } catch (error) {
+      throw new ConnectError(`error resizing tty: ${(error as Error).message}`, Code.Internal);
+    }
+  }
+
+  /** Closes stdin (envd answers success when it is closed already, or was never open; a terminal's input is never closed). */
   async closeStdin(): Promise<void> {
+    if (this.terminal !== undefined) {
+      throw new ConnectError('error closing stdin: cannot close stdin for PTY process — send Ctrl+D (0x04) instead', Code.Unknown);
+    }
     const stdin = this.child.stdin;
     this.stdinOpen = false;
     if (stdin !== null && !stdin.destroyed && !stdin.writableEnded) {
@@ -168,15 +231,16 @@ export class Command implements EmulatedProcess {
     }
   }
 
-  /** Data events of at most {@link CHUNK_BYTES} each, as envd reads its pipes. */
-  private publishData(stream: 'stdout' | 'stderr', data: Buffer): void {
+  /** Data events of at most {@link CHUNK_BYTES} each ({@link PTY_CHUNK_BYTES} from a terminal), as envd reads. */
+  private publishData(stream: 'stdout' | 'stderr' | 'pty', data: Buffer): void {
     let full = false;
-    for (let offset = 0; offset < data.byteLength; offset += CHUNK_BYTES) {
+    const chunk = stream === 'pty' ? PTY_CHUNK_BYTES : CHUNK_BYTES;
+    for (let offset = 0; offset < data.byteLength; offset += chunk) {
       const event: ProcessEvent = {
         $typeName: 'process.ProcessEvent',
         event: {
           case: 'data',
-          value: { $typeName: 'process.ProcessEvent.DataEvent', output: { case: stream, value: new Uint8Array(data.subarray(offset, offset + CHUNK_BYTES)) } },
+          value: { $typeName: 'process.ProcessEvent.DataEvent', output: { case: stream, value: new Uint8Array(data.subarray(offset, offset + chunk)) } },
         },
       };
       for (const subscriber of this.subscribers) {
@@ -186,8 +250,7 @@ export class Command implements EmulatedProcess {
     }
     if (full && !this.paused) {
       this.paused = true;
-      this.child.stdout?.pause();
-      this.child.stderr?.pause();
+      for (const output of this.outputs()) output.pause();
     }
   }
 
@@ -195,8 +258,7 @@ export class Command implements EmulatedProcess {
     if (!this.paused) return;
     for (const subscriber of this.subscribers) if (subscriber.length >= LOW_WATER) return;
     this.paused = false;
-    this.child.stdout?.resume();
-    this.child.stderr?.resume();
+    for (const output of this.outputs()) output.resume();
   }
 
   /**
@@ -236,6 +298,9 @@ export class Command implements EmulatedProcess {
    * A SIGTERM or SIGKILL through SendSignal, or the Start's deadline,
    * cancels that wait (`outCancel`): the pipes are then closed as soon as
    * the leader is reaped, and what a survivor writes later is lost.
+   * A terminal is the same with its master for the pipes: envd's reader
+   * ends at the master's end of file (EIO), once no process has the
+   * terminal open any more (the leader's jobs included).
    */
   private reaped(code: number | null, signal: NodeJS.Signals | null): void {
     clearTimeout(this.deadline);
@@ -244,13 +309,12 @@ export class Command implements EmulatedProcess {
     if (this.paused) {
       // Not envd's back pressure any more: what is left must reach its end of file.
       this.paused = false;
-      this.child.stdout?.resume();
-      this.child.stderr?.resume();
+      for (const output of this.outputs()) output.resume();
     }
     if (this.cancelled) return this.finish();
     let open = 0;
-    for (const pipe of [this.child.stdout, this.child.stderr]) {
-      if (pipe === null || pipe.readableEnded || pipe.destroyed) continue;
+    for (const pipe of this.outputs()) {
+      if (pipe.readableEnded || pipe.destroyed) continue;
       open++;
       pipe.once('close', () => {
         if (--open === 0) this.finish();
@@ -269,6 +333,9 @@ export class Command implements EmulatedProcess {
     stdout?.destroy();
     stderr?.destroy();
     this.child.stdin?.destroy();
+    // envd closes the master after the leader's end: what still holds the terminal is hung up.
+    this.terminal?.takeRest();
+    this.terminal?.close();
     this.maybeResume();
     this.end = fields;
     this.endedAt = Date.now();

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { descendants, headerRecord, liveProcesses, ownGroupMembers, signalAll } from '@sandstream/remote/emulator';
+import { ownSessionMembers } from './command.js';
 import type { Envd } from './context.js';
 import type { EnvdRoute } from './types.js';
 
@@ -17,7 +18,7 @@ export function isControlPlanePath(url: string | undefined): boolean {
   return url === '/v2/sandboxes' || url?.startsWith('/sandboxes/') === true || /^\/v2\/sandboxes\/[^/?]+\/connect$/.test(url ?? '');
 }
 
-/** Every live process of the commands a sandbox ran: the running ones with their descendants, and their groups' members. */
+/** Every live process of the commands a sandbox ran: the running ones with their descendants, and their groups' and terminal sessions' members. */
 function processesOf(envd: Envd, sandboxId: string): number[] {
   const live = liveProcesses();
   const targets: number[] = [];
@@ -25,7 +26,7 @@ function processesOf(envd: Envd, sandboxId: string): number[] {
     if (command.sandboxId !== sandboxId) continue;
     const running = envd.running.has(command.pid);
     if (running) targets.push(command.pid, ...descendants(command.pid, live));
-    targets.push(...ownGroupMembers(command.pid, command.leaderStartTicks, running, live));
+    targets.push(...ownGroupMembers(command.pid, command.leaderStartTicks, running, live), ...ownSessionMembers(command, live));
   }
   return targets;
 }

@@ -30,7 +30,7 @@ import {
   signalAll,
   taggedProcesses,
 } from '@sandstream/remote/emulator';
-import type { Command } from './command.js';
+import { ownSessionMembers, type Command } from './command.js';
 import { sandboxOf, type Envd, type RawRequest } from './context.js';
 import { isControlPlanePath, serveControlPlane } from './control-plane.js';
 import { processRoutes } from './process-service.js';
@@ -40,7 +40,12 @@ import { checkEnvdFault, rawKey } from './wire.js';
 export { endFields, signalFromStatus, type EndFields } from '../status.js';
 export type { EmulatedProcess, EmulatedSandbox, EnvdEmulator, EnvdEmulatorOptions, EnvdFault, EnvdMethod, EnvdRoute, RecordedRequest } from './types.js';
 
-/** Kills what is still the emulator's: running commands with their descendants, and live members of the groups its commands led. */
+/**
+ * Kills what is still the emulator's: running commands with their
+ * descendants, live members of the groups its commands led, and of the
+ * sessions its terminal commands led (a shell's jobs each have a group of
+ * their own, and outlive it holding the terminal).
+ */
 function killEverything(envd: Envd): void {
   const live = liveProcesses();
   const targets = new Set<number>();
@@ -50,6 +55,7 @@ function killEverything(envd: Envd): void {
   }
   const grouped = new Set(live.map((entry) => entry.pgrp));
   for (const command of envd.table.commands()) {
+    for (const pid of ownSessionMembers(command, live)) targets.add(pid);
     if (!grouped.has(command.pid)) continue;
     for (const pid of ownGroupMembers(command.pid, command.leaderStartTicks, envd.running.has(command.pid), live)) targets.add(pid);
   }

@@ -6,7 +6,7 @@
 import { create, toJson } from '@bufbuild/protobuf';
 import { Code, ConnectError, type ConnectRouter } from '@connectrpc/connect';
 import { hold, sleep } from '@sandstream/remote/emulator';
-import { Process as ProcessService, ProcessInfoSchema, Signal as WireSignal, type ProcessSelector } from '../gen/envd-process_pb.js';
+import { Process as ProcessService, ProcessInfoSchema, Signal as WireSignal, type ProcessInput, type ProcessSelector } from '../gen/envd-process_pb.js';
 import type { Command } from './command.js';
 import type { Envd } from './context.js';
 import { startCommand } from './spawn.js';
@@ -26,6 +26,15 @@ function find(envd: Envd, selector: ProcessSelector | undefined): Command {
     throw new ConnectError(`process with tag ${sel.value} not found`, Code.NotFound);
   }
   throw new ConnectError('invalid selector', Code.Unimplemented);
+}
+
+/** Input to a command as envd's SendInput and StreamInput take it (input.go, `handleInput`): stdin bytes, or terminal bytes. */
+async function handleInput(command: Command, input: ProcessInput | undefined): Promise<void> {
+  const bytes = input?.input;
+  if (bytes?.case === 'stdin') return command.write(bytes.value);
+  if (bytes?.case === 'pty') return command.writePty(bytes.value);
+  // Go's `%T` of the empty oneof.
+  throw new ConnectError('invalid input type <nil>', Code.Unimplemented);
 }
 
 /** The routes of envd's process service, for `connectNodeAdapter`. */
@@ -75,10 +84,7 @@ export function processRoutes(envd: Envd): (router: ConnectRouter) => void {
 
       async sendInput(request, ctx) {
         const call = await enter(envd, 'SendInput', toJson(ProcessService.method.sendInput.input, request), ctx);
-        const command = find(envd, request.process);
-        const input = request.input?.input;
-        if (input?.case !== 'stdin') throw new ConnectError('error writing to tty: tty not assigned to process', Code.Internal);
-        await command.write(input.value);
+        await handleInput(find(envd, request.process), request.input);
         await unaryAnswer(envd, call, ctx);
         return {};
       },
@@ -102,14 +108,31 @@ export function processRoutes(envd: Envd): (router: ConnectRouter) => void {
       },
 
       async update(request, ctx) {
-        await enter(envd, 'Update', toJson(ProcessService.method.update.input, request), ctx);
-        find(envd, request.process);
-        throw new ConnectError('tty not assigned to process', Code.Internal);
+        const call = await enter(envd, 'Update', toJson(ProcessService.method.update.input, request), ctx);
+        const command = find(envd, request.process);
+        // Without `pty`, nothing to change; the size truncated to 16 bits as envd's `pty.Winsize` holds it.
+        if (request.pty !== undefined) command.resize((request.pty.size?.cols ?? 0) & 0xffff, (request.pty.size?.rows ?? 0) & 0xffff);
+        await unaryAnswer(envd, call, ctx);
+        return {};
       },
 
-      async streamInput(_requests, ctx) {
-        await enter(envd, 'StreamInput', null, ctx);
-        throw new ConnectError('StreamInput is not emulated', Code.Unimplemented);
+      // A client stream (input.go, `streamInputHandler`): a start event names the command, data
+      // events are written as SendInput's input, keepalives are ignored; the answer comes at the
+      // stream's end. Recorded once, when it opens (its messages are not).
+      async streamInput(requests, ctx) {
+        const call = await enter(envd, 'StreamInput', null, ctx);
+        let command: Command | undefined;
+        for await (const request of requests) {
+          const event = request.event;
+          if (event.case === 'start') command = find(envd, event.value.process);
+          else if (event.case === 'data') {
+            // envd dereferences the command it has not got (a panic, which the client sees as an internal error).
+            if (command === undefined) throw new ConnectError('input before the start event', Code.Internal);
+            await handleInput(command, event.value.input);
+          } else if (event.case !== 'keepalive') throw new ConnectError('invalid event type <nil>', Code.Unimplemented);
+        }
+        await unaryAnswer(envd, call, ctx);
+        return {};
       },
     });
   };

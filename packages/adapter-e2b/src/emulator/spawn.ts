@@ -3,6 +3,9 @@
  * which execs it, as the account of the request's Basic auth, with envd's
  * working directory and environment rules, a stdin pipe unless the request
  * says `stdin: false`, and the start's deadline from `Connect-Timeout-Ms`.
+ * With `pty`, on a new pseudo-terminal of the size asked instead of pipes,
+ * as the leader of a session whose controlling terminal it is (envd:
+ * creack/pty's `StartWithSize`, `Setsid` and `Setctty`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
@@ -15,6 +18,7 @@ import type { ProcessConfig, StartRequest } from '../gen/envd-process_pb.js';
 import { basicUser, findAccount } from './accounts.js';
 import { Command } from './command.js';
 import type { Envd } from './context.js';
+import { shieldMasters, Terminal, terminalUnavailable } from './terminal.js';
 import type { EmulatedProcess } from './types.js';
 
 function configOf(config: ProcessConfig | undefined): EmulatedProcess['config'] {
@@ -66,18 +70,25 @@ export async function startCommand(envd: Envd, request: StartRequest, req: Incom
     ...(account === undefined ? {} : { HOME: account.home, USER: account.name, LOGNAME: account.name }),
     ...config.envs,
   };
-  // envd keeps a stdin pipe unless the request says `stdin: false`.
-  const keepStdin = request.stdin ?? true;
-  const refused = (error: Error): ConnectError =>
-    new ConnectError(`error starting process '${[config.cmd, ...config.args].join(' ')}': ${error.message}`, Code.InvalidArgument);
+  const userCommand = [config.cmd, ...config.args].join(' ');
+  const terminal = request.pty === undefined ? undefined : openTerminal(request.pty.size, userCommand, cwd);
+  // envd keeps a stdin pipe unless the request says `stdin: false`, and none on a terminal.
+  const keepStdin = terminal === undefined && (request.stdin ?? true);
+  const refused = (error: Error): ConnectError => {
+    terminal?.close();
+    return new ConnectError(`error starting process '${userCommand}': ${error.message}`, Code.InvalidArgument);
+  };
+  // Through a shell that execs the command, as envd runs every one (handler.go, `New`: its OOM
+  // score and priority wrapper): a missing executable starts, says so on stderr, and ends 127.
+  // On a terminal, `setsid --ctty` first (not detached, so it calls setsid() without forking and
+  // the pid is the command's): the command leads a session with the terminal as its own.
+  const argv = ['/bin/sh', '-c', 'exec "$@"', '--', config.cmd, ...config.args];
   let child: ChildProcess;
   try {
-    // Through a shell that execs the command, as envd runs every one (handler.go, `New`: its OOM
-    // score and priority wrapper): a missing executable starts, says so on stderr, and ends 127.
-    child = spawn('/bin/sh', ['-c', 'exec "$@"', '--', config.cmd, ...config.args], {
+    child = spawn(terminal === undefined ? argv[0]! : 'setsid', terminal === undefined ? argv.slice(1) : ['--ctty', '--', ...argv], {
       cwd,
       env,
-      stdio: [keepStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      stdio: terminal?.stdio() ?? shieldMasters([keepStdin ? 'pipe' : 'ignore', 'pipe', 'pipe']),
       ...(switching ? { uid: account.uid, gid: account.gid } : {}),
     });
   } catch (error) {
@@ -85,6 +96,8 @@ export async function startCommand(envd: Envd, request: StartRequest, req: Incom
     // environment too long for the shell's exec) instead of emitting them: the same answer.
     throw refused(error as Error);
   }
+  // The command has the slave now: the emulator lets go of its own, as envd does.
+  terminal?.spawned();
   // Read before the event loop can reap it: the start time tells this
   // command's group from a later one that reuses its number.
   const leaderStartTicks = child.pid === undefined ? undefined : processState(child.pid)?.startTicks;
@@ -94,9 +107,17 @@ export async function startCommand(envd: Envd, request: StartRequest, req: Incom
       if (child.pid === undefined) rejectSpawn(refused(error));
     });
   });
-  const command = new Command(child, child.pid!, config, request.tag, keepStdin, (ended) => {
-    envd.running.delete(ended.pid);
-  });
+  const command = new Command(
+    child,
+    child.pid!,
+    config,
+    request.tag,
+    keepStdin,
+    (ended) => {
+      envd.running.delete(ended.pid);
+    },
+    terminal,
+  );
   const sandboxHeader = req.headers['e2b-sandbox-id'];
   command.sandboxId = typeof sandboxHeader === 'string' ? sandboxHeader : undefined;
   command.user = account?.name;
@@ -106,4 +127,24 @@ export async function startCommand(envd: Envd, request: StartRequest, req: Incom
   const timeout = Number(req.headers['connect-timeout-ms']);
   if (Number.isFinite(timeout) && timeout > 0) command.killAfter(timeout);
   return command;
+}
+
+/**
+ * A terminal of the size a Start asks (envd truncates each to 16 bits, as
+ * its `pty.Winsize` holds them); throws the Connect error the client gets.
+ */
+function openTerminal(size: { readonly cols: number; readonly rows: number } | undefined, userCommand: string, cwd: string): Terminal {
+  const cols = (size?.cols ?? 0) & 0xffff;
+  const rows = (size?.rows ?? 0) & 0xffff;
+  const unavailable = terminalUnavailable();
+  if (unavailable !== undefined) throw new ConnectError(`the emulator cannot open terminals here: ${unavailable}`, Code.Unimplemented);
+  const failed = (reason: string): ConnectError =>
+    new ConnectError(`error starting pty with command '${userCommand}' in dir '${cwd}' with '${cols}' cols and '${rows}' rows: ${reason}`, Code.InvalidArgument);
+  // envd would open a terminal of 0 columns or rows; the library cannot (it takes 0 for its default, 80x24).
+  if (cols === 0 || rows === 0) throw failed('the emulator opens no terminal with zero columns or rows');
+  try {
+    return new Terminal(cols, rows);
+  } catch (error) {
+    throw failed((error as Error).message);
+  }
 }

@@ -53,9 +53,12 @@ export interface EmulatedProcess {
   readonly pid: number;
   readonly config: { readonly cmd: string; readonly args: readonly string[]; readonly envs: Readonly<Record<string, string>>; readonly cwd: string | undefined };
   readonly tag: string | undefined;
+  /** A stdin pipe was kept (never for a command on a terminal). */
   readonly stdin: boolean;
+  /** For a command started with `pty`: its terminal's size, the last one set (by Start or Update). */
+  readonly pty: { readonly cols: number; readonly rows: number } | undefined;
   readonly startedAt: number;
-  /** Set once the end event was produced (the leader reaped and both pipes at end of file, or closed by a kill). */
+  /** Set once the end event was produced (the leader reaped and both pipes, or the terminal, at end of file, or closed by a kill). */
   readonly end: EndFields | undefined;
   readonly endedAt: number | undefined;
   /** Signals delivered through SendSignal, in order. */
