@@ -6,8 +6,14 @@ export default sandstreamVitestConfig(
     // Left out of `npm run test:fast` (every file still runs in `npm test`): the kit against every
     // broken adapter (directly and through testees), full runs through the Python testee and the
     // Vitest entry.
-    // The testee files left out run the kit through testee processes, one or more per test.
+    // The testee files left out run the kit through testee processes, one or more per test;
+    // latency.test.ts runs the kit three times over a backend slowed by 50 ms a call (20 s), and
+    // cli.test.ts the kit's command line as a process of its own, sixteen times (35 s), and
+    // at-limit.test.ts whole runs against adapters slowed until cases reach their limit (32 s).
     slow: [
+      'test/latency.test.ts',
+      'test/cli.test.ts',
+      'test/at-limit.test.ts',
       'test/broken-adapters.test.ts',
       'test/testee-verdicts.test.ts',
       'test/python-testee.test.ts',

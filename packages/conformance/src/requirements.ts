@@ -1,5 +1,5 @@
-// Generated from spec/1.4/requirements.json and spec/1.4/spec.md by scripts/sync-requirements.mjs; do not edit.
-// spec/1.4/spec.md is the source of each statement and heading; test/requirements.test.ts holds all three equal.
+// Generated from spec/1.5/requirements.json and spec/1.5/spec.md by scripts/sync-requirements.mjs; do not edit.
+// spec/1.5/spec.md is the source of each statement and heading; test/requirements.test.ts holds all three equal.
 // Refresh with: npm run sync-requirements -w @sandstream/conformance
 
 /** A numbered heading of spec.md: `### 9.8 The termination sequence` is `{ number: '9.8', title: 'The termination sequence' }`. */
@@ -37,7 +37,7 @@ export interface Requirement {
 }
 
 /** The spec revision these requirements belong to. */
-export const REQUIREMENTS_SPEC_VERSION = "1.4";
+export const REQUIREMENTS_SPEC_VERSION = "1.5";
 
 /** Every requirement of the spec revision this kit checks. */
 export const REQUIREMENTS: readonly Requirement[] = [
@@ -153,7 +153,7 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "introduced": "1.0",
     "heading": {
       "number": "4.1",
-      "title": "The capabilities of 1.4"
+      "title": "The capabilities of 1.5"
     }
   },
   {
@@ -598,6 +598,78 @@ export const REQUIREMENTS: readonly Requirement[] = [
     "heading": {
       "number": "12.2",
       "title": "User"
+    }
+  },
+  {
+    "id": "SS-PTY-1",
+    "level": "MUST",
+    "section": "Terminals",
+    "statement": "With `pty`, the command's standard input, output and error MUST be one new pseudo-terminal of the given size, which MUST be the command's controlling terminal, and the command MUST lead the terminal's foreground process group and SHOULD lead the terminal's session; `TERM` MUST be `xterm-256color` unless `env` sets it, and the terminal MUST start in canonical input (`icanon`), echo (`echo`), signals from the keyboard (`isig`), CR to NL on input (`icrnl`) and NL to CR NL on output (`opost`, `onlcr`), with `intr` 0x03, `quit` 0x1c, `susp` 0x1a, `eof` 0x04, `erase` 0x7f and `kill` 0x15.",
+    "introduced": "1.5",
+    "capability": "pty",
+    "heading": {
+      "number": "12.3",
+      "title": "Terminals"
+    }
+  },
+  {
+    "id": "SS-PTY-2",
+    "level": "MUST",
+    "section": "Terminals",
+    "statement": "With `pty`, every byte the terminal yields MUST be delivered, exact and in order, as `stdout` chunks, and nothing as `stderr`; what the command wrote before its process tree ended MUST all be delivered, its last bytes included.",
+    "introduced": "1.5",
+    "capability": "pty",
+    "heading": {
+      "number": "12.3",
+      "title": "Terminals"
+    }
+  },
+  {
+    "id": "SS-PTY-3",
+    "level": "MUST",
+    "section": "Terminals",
+    "statement": "With `pty`, the bytes given to `write()` or as `input` MUST reach the terminal's input exactly once, in call order and unfiltered, and `end()` MUST type end-of-file and close the writer, leaving the terminal and its output open: 0x04 once when nothing was written or the last byte written was CR, NL or 0x04, and 0x04 twice otherwise; end-of-file MUST be typed the same way after `input`, and once at the start when the command was given neither `stdin: 'pipe'` nor `input`.",
+    "introduced": "1.5",
+    "capability": "pty",
+    "heading": {
+      "number": "12.3",
+      "title": "Terminals"
+    }
+  },
+  {
+    "id": "SS-PTY-4",
+    "level": "MUST",
+    "section": "Terminals",
+    "statement": "For a command started with `pty`, `proc.resize(cols, rows)` MUST set the terminal's size and resolve once it is set, resizes taking effect in call order; it MUST reject with `InvalidArgument` (key `cols` or `rows`) for a size outside 1 to 65535, with `InvalidState` once the command settled, and with `TransportError` when a remote backend did not confirm the resize, which MUST NOT end the command; on a Process started without `pty` it MUST reject with `InvalidState`.",
+    "introduced": "1.5",
+    "capability": "pty",
+    "heading": {
+      "number": "12.3",
+      "title": "Terminals"
+    }
+  },
+  {
+    "id": "SS-PTY-5",
+    "level": "MUST",
+    "section": "Terminals",
+    "statement": "Under a terminal, every exit path of section 9.1 MUST end the terminal's whole session: SIGHUP to every process of the session, then at once SIGTERM and SIGCONT, the grace period and SIGKILL, the sequence of section 9.8 with a hangup in front, and a command that ignores SIGHUP and SIGTERM MUST be gone within the grace period plus the bounded delay of SS-TEAR-7.",
+    "introduced": "1.5",
+    "capability": "pty",
+    "heading": {
+      "number": "12.3",
+      "title": "Terminals"
+    }
+  },
+  {
+    "id": "SS-PTY-6",
+    "level": "MUST",
+    "section": "Terminals",
+    "statement": "Under a terminal, the result MUST be the command's own status: the code it exited with, or the signal that ended it, never a status of the terminal or of anything the implementation put between them; when the command exits and leaves processes of its session behind, its status is the result, and they MUST be wound down as SS-TEAR-10 requires with SIGHUP in front, their output delivered until they are gone.",
+    "introduced": "1.5",
+    "capability": "pty",
+    "heading": {
+      "number": "12.3",
+      "title": "Terminals"
     }
   },
   {

@@ -81,7 +81,7 @@ export interface CaseRun {
    * how long: the engine may then let the next case start beside it
    * (`stall.ts`, ADR-0051).
    */
-  readonly stall?: { readonly afterMs: number; readonly onStall: (stalledMs: number) => void } | undefined;
+  readonly stall?: { readonly afterMs: number; readonly onStall: (stalledMs: number, runningMs: number) => void } | undefined;
 }
 
 /** How often a case is looked at for a stall. */
@@ -151,8 +151,10 @@ async function runCaseScoped(run: CaseRun, scope: LiveScope, marks: RunMarks | u
       ? undefined
       : setInterval(() => {
           if (ready === undefined) return;
-          const stalledMs = performance.now() - Math.max(ready, tracker?.lastSettled() ?? ready);
-          if (stalledMs >= stall.afterMs) stall.onStall(stalledMs);
+          const now = performance.now();
+          const stalledMs = now - Math.max(ready, tracker?.lastSettled() ?? ready);
+          const runningMs = now - ready;
+          if (runningMs >= stall.afterMs) stall.onStall(stalledMs, runningMs);
         }, STALL_POLL_MS);
   stallTimer?.unref();
   try {

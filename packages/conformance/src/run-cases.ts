@@ -24,7 +24,7 @@ export interface CaseRunner {
   /** Why a case is not run at all, with the outcome to report instead; undefined to run it. */
   notRun(testCase: ConformanceCase): CaseOutcome | undefined;
   /** Runs one case within `timeoutMs`, with the stall watch the schedule asks for. */
-  run(testCase: ConformanceCase, timeoutMs: number, onLimit?: (reached: LimitReached) => void, stall?: { afterMs: number; onStall: (stalledMs: number) => void }): Promise<CaseOutcome>;
+  run(testCase: ConformanceCase, timeoutMs: number, onLimit?: (reached: LimitReached) => void, stall?: { afterMs: number; onStall: (stalledMs: number, runningMs: number) => void }): Promise<CaseOutcome>;
   /** Called as a case starts its first run. */
   started(testCase: ConformanceCase): void;
   /** A case whose outcome is final. */
@@ -100,8 +100,8 @@ export async function runCases(cases: readonly ConformanceCase[], runner: CaseRu
         beside.free(entry);
         release();
       };
-      const onStall = (stalledMs: number): void => {
-        if ((quietRelease || runner.verdictKnown()) && judge(stalledMs)) free();
+      const onStall = (stalledMs: number, runningMs: number): void => {
+        if ((quietRelease || runner.verdictKnown()) && judge(stalledMs, runningMs)) free();
       };
       const stall = runner.auto ? { afterMs: bounds.afterMs, onStall } : undefined;
       const outcome = await runner.run(testCase, runner.caseTimeoutMs, onLimit, stall).finally(() => beside.end(entry));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
-import { validatorFor, type ConformanceReport } from '@sandstream/types';
+import { SPEC_VERSION, validatorFor, type ConformanceReport } from '@sandstream/types';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
@@ -107,7 +107,7 @@ describe('sandstream-conformance CLI', () => {
     const validate = validatorFor('ConformanceReport');
     expect(validate(report), JSON.stringify(validate.issues)).toBe(true);
     expect(report.adapter.name).toBe('local');
-    expect(report.specVersion).toBe('1.4');
+    expect(report.specVersion).toBe(SPEC_VERSION);
     expect(report.cases.find((c) => c.id === 'stream.single-iteration')?.status).toBe('disabled');
     expect(report.cases.find((c) => c.id === 'stream.synchronous')?.status).toBe('pass');
     expect(report.cases.find((c) => c.id === 'teardown.break')?.status).toBe('disabled');
@@ -166,7 +166,7 @@ describe('sandstream-conformance CLI', () => {
     expect(list.stdout).toMatch(/^limits\.cpu .*runs alone/m);
     expect(list.stdout).not.toMatch(/^stream\.synchronous .*runs alone/m);
     const version = await cli(['--version']);
-    expect(version.stdout).toMatch(/^sandstream-conformance \d+\.\d+\.\d+ \(spec 1\.4\)$/m);
+    expect(version.stdout).toMatch(new RegExp(`^sandstream-conformance \\d+\\.\\d+\\.\\d+ \\(spec ${SPEC_VERSION.replace('.', '\\.')}\\)$`, 'm'));
   });
 
   test('loads an adapter by package name from the current directory, import-only exports and an exported subpath included', async () => {

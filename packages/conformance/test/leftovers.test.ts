@@ -16,11 +16,25 @@ afterAll(() => lab.cleanup());
 
 describe('after a timed-out teardown case', () => {
   test('the loops it started are killed, and the report says the kit had to', { timeout: 60_000 }, async () => {
-    const report = await runConformance({ factory: () => hangingTeardownSandbox(lab), include: ['teardown.dispose-never-iterated'], caseTimeoutMs: 3_000 });
+    // The runtime's safety net ends the tree of a Process that is garbage-collected undisposed,
+    // with a warning: once the timed-out case lets go of it, a collection (frequent under load)
+    // may end the tree before the kit's sweep looks, which then has nothing to kill.
+    const leaked: string[] = [];
+    const onWarning = (warning: Error & { code?: string }): void => {
+      if (warning.code === 'SANDSTREAM_PROCESS_LEAKED') leaked.push(warning.message);
+    };
+    process.on('warning', onWarning);
+    let report;
+    try {
+      report = await runConformance({ factory: () => hangingTeardownSandbox(lab), include: ['teardown.dispose-never-iterated'], caseTimeoutMs: 3_000 });
+    } finally {
+      process.off('warning', onWarning);
+    }
     const entry = report.cases.find((c) => c.id === 'teardown.dispose-never-iterated')!;
     expect(entry.status).toBe('fail');
     expect(entry.message).toMatch(/did not finish within 3000 ms/);
-    expect(entry.message).toMatch(/after the case, the kit had to kill [1-9]\d* process(es)? it had left running \(pid [\d, ]+\), through a fresh sandbox/);
+    const swept = /after the case, the kit had to kill [1-9]\d* process(es)? it had left running \(pid [\d, ]+\), through a fresh sandbox/.test(entry.message ?? '');
+    expect(swept || leaked.length > 0, `neither the kit's sweep nor the safety net ended the tree: ${entry.message}`).toBe(true);
     // The tree (leader, child, grandchild: all carry the scratch directory in their argv) is gone.
     expect(lab.survivors().filter((s) => s.cmdline.includes('heartbeat'))).toEqual([]);
   });
@@ -40,7 +54,12 @@ describe('at the end of a run', () => {
       );
       const listed = byId.get('background.listed-only')!;
       expect(listed.status, listed.message).toBe('pass');
-      expect(listed.message).toMatch(/^after the run, the kit ended 2 processes this case had started .*sandstream-only-[0-9a-f-]+-running".*sandstream-only-[0-9a-f-]+-elsewhere"$/);
+      // The other sandbox's background command is left to a Process the case drops: the runtime's
+      // safety net may end it first, when that Process is garbage-collected (with its warning), and
+      // the kit then has only the one to end. Either way nothing runs on (the scan below).
+      expect(listed.message).toMatch(
+        /^after the run, the kit ended (1 process this case had started .*sandstream-only-[0-9a-f-]+-running"|2 processes this case had started .*sandstream-only-[0-9a-f-]+-running".*sandstream-only-[0-9a-f-]+-elsewhere")$/,
+      );
       expect(report.ok).toBe(true);
       // Nothing the lab's sandboxes started runs on: a scan of /proc for their marker. A process
       // SIGKILLed is gone once the kernel next runs it, and a loop's last `sleep 0.05` ends by itself.

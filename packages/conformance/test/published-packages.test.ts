@@ -68,11 +68,12 @@ describe.each(publicPackages)('$manifest.name', ({ dir, manifest }) => {
   });
 });
 
-test('the public packages are the three of the fixed group, the four 0.x remote packages, the 0.x MCP server, the 0.x AI SDK interop and the 0.x host limits', () => {
+test('the public packages are the three of the fixed group, the five 0.x remote packages, the 0.x MCP server, the 0.x AI SDK interop and the 0.x host limits', () => {
   expect(publicPackages.map(({ manifest }) => manifest.name).sort()).toEqual([
     '@sandstream/adapter-docker',
     '@sandstream/adapter-e2b',
     '@sandstream/adapter-local',
+    '@sandstream/adapter-ssh',
     '@sandstream/adapter-vercel',
     '@sandstream/ai-sdk',
     '@sandstream/conformance',

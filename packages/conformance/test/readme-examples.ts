@@ -83,7 +83,7 @@ export const conformanceHooks: ConformanceHooks = {
   async attach(sandbox) {
     return attachToSameEnvironment(sandbox);
   },
-  // Spec 1.4: how a second OS process makes sandboxes on `sandbox`'s environment (see below).
+  // Spec 1.5: how a second OS process makes sandboxes on `sandbox`'s environment (see below).
   owner(sandbox) {
     return { env: { MY_ADAPTER_ENVIRONMENT: environmentIdOf(sandbox) } };
   },

@@ -33,6 +33,18 @@ describe('stallJudge', () => {
     expect(judge(1_000)).toBe(true);
   });
 
+  test('once the verdict is known, a case that has run for the first bound frees the slot while the machine has a core to spare, though its calls settle', () => {
+    const spare = stallJudge(bounds, () => true, machine(SPARE_FOR_STALL + 0.5));
+    // Not stalled at all (a call settled just now): the first look has no second of measurement yet.
+    expect(spare(0, 1_000)).toBe(false);
+    expect(spare(0, 999)).toBe(false);
+    expect(spare(0, 2_000)).toBe(true);
+    const busy = stallJudge(bounds, () => true, machine(SPARE_FOR_STALL - 0.1));
+    for (const running of [1_000, 2_000, 10_000]) expect(busy(0, running)).toBe(false);
+    // Stalled, it frees the slot whatever the machine does, as before.
+    expect(busy(1_000, 10_000)).toBe(true);
+  });
+
   test('before it, only a long stall on a machine with a core to spare', () => {
     const spare = stallJudge(bounds, () => false, machine(SPARE_FOR_STALL + 0.5));
     expect(spare(1_000)).toBe(false);

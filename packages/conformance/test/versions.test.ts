@@ -128,6 +128,7 @@ describe('versions', () => {
     expect(outside.map((m) => m.name).sort()).toEqual([
       '@sandstream/adapter-docker',
       '@sandstream/adapter-e2b',
+      '@sandstream/adapter-ssh',
       '@sandstream/adapter-vercel',
       '@sandstream/ai-sdk',
       '@sandstream/host-limits',

@@ -12,6 +12,7 @@ const NEEDS: Record<Exclude<Refusing, 'streaming' | 'attach'>, { stream: StreamO
   stdin: { stream: { stdin: 'pipe' }, run: { input: 'data' } },
   'resource-limits': { stream: { limits: { cpuSeconds: 5 } }, run: { limits: { cpuSeconds: 5 } } },
   user: { stream: { user: 'nobody' }, run: { user: 'nobody' } },
+  pty: { stream: { pty: { cols: 80, rows: 24 } }, run: { pty: { cols: 80, rows: 24 } } },
 };
 
 function checkRefusal(error: unknown, capability: Capability, what: string): void {

@@ -4,7 +4,7 @@ import { processCases } from './2.2-process.js';
 import { argvDeliveryCases, invalidArgvCases } from './3.1-argv.js';
 import { optionsCases } from './3.2-options.js';
 import { environmentCases } from './3.3-environment-and-working-directory.js';
-import { manifestCases } from './4.1-capabilities-of-1-4.js';
+import { manifestCases } from './4.1-capabilities-of-1-5.js';
 import { negativeBehaviourCases } from './4.2-negative-behaviour.js';
 import { outputCapCases } from './5.1-output-cap.js';
 import { onOutputCases } from './5.2-on-output.js';
@@ -30,6 +30,7 @@ import { resultCases } from './10-exec-result-and-exit-status.js';
 import { concurrencyCases } from './11-concurrency.js';
 import { limitsCases } from './12.1-resource-limits.js';
 import { userCases } from './12.2-user.js';
+import { terminalCases } from './12.3-terminals.js';
 import { backgroundCases } from './13.1-background-commands.js';
 import { attachCases } from './13.2-attach.js';
 import { reconnectCases } from './13.4-reconnect.js';
@@ -88,4 +89,6 @@ export const CASES: readonly ConformanceCase[] = Object.freeze([
   ...reconnectCases,
   // Spec 1.4 (ADR-0050).
   ...ownerLossCases,
+  // Spec 1.5 (ADR-0052).
+  ...terminalCases,
 ]);

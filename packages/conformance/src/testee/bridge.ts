@@ -137,6 +137,8 @@ function bridgeProcess(link: TesteeLink, info: ProcessInfo): Process | Backgroun
     started: () => call('started'),
     wait: (): Promise<ExecResult> => link.requestTwoStep('wait', { process: pid }, remember).then(rebuildResult),
     kill: (signal?: unknown): Promise<void> => link.requestTwoStep('kill', { process: pid, signal: encodeValue(signal) }, remember).then(() => undefined),
+    resize: (cols: unknown, rows: unknown): Promise<void> =>
+      link.requestTwoStep('resize', { process: pid, cols: encodeValue(cols), rows: encodeValue(rows) }, remember).then(() => undefined),
     [Symbol.asyncDispose]: () => call('dispose'),
   };
   if (info.background) {
@@ -144,7 +146,7 @@ function bridgeProcess(link: TesteeLink, info: ProcessInfo): Process | Backgroun
     proc['detach'] = () => call('detach');
   }
   // The Process has the shape the adapter's has: a member it lacks is missing here too.
-  const members = { started: 'started', wait: 'wait', kill: 'kill', iterate: Symbol.asyncIterator, dispose: Symbol.asyncDispose } as const;
+  const members = { started: 'started', wait: 'wait', kill: 'kill', iterate: Symbol.asyncIterator, dispose: Symbol.asyncDispose, resize: 'resize' } as const;
   for (const name of info.lacks ?? []) delete proc[members[name as keyof typeof members]];
   // A thenable Process is the adapter's failure; `await` must not unwrap this one, so its `then` is not callable.
   if (info.thenable === true) proc['then'] = undefined;

@@ -17,13 +17,13 @@ export const TESTEE_PROTOCOL = 1;
  * `settle` id, how its promise settled. So are a Process's `started`, `wait`,
  * `kill`, `dispose`, `detach`, and its writer's `write` and `end`.
  */
-export const SYNC_OPS = new Set(['stream', 'props', 'iterate', 'stdin', 'manifest', 'run', 'attach', 'commands', 'started', 'wait', 'kill', 'dispose', 'detach', 'write', 'end']);
+export const SYNC_OPS = new Set(['stream', 'props', 'iterate', 'stdin', 'manifest', 'run', 'attach', 'commands', 'started', 'wait', 'kill', 'dispose', 'detach', 'write', 'end', 'resize']);
 
 /**
  * The requests answered in two steps (see {@link SYNC_OPS}): every call of the
  * contract that returns a promise, but an iterator's `next` and `return`.
  */
-export const TWO_STEP_OPS = new Set(['run', 'attach', 'commands', 'started', 'wait', 'kill', 'dispose', 'detach', 'write', 'end']);
+export const TWO_STEP_OPS = new Set(['run', 'attach', 'commands', 'started', 'wait', 'kill', 'dispose', 'detach', 'write', 'end', 'resize']);
 
 /** Every request the kit sends, by its `op`. */
 export interface Requests {
@@ -48,6 +48,7 @@ export interface Requests {
   detach: { process: string; settle: string };
   write: { process: string; data: WireValue; settle: string };
   end: { process: string; settle: string };
+  resize: { process: string; cols: WireValue; rows: WireValue; settle: string };
   sever: { process: string };
   owner: { sandbox: string };
   abort: { signal: string; reason: WireValue };
@@ -57,7 +58,7 @@ export interface Requests {
 export type Op = keyof Requests;
 
 /** The ops of {@link TWO_STEP_OPS}. */
-export type TwoStepOp = 'run' | 'attach' | 'commands' | 'started' | 'wait' | 'kill' | 'dispose' | 'detach' | 'write' | 'end';
+export type TwoStepOp = 'run' | 'attach' | 'commands' | 'started' | 'wait' | 'kill' | 'dispose' | 'detach' | 'write' | 'end' | 'resize';
 
 /**
  * The answers' types below are as the kit reads them: the whole `value` of an
@@ -87,7 +88,7 @@ export interface ProcessInfo {
   readonly argv: WireValue;
   /** Whether it has `detach()` (a background Process). */
   readonly background: boolean;
-  /** The contract's methods it lacks: `started`, `wait`, `kill`, `iterate`, `dispose`. */
+  /** The contract's methods it lacks: `started`, `wait`, `kill`, `iterate`, `dispose`, and `resize` (optional, spec 1.5). */
   readonly lacks?: readonly string[];
   /** Whether it has a `then` member, which would make `await` unwrap it. */
   readonly thenable?: boolean;

@@ -22,7 +22,7 @@ export interface TesteeModule {
 }
 
 /** The members of a Process the contract requires to be functions, by the names `lacks` uses. */
-const PROCESS_METHODS = { started: 'started', wait: 'wait', kill: 'kill', iterate: Symbol.asyncIterator, dispose: Symbol.asyncDispose } as const;
+const PROCESS_METHODS = { started: 'started', wait: 'wait', kill: 'kill', iterate: Symbol.asyncIterator, dispose: Symbol.asyncDispose, resize: 'resize' } as const;
 
 /** A protocol mistake of the kit's (an unknown id): answered as an error with no code. */
 class ProtocolMisuse extends Error {}
@@ -150,6 +150,7 @@ export async function serveTestee(module: TesteeModule, input: NodeJS.ReadableSt
     detach: ({ process: id }) => twoStep(() => (processOf(id) as Process & { detach(): Promise<void> }).detach(), () => null),
     write: ({ process: id, data }) => twoStep(() => processOf(id).stdin!.write(arg(data) as Uint8Array), () => null),
     end: ({ process: id }) => twoStep(() => processOf(id).stdin!.end(), () => null),
+    resize: ({ process: id, cols, rows }) => twoStep(() => processOf(id).resize!(arg(cols) as number, arg(rows) as number), () => null),
     sever: async ({ process: id }) => encodeValue(await module.hooks!.sever!(processOf(id) as never)),
     // The module's `owner` hook answers how a second instance of this testee reaches the sandbox's
     // environment; its `module` has no use here: the second process is this testee again.

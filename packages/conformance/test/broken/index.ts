@@ -15,6 +15,7 @@ import { stdinAndConcurrencyAdapters } from './stdin-and-concurrency.js';
 import { strengthenedAdapters } from './strengthened.js';
 import { closeAdapters } from './teardown-close.js';
 import { teardownExitAdapters } from './teardown-exits.js';
+import { terminalAdapters } from './terminals.js';
 
 export type { BrokenAdapter } from './adapter.js';
 export { GRACE_MS, Lab, markedProcesses, MARKER } from './lab.js';
@@ -35,5 +36,6 @@ export const BROKEN_ADAPTERS: readonly BrokenAdapter[] = [
   ...stallingAdapters,
   ...backgroundAdapters,
   ...backgroundListingAdapters,
+  ...terminalAdapters,
 ];
 export { textOnlyLocal } from './contract-1-1.js';

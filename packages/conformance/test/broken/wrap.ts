@@ -29,6 +29,8 @@ export interface ProcessDefects {
   exited?(inner: Process): boolean;
   /** Wraps the writer when there is one. */
   stdin?(inner: StdinWriter): StdinWriter;
+  /** Replaces `resize()` (spec 1.5). */
+  resize?(inner: Process, cols: number, rows: number): Promise<void>;
 }
 
 /** A Process delegating to a real one, except where `defects` says otherwise. */
@@ -75,6 +77,9 @@ export class WrappedProcess implements Process {
   }
   [Symbol.asyncDispose](): Promise<void> {
     return this.#defects.dispose?.(this.#inner) ?? this.#inner[Symbol.asyncDispose]();
+  }
+  resize(cols: number, rows: number): Promise<void> {
+    return this.#defects.resize?.(this.#inner, cols, rows) ?? this.#inner.resize!(cols, rows);
   }
 }
 
@@ -188,6 +193,7 @@ export function delegateDriver(driver: ProcessDriver, overrides: Partial<Process
     pause: () => driver.pause?.(),
     resume: () => driver.resume?.(),
     release: () => driver.release?.() ?? Promise.resolve(),
+    ...(driver.resize === undefined ? {} : { resize: (cols: number, rows: number) => driver.resize!(cols, rows) }),
     ...overrides,
   };
 }
