@@ -19,7 +19,10 @@ export interface ExecToolOptions {
   readonly maxOutputBytes?: number;
   /** Characters of output a preliminary result shows, both streams in arrival order (default 2000). */
   readonly tailChars?: number;
-  /** The least time between two preliminary results, in milliseconds (default 250). */
+  /**
+   * The least time between two preliminary results, in milliseconds (default 250). While the
+   * command writes nothing, one still comes every second (every `progressIntervalMs`, if longer).
+   */
   readonly progressIntervalMs?: number;
 }
 
@@ -68,6 +71,9 @@ export type ExecToolOutput = ExecToolProgress | ExecToolResult;
 
 const TICK = Symbol('tick');
 
+/** The most time between two preliminary results while the command writes nothing (or `progressIntervalMs`, if longer). */
+const IDLE_PROGRESS_MS = 1000;
+
 /** `promise`, or {@link TICK} after `ms`, whichever comes first. */
 function orTick<T>(promise: Promise<T>, ms: number): Promise<T | typeof TICK> {
   let timer: NodeJS.Timeout | undefined;
@@ -94,13 +100,19 @@ function inputSchema(maxTimeout: number) {
  * messages) and gives the model only the last, final one.
  *
  * - A preliminary result (`status: 'running'`) comes once the command has
- *   started, then after new output at most every `progressIntervalMs`: the
- *   output's tail and the line and byte counts so far.
+ *   started, then after new output at most every `progressIntervalMs`, and
+ *   every second while it writes nothing: the output's tail and the line and
+ *   byte counts so far.
  * - The final result (`status: 'exited'`) has the exit code, signal, timeout
  *   and truncation flags, duration, and each stream's start up to the cap.
  * - The call's `abortSignal` is the command's signal: aborting the
  *   generation terminates the command's whole tree, with the sandbox's grace
  *   period, and the call fails with the abort.
+ * - The generator's `return()` terminates the tree too, before it resolves.
+ *   A consumer that stops pulling is seen at the next yield only, which a
+ *   silent command reaches by those results every second. A `break` out of
+ *   `streamText`'s `fullStream` does neither (the AI SDK runs the tool on):
+ *   abort the generation to stop its command.
  *
  * @example
  * ```ts
@@ -113,6 +125,7 @@ export function execTool(sandbox: Sandbox, options: ExecToolOptions = {}): Tool<
   const cap = options.maxOutputBytes ?? 64 * 1024;
   const tailChars = options.tailChars ?? 2000;
   const interval = options.progressIntervalMs ?? 250;
+  const idle = Math.max(interval, IDLE_PROGRESS_MS);
   const maxTimeout = options.maxTimeout ?? 600_000;
 
   async function* execute(input: ExecToolInput, call: { abortSignal?: AbortSignal }): AsyncGenerator<ExecToolOutput, void> {
@@ -139,7 +152,12 @@ export function execTool(sandbox: Sandbox, options: ExecToolOptions = {}): Tool<
     try {
       await proc.started();
       yield progress();
-      let lastYield = Number.NEGATIVE_INFINITY;
+      // New output is shown at most every `interval` (the first at once), and a silent command
+      // still gets a preliminary result every `idle`: not only for the elapsed time, but because a
+      // consumer that went away is seen at a yield only (the AI SDK returns the generator when it
+      // cannot pass a preliminary result on), so `idle` bounds how long the command outlives it.
+      let lastShown = Number.NEGATIVE_INFINITY; // the last preliminary result after the first
+      let lastYield = performance.now();
       let unreported = false;
       const chunks = proc[Symbol.asyncIterator]();
       const pull = (): Promise<IteratorResult<OutputChunk, undefined>> => {
@@ -150,24 +168,19 @@ export function execTool(sandbox: Sandbox, options: ExecToolOptions = {}): Tool<
       };
       let next = pull();
       for (;;) {
-        if (unreported) {
-          const wait = lastYield + interval - performance.now();
-          if (wait <= 0) {
-            unreported = false;
-            lastYield = performance.now();
-            yield progress();
-            continue;
-          }
-          const step = await orTick(next, wait);
-          if (step === TICK) continue;
-          if (step.done === true) break;
-          output.push(step.value);
-        } else {
-          const step = await next;
-          if (step.done === true) break;
-          output.push(step.value);
-          unreported = true;
+        const now = performance.now();
+        const wait = (unreported ? lastShown + interval : lastYield + idle) - now;
+        if (wait <= 0) {
+          unreported = false;
+          lastShown = lastYield = now;
+          yield progress();
+          continue;
         }
+        const step = await orTick(next, wait);
+        if (step === TICK) continue;
+        if (step.done === true) break;
+        output.push(step.value);
+        unreported = true;
         next = pull();
       }
       const result = await proc.wait();

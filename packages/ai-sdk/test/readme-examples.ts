@@ -3,6 +3,7 @@
 import { createJustBashSandbox } from '@ai-sdk/sandbox-just-bash';
 import { stepCountIs, streamText, type LanguageModel } from 'ai';
 import { createLocalSandbox } from '@sandstream/adapter-local';
+import type { Sandbox } from '@sandstream/types';
 import { execTool, fromSandboxSession, toSandboxSession } from '../src/index.js';
 
 /** The README's agent example, with the model given (it needs namespaces: test/readme.test.ts skips it where they are unavailable). */
@@ -20,6 +21,25 @@ for await (const part of result.fullStream) {
   console.log(part.preliminary === true ? 'running:' : 'result:', part.output);
 }
 await sandbox.close();
+}
+
+/** The README's example of stopping early, with the model and the sandbox given. */
+export async function stopExample(model: LanguageModel, sandbox: Sandbox): Promise<void> {
+const stop = new AbortController();
+const result = streamText({
+  model,
+  tools: { exec: execTool(sandbox) },
+  abortSignal: stop.signal, // the exec tool's command ends with it
+  prompt: 'Run the test suite',
+});
+try {
+  for await (const part of result.fullStream) {
+    if (part.type !== 'tool-result' || part.dynamic === true || part.output.status !== 'running') continue;
+    if (part.output.tail.includes('FAIL')) break; // seen enough
+  }
+} finally {
+  stop.abort(); // a break alone leaves the command running
+}
 }
 
 /** The README's example of an AI SDK sandbox as a Sandstream sandbox. */

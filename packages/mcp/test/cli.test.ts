@@ -24,7 +24,7 @@ function runCli(args: readonly string[]): Promise<{ code: number | null; stderr:
 async function execIn(args: readonly string[], command: string): Promise<string> {
   const session = await connect(args);
   try {
-    return outcome((await session.client.callTool({ name: 'exec', arguments: { command } })) as never).stdout;
+    return outcome((await session.client.callTool({ name: 'sandbox_exec', arguments: { command } })) as never).stdout;
   } finally {
     await session.client.close();
   }
@@ -38,7 +38,7 @@ describe('sandstream-mcp --adapter', () => {
   it('passes --options to the factory: a sandbox without the stdin capability makes a call with stdin CAPABILITY_NOT_SUPPORTED', async () => {
     const session = await connect(['--adapter', fixture('marked-adapter.js'), '--options', '{"capabilities":{"stdin":false}}']);
     try {
-      const failed = failureOf((await session.client.callTool({ name: 'exec', arguments: { argv: ['cat'], stdin: 'x' } })) as never);
+      const failed = failureOf((await session.client.callTool({ name: 'sandbox_exec', arguments: { argv: ['cat'], stdin: 'x' } })) as never);
       expect(failed.code).toBe('CAPABILITY_NOT_SUPPORTED');
     } finally {
       await session.client.close();
@@ -69,6 +69,9 @@ describe('sandstream-mcp --adapter', () => {
     ['--env with an assignment', ['--adapter', 'local', '--env', 'TOKEN=x'], /--env takes a variable name .* got "TOKEN=x"/],
     ['--env with an empty name', ['--adapter', 'local', '--env', ''], /--env takes a variable name/],
     ['--env with a module path', ['--adapter', fixture('default-adapter.js'), '--env', 'PATH'], /--env applies to the built-in adapters/],
+    ['an output budget under the least', ['--adapter', 'local', '--output-budget', '100'], /--output-budget .* at least 2000/],
+    ['a tool prefix with a dot', ['--adapter', 'local', '--tool-prefix', 'a.b'], /--tool-prefix/],
+    ['a maximum timeout under the default', ['--adapter', 'local', '--timeout', '5000', '--max-timeout', '1000'], /--max-timeout is below the default timeout/],
   ];
   for (const [what, args, message] of failures) {
     it(`exits 2 with the reason on ${what}`, async () => {

@@ -2,7 +2,9 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { within } from '@sandstream/test-support/timing';
+import { DEFAULT_OUTPUT_BUDGET } from '../src/index.js';
 import { connect, execWithProgress, failureOf, lineWaiter, outcome, type Session } from './harness.js';
 
 let session: Session;
@@ -17,9 +19,9 @@ afterAll(async () => {
 });
 
 describe('exec over stdio, with the MCP SDK client', () => {
-  it('lists exec, with an input schema that rejects unknown keys and an output schema, then the background tools, each closed to unknown keys', async () => {
+  it('lists sandbox_exec, with an input schema that rejects unknown keys and an output schema, then the background tools (resize: the local sandbox has pty), each closed to unknown keys', async () => {
     const { tools } = await session.client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['exec', 'start', 'read', 'write', 'kill', 'list']);
+    expect(tools.map((t) => t.name)).toEqual(['sandbox_exec', 'sandbox_shell', 'sandbox_start', 'sandbox_read', 'sandbox_write', 'sandbox_kill', 'sandbox_list', 'sandbox_resize']);
     expect(tools[0]!.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
     expect(tools[0]!.outputSchema).toMatchObject({ type: 'object' });
     for (const tool of tools) expect(tool.inputSchema, tool.name).toMatchObject({ type: 'object', additionalProperties: false });
@@ -43,7 +45,8 @@ describe('exec over stdio, with the MCP SDK client', () => {
   });
 
   it('notifies every line of both streams once, in order, and they add up to the result (a final line without a newline included)', async () => {
-    const n = 2000;
+    // Both streams within the default output budget, so the result has all of them.
+    const n = 1000;
     const command = `i=0; while [ $i -lt ${n} ]; do echo "out $i"; echo "err $i" >&2; i=$((i+1)); done; printf 'out tail'; printf 'err tail' >&2`;
     const { result, lines } = await execWithProgress(session.client, { command });
     const out = outcome(result);
@@ -53,6 +56,7 @@ describe('exec over stdio, with the MCP SDK client', () => {
     expect(stdout.length).toBe(n + 1);
     expect(stderr.length).toBe(n + 1);
     expect(lines.length).toBe(2 * n + 2);
+    expect(out.truncated).toBe(false);
     expect(stdout.map((l) => l.text).join('')).toBe(out.stdout);
     expect(stderr.map((l) => l.text).join('')).toBe(out.stderr);
     expect(stdout.at(-1)!.text).toBe('out tail');
@@ -63,15 +67,15 @@ describe('exec over stdio, with the MCP SDK client', () => {
   });
 
   it('sends no progress when the request carries no progress token, and still returns the output', async () => {
-    const result = await session.client.callTool({ name: 'exec', arguments: { argv: ['printf', 'a\\nb\\n'] } });
+    const result = await session.client.callTool({ name: 'sandbox_exec', arguments: { argv: ['printf', 'a\\nb\\n'] } });
     expect(outcome(result as never)).toMatchObject({ exitCode: 0, stdout: 'a\nb\n', stderr: '', truncated: false });
     expect((result.content as { text: string }[])[0]!.text).toContain('exit code 0');
   });
 
   it('passes cwd, env and stdin, and reports the exit code', async () => {
     const result = await session.client.callTool({
-      name: 'exec',
-      arguments: { command: 'pwd; echo "$GREETING"; cat; exit 3', cwd: dir, env: { GREETING: 'hello' }, stdin: 'from stdin\n' },
+      name: 'sandbox_exec',
+      arguments: { command: 'pwd; echo "$GREETING"; cat; exit 3', cwd: dir, env: ['GREETING=hello'], stdin: 'from stdin\n' },
     });
     expect(outcome(result as never)).toMatchObject({ exitCode: 3, signal: null, stdout: `${dir}\nhello\nfrom stdin\n` });
   });
@@ -84,13 +88,45 @@ describe('exec over stdio, with the MCP SDK client', () => {
     expect(lines.map((l) => l.text)).toEqual(['before\n']);
   });
 
-  it('keeps at most maxOutputBytes per stream, flags the truncation, and still notifies the lines past the cap', async () => {
-    const { result, lines } = await execWithProgress(session.client, { command: 'seq 1 1000', maxOutputBytes: 10 });
+  it('seq 1 300000: a result within the default budget, with the first line, the last line and the cut marker, and the status on top', async () => {
+    const result = (await session.client.callTool({ name: 'sandbox_exec', arguments: { command: 'seq 1 300000' } })) as CallToolResult;
     const out = outcome(result);
-    expect(out.truncated).toBe(true);
-    expect(out.stdout).toBe('1\n2\n3\n4\n5\n');
-    expect(lines.length).toBe(1000);
-    expect(lines.at(-1)!.text).toBe('1000\n');
+    expect(result.content).toHaveLength(1);
+    expect(out.text.length).toBeLessThanOrEqual(DEFAULT_OUTPUT_BUDGET);
+    expect(out.text.split('\n')[0]).toMatch(/^exit code 0; output TRUNCATED .*; \d+ ms$/);
+    const lines = out.stdout.split('\n');
+    expect(lines[0]).toBe('1');
+    expect(lines.at(-2)).toBe('300000');
+    const marker = lines.find((line) => line.startsWith('[... '))!;
+    expect(marker).toMatch(/^\[\.\.\. [\d,]+ lines \([\d,]+ bytes\) of stdout left out here\. .*redirected to a file.* \.\.\.\]$/);
+    // Whole lines on either side of the marker, in order, and the counts add up to the output.
+    const kept = lines.filter((line) => line !== '' && line !== marker).map(Number);
+    const gap = kept.findIndex((n, i) => i > 0 && n !== kept[i - 1]! + 1);
+    expect(kept.slice(0, gap)).toEqual(Array.from({ length: gap }, (_, i) => i + 1));
+    expect(kept.slice(gap)).toEqual(Array.from({ length: kept.length - gap }, (_, i) => 300000 - (kept.length - gap) + 1 + i));
+    expect(out.omitted.stdout.lines).toBe(300000 - kept.length);
+    expect(out).toMatchObject({ exitCode: 0, truncated: true, timedOut: false, omitted: { stderr: { bytes: 0, lines: 0 } } });
+    // The output is in the text only: structuredContent has the status.
+    expect(Object.keys(result.structuredContent!).sort()).toEqual(['durationMs', 'exitCode', 'omitted', 'signal', 'timedOut', 'timeoutMs', 'truncated']);
+    expect(out.text).not.toContain('seq 1 300000');
+  });
+
+  it('cuts each stream to its share of the budget, and still notifies every line past the cut', async () => {
+    const { result, lines } = await execWithProgress(session.client, { command: 'seq 1 20000; seq 1 20000 >&2' });
+    const out = outcome(result);
+    expect(out.text.length).toBeLessThanOrEqual(DEFAULT_OUTPUT_BUDGET);
+    expect(out.stdout.startsWith('1\n2\n')).toBe(true);
+    expect(out.stderr.endsWith('19999\n20000\n')).toBe(true);
+    expect(out.omitted.stdout.lines).toBeGreaterThan(0);
+    expect(out.omitted.stderr.lines).toBeGreaterThan(0);
+    expect(lines.length).toBe(40000);
+  });
+
+  it('a strict-mode call (every argument present, null where unused) runs, and the status line comes first', async () => {
+    const args = { argv: null, command: 'echo out; echo err >&2; exit 4', cwd: null, env: null, timeout: null, stdin: null, pty: null, raw: null };
+    const out = outcome((await session.client.callTool({ name: 'sandbox_exec', arguments: args })) as CallToolResult);
+    expect(out.text).toMatch(/^exit code 4; \d+ ms\n<stdout>\nout\n<\/stdout>\n<stderr>\nerr\n<\/stderr>$/);
+    expect(out).toMatchObject({ exitCode: 4, stdout: 'out\n', stderr: 'err\n', timeoutMs: 50_000 });
   });
 
   it('runs concurrent calls independently: each gets its own output and only its own progress', async () => {
@@ -112,6 +148,10 @@ describe('exec over stdio, with the MCP SDK client', () => {
       ['neither argv nor command', { cwd: '/' }, 'INVALID_ARGUMENT', 'arguments'],
       ['both argv and command', { argv: ['true'], command: 'true' }, 'INVALID_ARGUMENT', 'arguments'],
       ['a negative timeout', { argv: ['true'], timeout: -1 }, 'INVALID_ARGUMENT', 'arguments.timeout'],
+      ['a timeout over the maximum', { argv: ['true'], timeout: 600_001 }, 'INVALID_ARGUMENT', 'arguments.timeout'],
+      ['an env entry that is not NAME=value', { argv: ['true'], env: ['JUST_A_NAME'] }, 'INVALID_ARGUMENT', 'arguments.env.0'],
+      ['env as an object', { argv: ['true'], env: { A: '1' } }, 'INVALID_ARGUMENT', 'arguments.env'],
+      ['the removed maxOutputBytes', { argv: ['true'], maxOutputBytes: 10 }, 'INVALID_ARGUMENT', 'arguments.maxOutputBytes'],
       ['a missing binary', { argv: ['/no/such/binary-sandstream'] }, 'SPAWN_FAILED', undefined],
       ['a working directory that does not exist', { argv: ['true'], cwd: '/no/such/dir-sandstream' }, 'SPAWN_FAILED', undefined],
       ['an argv element with a NUL byte', { argv: ['echo', 'a\u0000b'] }, 'INVALID_ARGUMENT', 'arguments.argv[1]'],
@@ -119,17 +159,20 @@ describe('exec over stdio, with the MCP SDK client', () => {
     ];
     for (const [what, args, code, key] of cases) {
       it(`${what}: ${code}`, async () => {
-        const failed = failureOf((await session.client.callTool({ name: 'exec', arguments: args })) as never);
+        const failed = failureOf((await session.client.callTool({ name: 'sandbox_exec', arguments: args })) as never);
         expect(failed.code).toBe(code);
         if (key !== undefined) expect(failed.key).toBe(key);
-        const after = await session.client.callTool({ name: 'exec', arguments: { argv: ['echo', 'still here'] } });
+        const after = await session.client.callTool({ name: 'sandbox_exec', arguments: { argv: ['echo', 'still here'] } });
         expect(outcome(after as never).stdout).toBe('still here\n');
       });
     }
 
-    it('an unknown tool name is a tool error too', async () => {
-      const failed = failureOf((await session.client.callTool({ name: 'shell', arguments: {} })) as never);
-      expect(failed.code).toBe('INVALID_ARGUMENT');
+    it('an unknown tool name (the unprefixed exec too) is a tool error naming the tools', async () => {
+      for (const name of ['shell', 'exec']) {
+        const failed = failureOf((await session.client.callTool({ name, arguments: {} })) as never);
+        expect(failed.code).toBe('INVALID_ARGUMENT');
+        expect(failed.message).toContain('sandbox_exec, sandbox_shell, sandbox_start');
+      }
     });
   });
 });

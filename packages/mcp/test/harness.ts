@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ProgressNotificationSchema, type CallToolResult, type Progress, type ProgressToken } from '@modelcontextprotocol/sdk/types.js';
-import { PARTIAL_META_KEY, STREAM_META_KEY, type ExecFailure, type ExecOutcome } from '../src/index.js';
+import { PARTIAL_META_KEY, STREAM_META_KEY, type ExecFailure, type ExecOutcome, type JobOutput } from '../src/index.js';
 
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
@@ -82,16 +82,40 @@ export async function execWithProgress(
     onLine(line);
   });
   try {
-    const result = (await client.callTool({ name: 'exec', arguments: args, _meta: { progressToken } }, undefined, requestOptions)) as CallToolResult;
+    const result = (await client.callTool({ name: 'sandbox_exec', arguments: args, _meta: { progressToken } }, undefined, requestOptions)) as CallToolResult;
     return { result, lines };
   } finally {
     table.delete(progressToken);
   }
 }
 
-export function outcome(result: CallToolResult): ExecOutcome {
+/** The result's text content. */
+export function textOf(result: CallToolResult): string {
+  const block = result.content[0];
+  if (block?.type !== 'text') throw new Error(`no text content: ${JSON.stringify(result.content)}`);
+  return block.text;
+}
+
+/** What a result's text shows of a stream (between its tags), '' when it has none. */
+export function streamText(text: string, stream: 'stdout' | 'stderr'): string {
+  const start = text.indexOf(`\n<${stream}>\n`);
+  if (start === -1) return '';
+  const from = start + stream.length + 4;
+  return text.slice(from, text.indexOf(`</${stream}>`, from));
+}
+
+/** An exec result: its structuredContent, with the text and the streams the text shows. */
+export function outcome(result: CallToolResult): ExecOutcome & { readonly text: string; readonly stdout: string; readonly stderr: string } {
   if (result.isError === true) throw new Error(`exec failed: ${JSON.stringify(result.content)}`);
-  return result.structuredContent as unknown as ExecOutcome;
+  const text = textOf(result);
+  return { ...(result.structuredContent as unknown as ExecOutcome), text, stdout: streamText(text, 'stdout'), stderr: streamText(text, 'stderr') };
+}
+
+/** A read result: its structuredContent, with the text and the streams the text shows. */
+export function readOf(result: CallToolResult): JobOutput & { readonly text: string; readonly stdout: string; readonly stderr: string } {
+  if (result.isError === true) throw new Error(`read failed: ${JSON.stringify(result.content)}`);
+  const text = textOf(result);
+  return { ...(result.structuredContent as unknown as JobOutput), text, stdout: streamText(text, 'stdout'), stderr: streamText(text, 'stderr') };
 }
 
 export function failureOf(result: CallToolResult): ExecFailure['error'] {

@@ -20,7 +20,7 @@ const planted = { [NAME]: secret, [OTHER]: 'other' };
 async function sandboxEnv(args: readonly string[]): Promise<{ env: string; stderr: string }> {
   const session = await connect(args, planted);
   try {
-    const ran = outcome((await session.client.callTool({ name: 'exec', arguments: { argv: ['env'] } })) as never);
+    const ran = outcome((await session.client.callTool({ name: 'sandbox_exec', arguments: { argv: ['env'] } })) as never);
     expect(ran.exitCode).toBe(0);
     // The command ran and printed an environment: an empty output would pass the checks below for the wrong reason.
     expect(ran.stdout).toMatch(/^PATH=/m);

@@ -4,7 +4,7 @@ import { MAX_LINE_CHARS } from '../src/index.js';
 import { connect, execWithProgress, outcome, type Session } from './harness.js';
 
 const SIZE = 64 * 1024 * 1024;
-const CAP = 4096;
+const BUDGET = 4096;
 // Holding the output would add 64 MiB at least. The server's peak grows by
 // about 34 MiB whatever the size (measured: the same for 64 and 256 MiB):
 // the heap's young generation and the pipes' buffers, not the output.
@@ -18,24 +18,27 @@ function peakRss(pid: number): number {
 
 let session: Session;
 beforeAll(async () => {
-  session = await connect();
+  session = await connect(['--adapter', 'local', '--output-budget', String(BUDGET)]);
 });
 afterAll(async () => {
   await session?.client.close();
 });
 
-describe('64 MiB of output with a small cap', () => {
-  it('keeps the cap, flags the truncation, and the server holds far less than the output (no progress requested)', async () => {
+describe('64 MiB of output with a small output budget', () => {
+  it('keeps the head and the tail within the budget, flags the truncation, and the server holds far less than the output (no progress requested)', async () => {
     const before = peakRss(session.pid);
     const result = await session.client.callTool(
-      { name: 'exec', arguments: { command: `yes 'a line of output, repeated' | head -c ${SIZE}`, maxOutputBytes: CAP } },
+      { name: 'sandbox_exec', arguments: { command: `yes 'a line of output, repeated' | head -c ${SIZE}; echo the end` } },
       undefined,
       { timeout: 120_000 },
     );
     const out = outcome(result as never);
     expect(out).toMatchObject({ exitCode: 0, truncated: true, timedOut: false });
-    expect(out.stdout.length).toBe(CAP);
+    expect(out.text.length).toBeLessThanOrEqual(BUDGET);
     expect(out.stdout.startsWith('a line of output, repeated\n')).toBe(true);
+    // head -c ends inside a line: the tail is whole lines, then that part of one and the echo.
+    expect(out.stdout).toMatch(/\]\na line of output, repeated\n(a line of output, repeated\n)+[a-z ,]*the end\n$/);
+    expect(out.omitted.stdout.bytes).toBeGreaterThan(SIZE - BUDGET);
     expect(peakRss(session.pid) - before).toBeLessThan(BOUND);
   });
 
@@ -47,7 +50,7 @@ describe('64 MiB of output with a small cap', () => {
     let longest = 0;
     const { result } = await execWithProgress(
       session.client,
-      { command: `head -c ${SIZE} /dev/zero | tr '\\0' x`, maxOutputBytes: CAP },
+      { command: `head -c ${SIZE} /dev/zero | tr '\\0' x` },
       (line) => {
         notified += 1;
         chars += line.text.length;
@@ -58,7 +61,9 @@ describe('64 MiB of output with a small cap', () => {
     );
     const out = outcome(result);
     expect(out).toMatchObject({ exitCode: 0, truncated: true });
-    expect(out.stdout).toBe('x'.repeat(CAP));
+    // One line without a newline: cut by characters, around the marker.
+    expect(out.text.length).toBeLessThanOrEqual(BUDGET);
+    expect(out.stdout).toMatch(/^x{1000,}\n\[\.\.\. 0 lines \([\d,]+ bytes\) of stdout left out here\. .*\]\nx{1000,}$/);
     expect(chars).toBe(SIZE);
     expect(longest).toBe(MAX_LINE_CHARS);
     expect(notified).toBe(SIZE / MAX_LINE_CHARS);

@@ -1,6 +1,6 @@
 // The command line server on the remote adapters: `--adapter e2b` against the envd emulator's
 // control plane, `--adapter docker` against a dockerd of this file's own. The exec tool and the
-// background tools through the MCP SDK's client, and the session's end ending a background tree.
+// background tools and the session shell through the MCP SDK's client, and the session's end ending a background tree.
 import { describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startEnvdEmulator } from '@sandstream/adapter-e2b/emulator';
@@ -8,8 +8,8 @@ import { dockerdMissing, startDockerd } from '@sandstream/adapter-docker/engine'
 import { markedProcesses } from '@sandstream/test-support/processes';
 import { unless } from '@sandstream/test-support/skips';
 import { waitFor } from '@sandstream/test-support/timing';
-import type { JobOutput, JobStatus } from '../src/index.js';
-import { connect, outcome, type Session } from './harness.js';
+import type { JobStatus } from '../src/index.js';
+import { connect, outcome, readOf, type Session } from './harness.js';
 
 const BOUND = 30_000;
 const MARK = 'SANDSTREAM_MCP_REMOTE_TEST';
@@ -25,13 +25,18 @@ async function exercise(args: readonly string[], mark: string): Promise<void> {
   const session = await connect(args);
   let pids: number[] = [];
   try {
-    const ran = outcome((await session.client.callTool({ name: 'exec', arguments: { command: 'echo hello; exit 3' } })) as never);
+    const ran = outcome((await session.client.callTool({ name: 'sandbox_exec', arguments: { command: 'echo hello; exit 3' } })) as never);
     expect([ran.exitCode, ran.stdout]).toEqual([3, 'hello\n']);
-    const job = await structured<JobStatus>(session, 'start', { command: 'sleep 300 & echo "started $!"; wait', env: { [MARK]: mark } });
+    // The session shell: its state file in the sandbox's own temporary directory, with its sh.
+    const shell = async (command: string) => outcome((await session.client.callTool({ name: 'sandbox_shell', arguments: { command } })) as never);
+    expect((await shell(`mkdir -p /tmp/shell-${mark} && cd /tmp/shell-${mark} && export STAGE=${mark}; exit 4`)).exitCode).toBe(4);
+    expect(await shell('pwd; echo "$STAGE"')).toMatchObject({ exitCode: 0, stdout: `/tmp/shell-${mark}\n${mark}\n` });
+    expect(await shell('cd / && rmdir "$OLDPWD" && pwd')).toMatchObject({ exitCode: 0, stdout: '/\n' });
+    const job = await structured<JobStatus>(session, 'sandbox_start', { command: 'sleep 300 & echo "started $!"; wait', env: [`${MARK}=${mark}`] });
     let seen = '';
     const deadline = Date.now() + BOUND;
     while (!/started \d+/.test(seen)) {
-      seen += (await structured<JobOutput>(session, 'read', { id: job.id, waitMs: 2_000 })).stdout;
+      seen += readOf((await session.client.callTool({ name: 'sandbox_read', arguments: { id: job.id, waitMs: 2_000 } })) as CallToolResult).stdout;
       if (Date.now() > deadline) throw new Error(`no output from ${job.id}: ${JSON.stringify(seen)}`);
     }
     // The sandbox's processes are this host's (the emulator runs them, and so does the Engine).

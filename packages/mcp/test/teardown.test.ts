@@ -43,7 +43,7 @@ describe('the command tree ends with the request or the session', () => {
         await expect(call).rejects.toThrow();
         await ended(parent, BOUND, 'the shell of the cancelled call');
         await ended(child, BOUND, 'the child the shell forked');
-        const after = await session.client.callTool({ name: 'exec', arguments: { argv: ['echo', 'next'] } });
+        const after = await session.client.callTool({ name: 'sandbox_exec', arguments: { argv: ['echo', 'next'] } });
         expect(outcome(after as never).stdout).toBe('next\n');
       } finally {
         await session.client.close();
