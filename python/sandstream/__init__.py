@@ -14,7 +14,7 @@
 
     asyncio.run(main())
 
-The guarantees are those of the Sandstream specification (``spec/1.4``):
+The guarantees are those of the Sandstream specification (``spec/1.5``):
 byte-exact output, tagged chunks, one start per call, and termination of
 the command's whole process group (SIGTERM, grace period, SIGKILL) on every
 way of leaving its scope, this process's own death included (a guardian
@@ -36,13 +36,13 @@ from .errors import (
     TransportError,
 )
 from .manifest import CAPABILITIES, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, Termination, has_capability
-from .options import DEFAULT_MAX_OUTPUT_BYTES, SIGNALS, ResourceLimits
+from .options import DEFAULT_MAX_OUTPUT_BYTES, SIGNALS, ResourceLimits, TerminalSize
 from .process import Process, ProcessLeakedWarning, StdinWriter
 from .results import ExecResult, OutputChunk
 from .sandbox import DEFAULT_HIGH_WATER_MARK, LocalSandbox, create_local_sandbox
 
 #: The revision of the specification this package implements.
-SPEC_VERSION = "1.4"
+SPEC_VERSION = "1.5"
 
 __all__ = [
     "AbortController",
@@ -71,6 +71,7 @@ __all__ = [
     "SpawnFailed",
     "StdinClosed",
     "StdinWriter",
+    "TerminalSize",
     "Termination",
     "TransportError",
     "create_local_sandbox",

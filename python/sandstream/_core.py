@@ -21,12 +21,13 @@ from typing import Literal
 
 from ._capture import Capture
 from ._ending import Ending, Status, ending_error
-from ._group import group_alive, signal_group
+from ._group import group_alive, session_alive, signal_group, signal_session
 from ._guardian import GuardedGroup
 from ._leader import LeaderWatch
 from ._pipes import OutputReader, StdinPipe
 from ._queue import ChunkQueue
 from ._spawn import Spawned
+from ._terminal import Terminal
 from ._termination import run_termination
 from .errors import SpawnFailed, TransportError
 from .options import CommandPlan
@@ -84,6 +85,8 @@ class ProcessCore:
             if mode == "stream" else None
         )
         self.stdin: StdinPipe | None = None
+        #: Under ``pty``: the command's terminal; its session, not its group, is the tree.
+        self.terminal: Terminal | None = None
         self._readers: dict[str, OutputReader] = {}
         self._leader: LeaderWatch | None = None
         self._guard: GuardedGroup | None = None
@@ -119,15 +122,20 @@ class ProcessCore:
 
     def _watch(self, spawned: Spawned) -> None:
         self.pid = spawned.pid
+        self.terminal = spawned.terminal
         # Now, while the leader is our child and not reaped: its pid is still its own (SS-OWNER-1).
-        self._guard = GuardedGroup.register(spawned.pid, self.settings.grace_s * 1000)
+        self._guard = GuardedGroup.register(spawned.pid, self.settings.grace_s * 1000, session=self.terminal is not None)
         for name, fd in (("stdout", spawned.stdout_fd), ("stderr", spawned.stderr_fd)):
-            self._readers[name] = OutputReader(
-                self.loop, fd, lambda data, name=name: self._output(name, data), self._pipe_ended)
+            if fd is not None:  # a terminal is one stream: stdout
+                self._readers[name] = OutputReader(
+                    self.loop, fd, lambda data, name=name: self._output(name, data), self._pipe_ended)
         if spawned.stdin_fd is not None:
-            self.stdin = StdinPipe(self.loop, spawned.stdin_fd)
+            self.stdin = StdinPipe(self.loop, spawned.stdin_fd, terminal=self.terminal is not None)
             if self.plan.input is not None:
                 self.stdin.write(self.plan.input).add_done_callback(self._input_written)
+                self.stdin.end()
+            elif self.terminal is not None and not self.plan.interactive:
+                # A terminal nobody writes to gets end-of-file at once, as an ignored pipe gives it (T3).
                 self.stdin.end()
         self._leader = LeaderWatch(self.loop, spawned.popen, self._leader_exited)
         self._start_future.set_result(None)
@@ -223,13 +231,25 @@ class ProcessCore:
             self._poll = None
         if self.settled or self.leader_status is None or self.pid is None:
             return
-        if not self._group_gone and not group_alive(self.pid):
+        if not self._group_gone and not self._tree_alive(self.pid):
             self._group_gone = True
+        if self.terminal is not None and self._group_gone:
+            self.terminal.session_gone()  # the master now drains to its end (EIO)
         if not any(reader.open for reader in self._readers.values()):
             if self._group_gone:
                 self._settle(self.leader_status, None)
             else:
                 self._schedule_poll()  # members without our pipes linger: SIGKILL ends them
+            return
+        if self.terminal is not None and not self._group_gone:
+            # Nothing tells of a session's end but a look: the poll watches it, and
+            # repeats SIGKILL for a process forked while it was on its way.
+            if self._group_killed:
+                try:
+                    self._signal_group(signal.SIGKILL)
+                except OSError:
+                    pass  # the kill wait bounds it
+            self._schedule_poll()
             return
         # The pipes are open: end-of-file, SIGKILL or resumed reading call again, except when
         # the group is gone yet no end-of-file comes, because a process that left the group
@@ -255,12 +275,20 @@ class ProcessCore:
         self._seen_at_poll = seen
         return False
 
+    def _tree_alive(self, pid: int) -> bool:
+        """True while the command's tree lives: its process group, or under a terminal its session."""
+        return group_alive(pid) if self.terminal is None else session_alive(pid)
+
     def _signal_group(self, signum: int) -> None:
+        """Signals the command's tree: its process group, or under a terminal every group of its session."""
         if self.pid is not None and not self._group_gone:
-            signal_group(self.pid, signum)
+            if self.terminal is None:
+                signal_group(self.pid, signum)
+            else:
+                signal_session(self.pid, signum)
 
     def signal(self, signum: int) -> None:
-        """Sends one signal to the command's process group; nothing once it is settled or gone."""
+        """Sends one signal to the command's process group (its session under a terminal); nothing once settled or gone."""
         if self.settled:
             return
         self._signal_group(signum)
@@ -299,7 +327,7 @@ class ProcessCore:
         self._release()
         if self._guard is not None:
             pid, gone = self.pid, self._group_gone
-            self._guard.forget_once_gone(lambda: not gone and pid is not None and group_alive(pid))
+            self._guard.forget_once_gone(lambda: not gone and pid is not None and self._tree_alive(pid))
         if self.queue is not None:
             self.queue.end(self.terminal_error(True))
         if not self._start_future.done():
@@ -316,6 +344,8 @@ class ProcessCore:
             reader.close()
         if self.stdin is not None:
             self.stdin.close()
+        if self.terminal is not None:
+            self.terminal.close()
 
     def fail_transport(self, error: TransportError) -> None:
         """The command's end could not be confirmed: its fate is unknown."""
@@ -372,7 +402,7 @@ class ProcessCore:
             self._result.set_result(self.build_result(streamed))
 
     def terminate(self) -> asyncio.Future[None]:
-        """SIGTERM, SIGKILL after the grace period, a bounded wait; one sequence for every cause."""
+        """SIGTERM (after SIGHUP under a terminal), SIGKILL after the grace period, a bounded wait; one sequence for every cause."""
         if self._termination is None:
             if self.settled:
                 done: asyncio.Future[None] = self.loop.create_future()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Iterator
 
 _CANNOT_OPEN = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)
 
@@ -47,10 +48,29 @@ def group_has_live_member(pgid: int, proc: str = "/proc") -> bool | None:
     answer is True: a group is never reported empty on a guess.
     """
     try:
-        entries = os.listdir(proc)
+        for stat in _stat_lines(proc):
+            state, pgrp = parse_stat(stat)
+            if pgrp == pgid and state not in (b"Z", b"X", b""):
+                return True
+    except _Unreadable:
+        return True
     except OSError as error:
         return True if error.errno in _CANNOT_OPEN else None
-    for entry in entries:
+    return False
+
+
+class _Unreadable(Exception):
+    """A process's stat could not be read for want of descriptors or memory: procfs cannot be trusted now."""
+
+
+def _stat_lines(proc: str) -> Iterator[bytes]:
+    """The ``stat`` line of every process procfs lists.
+
+    Raises what listing ``proc`` raises, and :class:`_Unreadable` when a line
+    cannot be read for want of descriptors or memory; a process that ended
+    while it was looked at is passed over.
+    """
+    for entry in os.listdir(proc):
         if not entry.isdigit():
             continue
         try:
@@ -58,12 +78,9 @@ def group_has_live_member(pgid: int, proc: str = "/proc") -> bool | None:
                 stat = file.read()
         except OSError as error:
             if error.errno in _CANNOT_OPEN:
-                return True
+                raise _Unreadable() from error
             continue  # it ended while we looked
-        state, pgrp = parse_stat(stat)
-        if pgrp == pgid and state not in (b"Z", b"X", b""):
-            return True
-    return False
+        yield stat
 
 
 def parse_stat(stat: bytes) -> tuple[bytes, int]:
@@ -77,3 +94,63 @@ def parse_stat(stat: bytes) -> tuple[bytes, int]:
         return fields[0], int(fields[2])
     except (IndexError, ValueError):
         return b"", -1
+
+
+# ---- sessions: the tree of a command on a terminal ------------------------------------
+
+
+def _session_entries(proc: str = "/proc") -> list[tuple[bytes, int, int]] | None:
+    """(state, process group, session) of every process procfs lists; None when procfs cannot be read."""
+    found = []
+    try:
+        for stat in _stat_lines(proc):
+            fields = stat[stat.rfind(b")") + 2 :].split(b" ", 5)
+            try:
+                found.append((fields[0], int(fields[2]), int(fields[3])))
+            except (IndexError, ValueError):
+                continue
+    except (_Unreadable, OSError):
+        return None
+    return found
+
+
+def session_groups(sid: int, proc: str = "/proc") -> set[int] | None:
+    """The process groups of session ``sid`` that hold a process neither zombie nor dead.
+
+    A group never spans two sessions, so signalling each of them signals the
+    whole session, the jobs of an interactive shell included, each of which
+    leads a group of its own. None when procfs cannot be read.
+    """
+    entries = _session_entries(proc)
+    if entries is None:
+        return None
+    return {pgrp for state, pgrp, session in entries if session == sid and pgrp > 1 and state not in (b"Z", b"X")}
+
+
+def session_alive(sid: int, proc: str = "/proc") -> bool:
+    """True while session ``sid`` has a member neither zombie nor dead (True when procfs cannot tell)."""
+    groups = session_groups(sid, proc)
+    return True if groups is None else bool(groups)
+
+
+def signal_session(sid: int, signum: int) -> None:
+    """Sends ``signum`` to every process group of session ``sid``; a session already gone is no error.
+
+    Looked at twice, so that a group made while the first signals were on
+    their way is reached too. Where procfs cannot be read, the leader's own
+    group is signalled. Raises the first failure other than a group gone.
+    """
+    failure: OSError | None = None
+    signalled: set[int] = set()
+    for _ in range(2):
+        groups = session_groups(sid)
+        for pgid in (groups if groups is not None else {sid}) - signalled:
+            signalled.add(pgid)
+            try:
+                os.killpg(pgid, signum)
+            except ProcessLookupError:
+                pass
+            except OSError as error:
+                failure = failure or error
+    if failure is not None:
+        raise failure

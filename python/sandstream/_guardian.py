@@ -59,6 +59,11 @@ def _above_stdio(fd: int) -> int:
     return moved
 
 
+def _request(pgid: int, start: int, grace: int, session: bool) -> bytes:
+    """The guardian's request for one group (``+PGID START GRACE_MS``), or session (`` session`` after it)."""
+    return b"+%d %d %d%s\n" % (pgid, start, grace, b" session" if session else b"")
+
+
 class Guardian:
     """This process's guardian: the groups registered, and the process that ends them should this one die.
 
@@ -69,7 +74,7 @@ class Guardian:
         self._executable = executable
         self._program = program
         self._lock = threading.Lock()
-        self._groups: dict[int, tuple[int, int]] = {}
+        self._groups: dict[int, tuple[int, int, bool]] = {}
         self._reset()
 
     def _reset(self) -> None:
@@ -89,8 +94,11 @@ class Guardian:
         with self._lock:
             return list(self._groups)
 
-    def register(self, pgid: int, grace_ms: float) -> bool:
+    def register(self, pgid: int, grace_ms: float, session: bool = False) -> bool:
         """Registers the group that ``pgid`` leads, with ``grace_ms`` between SIGTERM and SIGKILL.
+
+        With ``session``, ``pgid`` leads a session (a command on a terminal),
+        and every group of that session is ended, SIGHUP first.
 
         To be called right after the start, while the leader is this
         process's child and not yet reaped, so its pid is still its own: its
@@ -102,8 +110,8 @@ class Guardian:
             return False
         grace = min(math.ceil(grace_ms), 2**31 - 1)
         with self._lock:
-            self._groups[pgid] = (start, grace)
-            self._send(b"+%d %d %d\n" % (pgid, start, grace))
+            self._groups[pgid] = (start, grace, session)
+            self._send(_request(pgid, start, grace, session))
         return True
 
     def unregister(self, pgid: int) -> None:
@@ -123,7 +131,7 @@ class Guardian:
             self._retire()  # nobody reads: the guardian died
         if self._groups and self._start():
             # A new guardian is told every group still registered, this one's included.
-            self._pending += b"".join(b"+%d %d %d\n" % (pgid, *entry) for pgid, entry in self._groups.items())
+            self._pending += b"".join(_request(pgid, *entry) for pgid, entry in self._groups.items())
             if not self._flush():
                 self._retire()
 
@@ -264,10 +272,10 @@ class GuardedGroup:
         self._guardian: Guardian | None = guardian
 
     @classmethod
-    def register(cls, pgid: int, grace_ms: float) -> GuardedGroup | None:
-        """Registers group ``pgid`` (its leader just started, not yet reaped); None if it cannot be."""
+    def register(cls, pgid: int, grace_ms: float, session: bool = False) -> GuardedGroup | None:
+        """Registers group ``pgid`` (its leader just started, not yet reaped), or its session; None if it cannot be."""
         guardian = process_guardian()
-        return cls(pgid, guardian) if guardian.register(pgid, grace_ms) else None
+        return cls(pgid, guardian) if guardian.register(pgid, grace_ms, session) else None
 
     def forget(self) -> None:
         """The group is gone: the guardian forgets it (once)."""

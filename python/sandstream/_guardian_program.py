@@ -8,6 +8,9 @@ socket pair whose only writer is the owner; one request a line:
 
 - ``+PGID START GRACE_MS``: a command's process group, the start time of its
   leader (field 22 of ``/proc/PGID/stat``) and its grace period;
+- ``+PGID START GRACE_MS session``: the same for a command on a terminal
+  (spec 1.5), which leads a session: every group of the session is ended,
+  SIGHUP first, as a closed terminal sends it;
 - ``-PGID``: that group is gone, forget it.
 
 While the owner lives, the guardian only blocks in ``read``: no timer, no
@@ -25,8 +28,8 @@ import signal
 import time
 from collections.abc import Callable
 
-#: What the guardian knows of each group: {pgid: (leader start time, grace period in ms)}.
-Registry = dict[int, tuple[int, int]]
+#: What the guardian knows of each group: {pgid: (leader start time, grace period in ms, leads a session)}.
+Registry = dict[int, tuple[int, int, bool]]
 
 # Between two looks at the groups being ended (after end-of-file only): the
 # delay a SIGKILL may come after the grace period, and the cost of a look.
@@ -46,8 +49,11 @@ def apply(line: bytes, registered: Registry) -> None:
     if pgid <= 1:
         return
     registered.pop(pgid, None)
-    if sign == b"+" and len(words) == 3 and words[1].isdigit() and words[2].isdigit():
-        registered[pgid] = (int(words[1]), int(words[2]))
+    if sign != b"+" or len(words) not in (3, 4) or not words[1].isdigit() or not words[2].isdigit():
+        return
+    if len(words) == 4 and words[3] != b"session":
+        return
+    registered[pgid] = (int(words[1]), int(words[2]), len(words) == 4)
 
 
 def read_requests(fd: int) -> Registry:
@@ -112,6 +118,17 @@ def live_groups(proc: str = "/proc") -> set[int]:
     return groups
 
 
+def session_groups(sid: int, proc: str = "/proc") -> set[int]:
+    """The groups of session ``sid`` that have a member neither zombie nor dead: one look at every process."""
+    groups = set()
+    for entry in os.listdir(proc):
+        if entry.isdigit():
+            fields = stat_fields(entry, proc)
+            if fields is not None and len(fields) > 3 and fields[0] not in (b"Z", b"X") and fields[3] == str(sid).encode():
+                groups.add(int(fields[2]))
+    return groups
+
+
 def end_groups(
     registered: Registry,
     *,
@@ -126,44 +143,58 @@ def end_groups(
     grace period plus a tick. SIGKILL is not waited for: the kernel ends a
     killed process without its help.
     """
-    ending: dict[int, tuple[int, float]] = {}
-    for pgid, (start, grace_ms) in registered.items():
+    ending: dict[int, tuple[int, float, bool]] = {}
+
+    def targets(pgid: int, session: bool) -> list[int]:
+        # A session's groups (the jobs of an interactive shell lead groups of their own), its leader's first.
+        return [pgid, *sorted(session_groups(pgid, proc) - {pgid})] if session else [pgid]
+
+    def send(groups: list[int], signum: int) -> bool:
+        """Signals each group; False when none of them exists."""
+        reached = False
+        for group in groups:
+            try:
+                kill(group, signum)
+                reached = True
+            except ProcessLookupError:
+                pass
+            except OSError:
+                reached = True  # a member we may not signal (set-uid): the others may still be reached by SIGKILL
+        return reached
+
+    for pgid, (start, grace_ms, session) in registered.items():
         if not is_ours(pgid, start, proc):
             continue
-        try:
-            kill(pgid, signal.SIGTERM)
-        except ProcessLookupError:
+        groups = targets(pgid, session)
+        # A terminal's session hears SIGHUP first, as from a closed terminal; SIGTERM follows at once.
+        hung_up = send(groups, signal.SIGHUP) if session else False
+        if not send(groups, signal.SIGTERM) and not hung_up:
             continue  # nothing of it is left
-        except OSError:
-            pass  # a member we may not signal (set-uid): the others may still be reached by SIGKILL
-        try:
-            kill(pgid, signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
-        except OSError:
-            pass
+        send(groups, signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
         # Counted from the signal: SIGKILL never comes sooner than the grace period after SIGTERM.
-        ending[pgid] = (start, clock() + grace_ms / 1000)
+        ending[pgid] = (start, clock() + grace_ms / 1000, session)
     while ending:
         sleep(_TICK_S)
         now = clock()
         for pgid in list(ending):
-            start, deadline = ending[pgid]
-            try:
-                kill(pgid, 0)  # zombies count here: a look at /proc below tells them apart
-            except ProcessLookupError:
-                del ending[pgid]
-                continue
-            except OSError:
-                pass
+            start, deadline, session = ending[pgid]
+            groups = targets(pgid, session)
+            if not session:
+                try:
+                    kill(pgid, 0)  # zombies count here: a look at /proc below tells them apart
+                except ProcessLookupError:
+                    del ending[pgid]
+                    continue
+                except OSError:
+                    pass
             if now >= deadline:
                 del ending[pgid]
                 if is_ours(pgid, start, proc):
-                    try:
-                        kill(pgid, signal.SIGKILL)
-                    except OSError:
-                        pass
+                    send(groups, signal.SIGKILL)
         if ending:
             living = live_groups(proc)
-            ending = {pgid: entry for pgid, entry in ending.items() if pgid in living}
+            ending = {pgid: entry for pgid, entry in ending.items()
+                      if (session_groups(pgid, proc) if entry[2] else pgid in living)}
 
 
 def _close_inherited() -> None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import errno
 import os
 from collections.abc import Callable
 
+from ._terminal import end_of_file
 from .errors import StdinClosed, TransportError
 
 # One read takes what a default pipe holds (64 KiB) and more, when the
@@ -90,9 +92,13 @@ class StdinPipe:
     ``end()`` or ``close()``, writes fail with ``StdinClosed``.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int, terminal: bool = False) -> None:
         self._loop = loop
         self._fd: int | None = fd
+        # Under a terminal (spec 1.5) the descriptor is the terminal's (it closes it), end()
+        # types end-of-file instead of closing anything, and the last byte queued decides how.
+        self._terminal = terminal
+        self._last_byte: int | None = None
         self._pending: collections.deque[tuple[memoryview, asyncio.Future[None]]] = collections.deque()
         self._waiting = False
         self._ending: asyncio.Future[None] | None = None
@@ -118,14 +124,24 @@ class StdinPipe:
         else:
             # Copied: the caller may reuse its buffer once write() returned.
             self._pending.append((memoryview(bytes(data)), future))
+            self._last_byte = data[-1]
             self._pump()
         return future
 
     def end(self) -> asyncio.Future[None]:
-        """Closes standard input after every queued write; never fails because the command exited."""
+        """Closes standard input after every queued write; never fails because the command exited.
+
+        Under a terminal it types end-of-file after them (0x04, twice when the
+        line typed so far is not empty) and stops taking writes; the terminal
+        stays open. After a write of uncertain delivery nothing is typed.
+        """
         if self._ending is None:
+            if self._terminal and self._fd is not None and self._uncertain is None:
+                typed: asyncio.Future[None] = self._loop.create_future()
+                typed.add_done_callback(_retrieve)
+                self._pending.append((memoryview(end_of_file(self._last_byte)), typed))
             self._ending = self._loop.create_future()
-            self._finish_if_drained()
+            self._pump()
         return self._ending
 
     def _pump(self) -> None:
@@ -142,6 +158,12 @@ class StdinPipe:
                 self.close()
                 return
             except OSError as error:
+                if self._terminal and error.errno == errno.EIO:
+                    # The terminal's other side is closed: the command's session has ended.
+                    self.found_closed = True
+                    self._fail_all(StdinClosed("the command has exited; its terminal is closed"))
+                    self.close()
+                    return
                 # Not a closed reader: what reached the pipe is unknown, so
                 # nothing more may follow it (SS-STDIN-3).
                 self._uncertain = TransportError(f"writing standard input failed: {error}", cause=error)
@@ -188,7 +210,7 @@ class StdinPipe:
         """Closes our end now; queued writes fail with ``StdinClosed``, a pending ``end()`` resolves."""
         self._stop_waiting()
         fd, self._fd = self._fd, None
-        if fd is not None:
+        if fd is not None and not self._terminal:
             os.close(fd)
         self._fail_all(StdinClosed("standard input is closed: the command has exited"))
         if self._ending is not None and not self._ending.done():

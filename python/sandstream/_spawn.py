@@ -12,10 +12,12 @@ import errno
 import os
 import pwd
 import resource
+import signal
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ._terminal import Terminal
 from .errors import InvalidArgument, SpawnFailed
 from .options import CommandPlan
 
@@ -57,7 +59,9 @@ class Spawned:
     pid: int
     stdin_fd: int | None
     stdout_fd: int
-    stderr_fd: int
+    stderr_fd: int | None
+    #: Under ``pty``: the terminal, whose master is ``stdout_fd`` and whose input is ``stdin_fd``.
+    terminal: Terminal | None = None
 
 
 def resolve_user(value: str) -> Account:
@@ -85,6 +89,8 @@ def command_env(base: Mapping[bytes, bytes], plan: CommandPlan, account: Account
         env[b"USER"] = env[b"LOGNAME"] = os.fsencode(account.name)
     if account is not None and account.home is not None:
         env[b"HOME"] = os.fsencode(account.home)
+    if plan.pty is not None:
+        env[b"TERM"] = b"xterm-256color"  # a terminal's TERM, unless the call sets it (ADR-0052, T1)
     env.update(plan.env)
     return env
 
@@ -110,8 +116,33 @@ def _limit_setter(limits: Mapping[str, int]) -> Callable[[], None]:
     return apply
 
 
+# Signals a person sends from a terminal: a command started on one acts on them as a fresh
+# login would, even where this process was started with them ignored (inherited across exec).
+_TERMINAL_SIGNALS = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM,
+                     signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU, signal.SIGWINCH)
+
+
+def _terminal_child(limits: Callable[[], None] | None) -> Callable[[], None]:
+    """What the child runs before exec under a terminal: a new session on its terminal (stdio, already the slave)."""
+
+    def setup() -> None:
+        for signum in _TERMINAL_SIGNALS:
+            try:
+                signal.signal(signum, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass  # not the main thread: dispositions stay as inherited
+        # setsid, the slave (fd 0) as controlling terminal, and it on 0, 1 and 2.
+        os.login_tty(0)
+        if limits is not None:
+            limits()
+
+    return setup
+
+
 def spawn(plan: CommandPlan, env: Mapping[bytes, bytes], cwd: bytes, account: Account | None) -> Spawned:
     """Starts the command as the leader of a new process group; raises ``SpawnFailed``."""
+    if plan.pty is not None:
+        return _spawn_on_terminal(plan, env, cwd, account)
     ours: list[int] = []  # our ends, kept on success
     theirs: list[int] = []  # the child's ends, always closed here
     try:
@@ -152,6 +183,38 @@ def spawn(plan: CommandPlan, env: Mapping[bytes, bytes], cwd: bytes, account: Ac
     for fd in ours:
         os.set_blocking(fd, False)
     return Spawned(popen, popen.pid, stdin_w, stdout_r, stderr_r)
+
+
+def _spawn_on_terminal(plan: CommandPlan, env: Mapping[bytes, bytes], cwd: bytes, account: Account | None) -> Spawned:
+    """Starts the command as the leader of a new session on a new pseudo-terminal of the plan's size."""
+    assert plan.pty is not None
+    terminal: Terminal | None = None
+    try:
+        terminal = Terminal(plan.pty)
+        slave = terminal.slave
+        assert slave is not None
+        if account is not None and os.geteuid() == 0:
+            os.fchown(slave, account.uid, -1)  # the command's own terminal, as login gives it
+        popen = subprocess.Popen(
+            plan.argv_bytes,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=cwd,
+            env=env,
+            close_fds=True,
+            user=None if account is None else account.uid,
+            group=None if account is None else account.gid,
+            extra_groups=None if account is None else list(account.groups),
+            preexec_fn=_terminal_child(None if not plan.limits else _limit_setter(plan.limits)),
+        )
+    except (OSError, subprocess.SubprocessError, ValueError) as error:
+        if terminal is not None:
+            terminal.close()
+        raise SpawnFailed(plan.argv, _with_argv_hint(_reason(error, cwd), plan), cause=error) from error
+    stdin_fd = terminal.input
+    assert stdin_fd is not None
+    return Spawned(popen, popen.pid, stdin_fd, terminal.take_master(), None, terminal)
 
 
 def _reason(error: BaseException, cwd: bytes) -> str:

@@ -1,6 +1,7 @@
 """The one termination sequence (spec 9.8), ported from the TypeScript runtime.
 
-SIGTERM to the process group, then SIGCONT (a stopped process cannot act on
+SIGTERM to the process group (under a terminal: SIGHUP, then SIGTERM, to
+every group of its session), then SIGCONT (a stopped process cannot act on
 SIGTERM until continued), SIGKILL after the grace period, then a bounded
 wait (the kill wait) for the end, after which the command is settled with
 ``TransportError``: its state is unknown, and saying so beats hanging. It
@@ -23,6 +24,13 @@ if TYPE_CHECKING:
 async def run_termination(core: ProcessCore) -> None:
     """Terminates the command's tree; returns once it settled (or was declared lost)."""
     loop = asyncio.get_running_loop()
+    if core.terminal is not None and not core.settled:
+        # What a closed terminal sends: an interactive shell ignores SIGTERM and exits on
+        # SIGHUP, hanging its jobs up. SIGTERM follows at once (ADR-0052, T5).
+        try:
+            core.signal(signal.SIGHUP)
+        except OSError:
+            pass  # SIGTERM and SIGKILL still follow
     steps = ((signal.SIGTERM, core.settings.grace_s), (signal.SIGKILL, core.settings.kill_wait_s))
     for signum, wait in steps:
         if core.settled:

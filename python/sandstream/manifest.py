@@ -18,7 +18,7 @@ __all__ = [
     "local_manifest",
 ]
 
-#: Every capability of spec 1.4 (those of 1.2: 1.3 and 1.4 added none), in manifest order.
+#: Every capability of spec 1.5 (those of 1.2, then ``pty``), in manifest order.
 CAPABILITIES = (
     "streaming",
     "stdin",
@@ -29,10 +29,11 @@ CAPABILITIES = (
     "attach-reconnect",
     "replay-full",
     "replay-tail",
+    "pty",
 )
 
 # What an absent optional capability means: binary-output arrived in 1.1 and
-# absent meant byte-exact output; the 1.2 ones are off when absent.
+# absent meant byte-exact output; the 1.2 ones, and pty (1.5), are off when absent.
 _ABSENT_MEANS = {"binary-output": True}
 
 #: Time between SIGTERM and SIGKILL, as the spec and the TypeScript runtime default it.
@@ -58,6 +59,7 @@ def local_manifest(turned_off: Mapping[str, object] | None) -> dict[str, bool]:
 
     ``user`` needs root (switching accounts needs the privilege). Background
     commands (``attach``) are not implemented by this adapter, so it says so.
+    ``pty`` (spec 1.5) needs ``os.openpty`` and ``os.login_tty``.
     ``turned_off`` maps capability names to booleans; ``False`` turns one off,
     ``True`` never turns on what the machine cannot do.
     """
@@ -68,6 +70,8 @@ def local_manifest(turned_off: Mapping[str, object] | None) -> dict[str, bool]:
         "user": os.geteuid() == 0,
         "binary-output": True,
         "attach": False,
+        # A pseudo-terminal needs the standard library's openpty and login_tty (Python 3.11, Linux).
+        "pty": hasattr(os, "openpty") and hasattr(os, "login_tty"),
     }
     if turned_off is None:
         return available

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from .abort import AbortSignal
 from .errors import InvalidArgument
 
-__all__ = ["ResourceLimits", "CommandPlan", "DEFAULT_MAX_OUTPUT_BYTES", "SIGNALS", "encode_text"]
+__all__ = ["ResourceLimits", "TerminalSize", "CommandPlan", "DEFAULT_MAX_OUTPUT_BYTES", "SIGNALS", "encode_text"]
 
 #: The default per-stream cap of ``run()``: 64 MiB.
 DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024
@@ -53,6 +53,22 @@ class ResourceLimits:
     open_files: int | None = None
 
 
+#: The largest terminal dimension: the kernel's ``winsize`` holds unsigned shorts.
+MAX_TERMINAL_CELLS = 65535
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalSize:
+    """The size of a terminal in character cells (option ``pty``, capability ``pty``; spec 1.5).
+
+    Whole numbers from 1 to 65535. A mapping ``{"cols": 80, "rows": 24}`` is
+    accepted wherever this is.
+    """
+
+    cols: int
+    rows: int
+
+
 @dataclass(frozen=True, slots=True)
 class CommandPlan:
     """A validated command: what to start and how the runtime treats it."""
@@ -71,6 +87,8 @@ class CommandPlan:
     max_output_bytes: int
     on_output: Callable[[Any], None] | None
     background: bool
+    #: The terminal to run the command on (spec 1.5), or None for pipes.
+    pty: TerminalSize | None = None
 
 
 def encode_text(value: str) -> bytes:
@@ -173,6 +191,32 @@ def _user(value: object) -> str:
     return value
 
 
+def _dimension(key: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TERMINAL_CELLS:
+        shown = "missing" if value is None else _describe(value)
+        raise InvalidArgument(key, f"must be a whole number from 1 to {MAX_TERMINAL_CELLS}, {shown}")
+    return value
+
+
+def check_terminal_size(value: object, path: str | None = "options.pty") -> TerminalSize:
+    """A terminal size: exactly ``cols`` and ``rows``, each a whole number from 1 to 65535.
+
+    ``path`` names the object in error keys (``options.pty.cols``); with
+    ``None`` the two numbers are named alone (``cols``), as ``resize()`` takes them.
+    """
+    def name(key: str) -> str:
+        return key if path is None else f"{path}.{key}"
+
+    if isinstance(value, TerminalSize):
+        value = {"cols": value.cols, "rows": value.rows}
+    if not isinstance(value, Mapping):
+        raise InvalidArgument(path or "size", f"must be a TerminalSize or a mapping of cols and rows, {_describe(value)}")
+    for key in value:
+        if key not in ("cols", "rows"):
+            raise InvalidArgument(name(str(key)), "unknown terminal setting (a size has cols and rows)")
+    return TerminalSize(_dimension(name("cols"), value.get("cols")), _dimension(name("rows"), value.get("rows")))
+
+
 def _input(value: object) -> bytes:
     if isinstance(value, str):
         return encode_text(value)
@@ -196,6 +240,7 @@ def plan_command(
     on_output: object = None,
     stdin: object = None,
     background: object = None,
+    pty: object = None,
 ) -> CommandPlan:
     """Checks argv, then the options (``None`` is absent); raises ``InvalidArgument``."""
     checked_argv, argv_bytes = check_argv(argv)
@@ -221,6 +266,7 @@ def plan_command(
         if interactive:
             stdin_mode = "pipe"
     is_background = _background(background, timeout=timeout, signal=signal, input=input, stdin=stdin)
+    terminal = None if pty is None else check_terminal_size(pty)
     return CommandPlan(
         argv=checked_argv,
         argv_bytes=argv_bytes,
@@ -236,6 +282,7 @@ def plan_command(
         max_output_bytes=cap,
         on_output=on_output if call == "run" else None,  # type: ignore[arg-type]
         background=is_background,
+        pty=terminal,
     )
 
 

@@ -25,7 +25,7 @@ from types import TracebackType
 from ._core import ProcessCore
 from ._shielded import complete
 from .errors import InvalidArgument, InvalidState, StdinClosed, TransportError
-from .options import SIGNALS, encode_text
+from .options import SIGNALS, TerminalSize, check_terminal_size, encode_text
 from .results import ExecResult, OutputChunk
 
 __all__ = ["Process", "StdinWriter", "ProcessLeakedWarning"]
@@ -155,8 +155,16 @@ class Process:
 
     @property
     def stdin(self) -> StdinWriter | None:
-        """The writer when started with ``stdin="pipe"``, otherwise None."""
+        """The writer when started with ``stdin="pipe"``, otherwise None (under ``pty`` too: its end-of-file is typed at the start)."""
         return self._stdin
+
+    @property
+    def terminal(self) -> TerminalSize | None:
+        """Under ``pty``: the terminal's size last set (the one asked at the start until a resize); else None."""
+        plan_size = self._core.plan.pty
+        if plan_size is None:
+            return None
+        return plan_size if self._core.terminal is None else self._core.terminal.size
 
     @property
     def exited(self) -> bool:
@@ -208,6 +216,27 @@ class Process:
             self._core.signal(getattr(_signal, name))
         except OSError as error:
             raise TransportError(f"sending {name} failed: {error}", cause=error) from error
+
+    async def resize(self, cols: int, rows: int) -> None:
+        """Sets the size of the command's terminal (spec 1.5, ``pty``); resizes take effect in call order.
+
+        The foreground process group receives SIGWINCH from the kernel when the
+        size changed. Raises ``InvalidState`` on a Process started without
+        ``pty`` or once the command has settled, ``InvalidArgument`` (key
+        ``cols`` or ``rows``) unless each is a whole number from 1 to 65535.
+        """
+        if self._core.plan.pty is None:
+            raise InvalidState("this Process has no terminal: start it with the pty option to resize it")
+        size = check_terminal_size({"cols": cols, "rows": rows}, None)
+        terminal = self._core.terminal
+        if terminal is None or self._core.settled:
+            raise InvalidState("the command has ended; its terminal is gone")
+        try:
+            terminal.resize(size)  # synchronous: the kernel has the size when this returns
+        except OSError as error:
+            if self._core.settled or terminal.input is None:
+                raise InvalidState("the command has ended; its terminal is gone") from error
+            raise TransportError(f"resizing the terminal failed: {error}", cause=error) from error
 
     async def aclose(self) -> None:
         """Leaves the Process's scope: discards unread output, terminates the command, waits until gone.

@@ -26,7 +26,7 @@ from ._spawn import command_cwd, command_env, resolve_user, spawn
 from .abort import AbortSignal
 from .errors import AbortError, CapabilityNotSupported, InvalidArgument, SandboxClosed
 from .manifest import DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS, OWNER_LOSS_MARGIN_MS, Termination, local_manifest
-from .options import CommandPlan, ResourceLimits, check_cwd, check_env, non_negative_number, plan_command, positive_integer
+from .options import CommandPlan, ResourceLimits, TerminalSize, check_cwd, check_env, non_negative_number, plan_command, positive_integer
 from .process import Process
 from .results import ExecResult, OutputChunk
 
@@ -36,13 +36,17 @@ __all__ = ["LocalSandbox", "create_local_sandbox", "DEFAULT_HIGH_WATER_MARK"]
 DEFAULT_HIGH_WATER_MARK = 4 * 1024 * 1024
 
 Limits = ResourceLimits | Mapping[str, int]
+Size = TerminalSize | Mapping[str, int]
 Input = bytes | bytearray | memoryview | str
 
 
 def _required(plan: CommandPlan) -> list[str]:
     needed = []
-    if plan.stdin == "pipe":
+    # What the caller asked for: a terminal's own input is the pty capability's.
+    if plan.interactive or plan.input is not None:
         needed.append("stdin")
+    if plan.pty is not None:
+        needed.append("pty")
     if plan.limits is not None:
         needed.append("resource-limits")
     if plan.user is not None:
@@ -126,6 +130,7 @@ class LocalSandbox:
         input: Input | None = None,
         max_output_bytes: int | None = None,
         on_output: Callable[[OutputChunk], Any] | None = None,
+        pty: Size | None = None,
     ) -> ExecResult:
         """Runs a command to its end and returns its ``ExecResult`` with the output captured.
 
@@ -138,11 +143,14 @@ class LocalSandbox:
         ``CapabilityNotSupported`` or ``SandboxClosed`` before anything
         starts; ``SpawnFailed``, ``AbortError``, ``TransportError`` after.
         Cancelling the awaiting task terminates the command first.
+        ``pty={"cols": 80, "rows": 24}`` (capability ``pty``) runs it on a
+        pseudo-terminal: ``stdout`` holds the terminal's bytes, ``stderr``
+        stays empty, and ``input`` is typed, followed by end-of-file.
         """
         if self._closing is not None:
             raise SandboxClosed()
         plan = plan_command(argv, call="run", timeout=timeout, env=env, cwd=cwd, signal=signal, limits=limits,
-                            user=user, input=input, max_output_bytes=max_output_bytes, on_output=on_output)
+                            user=user, input=input, max_output_bytes=max_output_bytes, on_output=on_output, pty=pty)
         self._check("run()", plan)
         if plan.signal is not None and plan.signal.aborted:
             raise AbortError(None, cause=plan.signal.reason)
@@ -168,6 +176,7 @@ class LocalSandbox:
         input: Input | None = None,
         stdin: Literal["pipe", "ignore"] | None = None,
         background: bool | None = None,
+        pty: Size | None = None,
     ) -> Process:
         """Starts a command and returns its ``Process`` at once; call it with the event loop running.
 
@@ -177,6 +186,10 @@ class LocalSandbox:
         before anything starts; a start that fails (``SpawnFailed``) is raised
         by ``started()``, ``wait()`` and iteration. ``background=True`` needs
         the ``attach`` capability, which this adapter does not have.
+        ``pty={"cols": 80, "rows": 24}`` (capability ``pty``) runs it on a
+        pseudo-terminal: one ``stdout`` stream, ``proc.stdin`` types
+        keystrokes (its ``end()`` types end-of-file), ``proc.resize()`` sets
+        the size, and teardown hangs the session up first.
         """
         asyncio.get_running_loop()  # before any side effect: the Process lives on the loop
         if self._closing is not None:
@@ -184,7 +197,7 @@ class LocalSandbox:
         if not self._capabilities.get("streaming", False):
             raise CapabilityNotSupported("streaming", "stream()")
         plan = plan_command(argv, call="stream", timeout=timeout, env=env, cwd=cwd, signal=signal, limits=limits,
-                            user=user, input=input, stdin=stdin, background=background)
+                            user=user, input=input, stdin=stdin, background=background, pty=pty)
         self._check("stream()", plan)
         return Process(self._launch(plan, "stream"))
 

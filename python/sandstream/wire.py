@@ -32,6 +32,7 @@ _COMMON = {
     "limits": "limits",
     "user": "user",
     "input": "input",
+    "pty": "pty",
 }
 _RUN = {**_COMMON, "maxOutputBytes": "max_output_bytes", "onOutput": "on_output"}
 _STREAM = {**_COMMON, "stdin": "stdin", "background": "background"}

@@ -39,18 +39,20 @@ PROTOCOL = 1
 
 #: Requests the kit blocks on: answered without waiting on any command (SS-TESTEE-3).
 SYNC_OPS = frozenset({"stream", "props", "iterate", "stdin", "manifest", "run", "attach", "commands",
-                      "started", "wait", "kill", "dispose", "detach", "write", "end"})
+                      "started", "wait", "kill", "dispose", "detach", "write", "end", "resize"})
 
 #: Requests answered in two steps when they carry a ``settle`` id: at once, whether the call
 #: raised or returned (a Python coroutine function only returns), then, under ``settle``,
 #: how what it returned settled. Without ``settle`` they are answered once, when settled.
-TWO_STEP_OPS = frozenset({"run", "attach", "commands", "started", "wait", "kill", "dispose", "detach", "write", "end"})
+TWO_STEP_OPS = frozenset({"run", "attach", "commands", "started", "wait", "kill", "dispose", "detach", "write", "end",
+                          "resize"})
 
 #: The optional methods of a sandbox the kit may call, when the sandbox has them.
 _OPTIONAL_METHODS = ("attach", "commands")
 
 #: The methods of a Process the contract requires, by the names ``lacks`` uses, as Python spells them.
-_PROCESS_METHODS = {"started": "started", "wait": "wait", "kill": "kill", "iterate": "__aiter__", "dispose": "aclose"}
+_PROCESS_METHODS = {"started": "started", "wait": "wait", "kill": "kill", "iterate": "__aiter__", "dispose": "aclose",
+                    "resize": "resize"}
 
 #: The id of the request whose work is running: a fault raised where no caller catches it names it.
 CURRENT_REQUEST: contextvars.ContextVar[str | None] = contextvars.ContextVar("sandstream_testee_request", default=None)
@@ -380,6 +382,13 @@ class Testee:
 
     async def _op_end(self, request: dict[str, Any]) -> None:
         await self._writer(request).end()
+
+    async def _op_resize(self, request: dict[str, Any]) -> None:
+        # Spec 1.5: a Process without resize() is one whose hello-time lacks named it.
+        resize = getattr(self._process(request), "resize", None)
+        if resize is None:
+            raise ProtocolMisuse("the Process has no resize()")
+        await resize(self._arg(request.get("cols")), self._arg(request.get("rows")))
 
     # ---- the requests: the connection -------------------------------------
 

@@ -5,6 +5,7 @@ It answers ``{"ownerLossMs", "graceMs"}`` at once, then one JSON object per
 request line (a JSON array):
 
 - ``["stream", argv]``: starts ``argv`` with ``stream()``; ``{"pid", "guardian"}``;
+- ``["stream-pty", argv]``: the same on a terminal (``pty``); ``{"pid", "guardian"}``;
 - ``["run", argv]``: starts ``argv`` with ``run()`` in a task; ``{"guardian"}``;
 - ``["close"]``: closes the sandbox; ``{"guardian"}``;
 - ``["exit"]``: returns from ``main()``: a normal exit, whatever still runs.
@@ -38,8 +39,8 @@ async def main() -> None:
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     while line := await reader.readline():
         request = json.loads(line)
-        if request[0] == "stream":
-            proc = sandbox.stream(request[1])
+        if request[0] in ("stream", "stream-pty"):
+            proc = sandbox.stream(request[1], pty={"cols": 80, "rows": 24} if request[0] == "stream-pty" else None)
             HELD.append(proc)
             await proc.started()
             answer({"pid": proc.pid, "guardian": process_guardian().pid})

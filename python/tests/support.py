@@ -13,7 +13,7 @@ from pathlib import Path
 from sandstream import LocalSandbox, OutputChunk, create_local_sandbox
 
 #: The repository's spec revision, for the tests that hold the wire forms to its schema and fixtures.
-SPEC_DIR = Path(__file__).resolve().parents[2] / "spec" / "1.4"
+SPEC_DIR = Path(__file__).resolve().parents[2] / "spec" / "1.5"
 
 #: A grace period short enough for a quick suite, long enough for a shell's trap to run.
 GRACE_MS = 300
@@ -35,9 +35,9 @@ def alive(pid: int) -> bool:
     return proc_state(pid) not in (None, "Z", "X")
 
 
-def group_members(pgid: int) -> list[int]:
-    """The live processes of a process group, as /proc lists them."""
-    members = []
+def live_processes() -> list[tuple[int, list[bytes]]]:
+    """(pid, the fields of /proc/PID/stat after the command name) of every live process."""
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -47,9 +47,19 @@ def group_members(pgid: int) -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rfind(b")") + 2 :].split(b" ")
-        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            members.append(int(entry))
-    return members
+        if fields[0] not in (b"Z", b"X"):
+            found.append((int(entry), fields))
+    return found
+
+
+def group_members(pgid: int) -> list[int]:
+    """The live processes of a process group, as /proc lists them."""
+    return [pid for pid, fields in live_processes() if int(fields[2]) == pgid]
+
+
+def session_members(sid: int) -> list[tuple[int, int]]:
+    """(pid, process group) of the live members of session ``sid``, as /proc lists them."""
+    return [(pid, int(fields[2])) for pid, fields in live_processes() if int(fields[3]) == sid]
 
 
 async def eventually(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
@@ -115,11 +125,12 @@ class SandboxTest(unittest.IsolatedAsyncioTestCase):
         for pid in self._pids:
             kill_if_alive(pid)
 
-    async def read_until(self, iterator: AsyncIterator[OutputChunk], marker: bytes, stream: str = "stdout") -> bytes:
-        """Reads chunks of one stream until ``marker`` appeared (bounded); returns what was read."""
+    async def read_until(self, iterator: AsyncIterator[OutputChunk], marker: bytes, stream: str = "stdout",
+                         within: float = 10) -> bytes:
+        """Reads chunks of one stream until ``marker`` appeared (each chunk bounded by ``within`` s); returns what was read."""
         seen = b""
         while marker not in seen:
-            chunk: OutputChunk = await asyncio.wait_for(anext(iterator), 10)
+            chunk: OutputChunk = await asyncio.wait_for(anext(iterator), within)
             if chunk.stream == stream:
                 seen += chunk.data
         return seen

@@ -19,9 +19,9 @@ from sandstream import _guardian_program as program
 from sandstream._guardian import start_ticks
 
 
-def stat_line(pid: int, pgrp: int, start: int, state: str = "S") -> str:
+def stat_line(pid: int, pgrp: int, start: int, state: str = "S", session: int = 0) -> str:
     # Fields 3 to 52 of proc(5); the command name holds a space and a parenthesis, as names may.
-    fields = [state, "1", str(pgrp)] + ["0"] * 16 + [str(start)] + ["0"] * 30
+    fields = [state, "1", str(pgrp), str(session)] + ["0"] * 15 + [str(start)] + ["0"] * 30
     return f"{pid} (a) b) {' '.join(fields)}\n"
 
 
@@ -35,9 +35,9 @@ class FakeHost:
         self.groups: set[int] = set()
         self.on_sleep = lambda: None
 
-    def process(self, pid: int, pgrp: int, start: int, state: str = "S") -> None:
+    def process(self, pid: int, pgrp: int, start: int, state: str = "S", session: int = 0) -> None:
         (self.proc / str(pid)).mkdir(exist_ok=True)
-        (self.proc / str(pid) / "stat").write_text(stat_line(pid, pgrp, start, state))
+        (self.proc / str(pid) / "stat").write_text(stat_line(pid, pgrp, start, state, session))
         self.groups.add(pgrp)
 
     def gone(self, pid: int) -> None:
@@ -73,7 +73,20 @@ class GuardianDecisionTest(unittest.TestCase):
 
     def test_requests_register_and_unregister(self) -> None:
         registered = self.registry(b"+500 42 300", b"+600 43 2000", b"-500")
-        self.assertEqual(registered, {600: (43, 2000)})
+        self.assertEqual(registered, {600: (43, 2000, False)})
+
+    def test_a_session_is_registered_as_one(self) -> None:
+        self.assertEqual(self.registry(b"+500 42 300 session", b"+600 43 300 sessions"), {500: (42, 300, True)})
+
+    def test_every_group_of_a_session_gets_sighup_first_then_the_sequence(self) -> None:
+        self.host.process(500, 500, 42, session=500)  # the command, on its terminal
+        self.host.process(510, 510, 60, session=500)  # a job of it, leading a group of its own
+        self.host.process(600, 600, 70, session=600)  # another session: never signalled
+        sent = self.host.end(self.registry(b"+500 42 300 session"))
+        first = [(500, signal.SIGHUP), (510, signal.SIGHUP), (500, signal.SIGTERM), (510, signal.SIGTERM),
+                 (500, signal.SIGCONT), (510, signal.SIGCONT)]
+        self.assertEqual(sent[:6], first)
+        self.assertEqual(sorted(sent[6:]), [(500, signal.SIGKILL), (510, signal.SIGKILL)])
 
     def test_malformed_requests_and_groups_0_and_1_are_ignored(self) -> None:
         lines = (b"+0 1 1", b"+1 1 1", b"+-5 1 1", b"+7 x 1", b"+8 1", b"*9 1 1", b"", b"+10 1 1 1")
@@ -84,7 +97,7 @@ class GuardianDecisionTest(unittest.TestCase):
         os.write(write, b"+700 5 300\n+711 6 300\n-71")  # "-711", cut short
         os.close(write)
         try:
-            self.assertEqual(program.read_requests(read), {700: (5, 300), 711: (6, 300)})
+            self.assertEqual(program.read_requests(read), {700: (5, 300, False), 711: (6, 300, False)})
         finally:
             os.close(read)
 

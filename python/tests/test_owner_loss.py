@@ -188,6 +188,20 @@ class OwnerLossTest(unittest.TestCase):
         # SIGTERM came after the owner's death, and SIGKILL no sooner than the grace period after it.
         self.assertGreaterEqual(took, GRACE_MS / 1000, "SIGKILL came before the grace period ended")
 
+    def test_a_terminals_whole_session_ends_with_its_killed_owner(self) -> None:
+        # On a terminal (spec 1.5): the leader and a job in a group of its own both ignore SIGHUP
+        # and SIGTERM; the owner's death hangs the terminal up, and the guardian ends the session.
+        sleep, up = shlex.quote(str(self.sleep)), shlex.quote(str(self.dir / "pty.up"))
+        script = f"trap '' HUP TERM; set -m; {sleep} 1000 & echo $! > {up}; wait"
+        reply = self.request("stream-pty", ["sh", "-c", script, f"{self.marker}-pty"])
+        self.assertIsNotNone(wait_for(lambda: (self.dir / "pty.up").exists() and len(marked(self.marker.encode())) >= 2, 10))
+        job = int((self.dir / "pty.up").read_text())
+        self.assertNotEqual(os.getpgid(job), reply["pid"], "the job is not in a group of its own")
+        self.assertEqual(os.getsid(job), reply["pid"])
+        killed, look = self.crash_owner()
+        took = self.assert_gone_within_bound(killed, look)
+        self.assertGreaterEqual(took, GRACE_MS / 1000, "SIGKILL came before the grace period ended")
+
     # ---- the owner exits normally -----------------------------------------
 
     def test_a_normal_exit_after_close_leaves_no_guardian(self) -> None:

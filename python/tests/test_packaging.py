@@ -18,7 +18,7 @@ from pathlib import Path
 import sandstream
 
 PROJECT = Path(__file__).resolve().parents[1]
-STEM = "sandstream-1.4.0"
+STEM = "sandstream-1.5.0"
 
 
 def _backend():
@@ -93,7 +93,7 @@ class WheelTest(unittest.TestCase):
     def test_metadata(self) -> None:
         meta = BytesParser().parsebytes(self.files[f"{STEM}.dist-info/METADATA"])
         self.assertEqual(meta["Metadata-Version"], "2.4")
-        self.assertEqual((meta["Name"], meta["Version"]), ("sandstream", "1.4.0"))
+        self.assertEqual((meta["Name"], meta["Version"]), ("sandstream", "1.5.0"))
         self.assertEqual(meta["Requires-Python"], ">=3.11")
         self.assertEqual(meta["License-Expression"], "Apache-2.0")
         self.assertEqual(meta["License-File"], "LICENSE")
@@ -119,7 +119,7 @@ class SdistTest(unittest.TestCase):
                 pkg_info = sdist.extractfile(f"{STEM}/PKG-INFO").read()
         expected = _sources() | {"PKG-INFO", "pyproject.toml", "README.md", "LICENSE", "_backend/sandstream_build.py"}
         self.assertEqual(names, {f"{STEM}/{file}" for file in expected})
-        self.assertEqual(BytesParser().parsebytes(pkg_info)["Version"], "1.4.0")
+        self.assertEqual(BytesParser().parsebytes(pkg_info)["Version"], "1.5.0")
 
 
 class EditableTest(unittest.TestCase):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextvars
 import json
 import unittest
@@ -81,8 +82,8 @@ class SessionTest(unittest.IsolatedAsyncioTestCase):
         self.sandbox = (await self.session.value("open"))["sandbox"]
 
     async def test_hello_states_the_adapter(self) -> None:
-        hello = await self.session.value("hello", protocol=1, spec="1.4")
-        self.assertEqual((hello["protocol"], hello["spec"], hello["hooks"]), (1, "1.4", []))
+        hello = await self.session.value("hello", protocol=1, spec="1.5")
+        self.assertEqual((hello["protocol"], hello["spec"], hello["hooks"]), (1, "1.5", []))
         self.assertIs(hello["manifest"]["streaming"], True)
         self.assertIs(hello["manifest"]["attach"], False)
         self.assertEqual(hello["termination"], {"graceMs": 200, "killWaitMs": 5000, "ownerLossMs": 1200})
@@ -175,6 +176,31 @@ class SessionTest(unittest.IsolatedAsyncioTestCase):
         first = await self.session.answer(self.session.send("commands", sandbox=self.sandbox, settle="later3"))
         self.assertTrue(first["ok"])
         self.assertEqual((await self.session.answer("later3"))["error"]["capability"], "attach")
+
+    async def test_a_terminal_is_resized_in_two_steps(self) -> None:
+        script = "trap 'stty size' WINCH; echo ready; while :; do sleep 0.05; done"
+        info = await self.session.value("stream", sandbox=self.sandbox, argv=["sh", "-c", script],
+                                        options={"pty": {"cols": 80, "rows": 24}})
+        self.assertEqual(info["lacks"], [])
+        iterator = (await self.session.value("iterate", process=info["process"]))["iterator"]
+        seen = b""
+        while b"ready" not in seen:
+            chunk = (await self.session.value("next", iterator=iterator))["value"]
+            seen += base64.b64decode(chunk["data"]["$bytes"])
+        first = await self.session.answer(self.session.send("resize", process=info["process"], cols=120, rows=40,
+                                                            settle="sized"))
+        self.assertEqual(first["value"], {"returned": True})
+        self.assertTrue((await self.session.answer("sized"))["ok"])
+        while b"40 120" not in seen:
+            chunk = (await self.session.value("next", iterator=iterator))["value"]
+            seen += base64.b64decode(chunk["data"]["$bytes"])
+        self.session.send("resize", process=info["process"], cols=0, rows=40, settle="bad")
+        self.assertEqual((await self.session.answer("bad"))["error"]["key"], "cols")
+        await self.session.value("dispose", process=info["process"])
+        self.session.send("resize", process=info["process"], cols=80, rows=24, settle="late")
+        self.assertEqual((await self.session.answer("late"))["error"]["code"], "INVALID_STATE")
+        error = await self.session.error("stream", sandbox=self.sandbox, argv=["true"], options={"pty": {"cols": 80}})
+        self.assertEqual(error["key"], "options.pty.rows")
 
     async def test_the_manifest_and_the_writer_are_read_when_asked(self) -> None:
         self.assertIs((await self.session.value("manifest", sandbox=self.sandbox))["stdin"], True)

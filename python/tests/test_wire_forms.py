@@ -26,7 +26,7 @@ from .support import SPEC_DIR
 def schema() -> dict:
     path = SPEC_DIR / "schema.json"
     if not path.exists():
-        raise unittest.SkipTest("the repository's spec/1.4 is not next to python/")
+        raise unittest.SkipTest("the repository's spec/1.5 is not next to python/")
     return json.loads(path.read_text())
 
 
@@ -115,6 +115,7 @@ class ManifestTest(unittest.TestCase):
         self.assertTrue(set(manifest) <= set(definition["properties"]))
         self.assertTrue(all(type(value) is bool for value in manifest.values()))
         self.assertEqual(set(sandstream.CAPABILITIES), consts(schema()["$defs"]["Capability"]))
+        self.assertFalse(has_capability({}, "pty"))
         # This adapter has no background commands, and says so.
         self.assertFalse(has_capability(manifest, "attach"))
         self.assertTrue(has_capability(manifest, "binary-output"))
