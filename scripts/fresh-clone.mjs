@@ -4,10 +4,14 @@
 // 1. The Quickstart (`npm ci && npm run conformance`), and after it the kit's documented command,
 //    `npx sandstream-conformance <adapter-module>`. Right after `npm ci` the command must already
 //    be this workspace's (it says to build first), never a lookup on the registry.
-// 2. "Installing before publication": pack the public packages in the clone, install the
-//    tarballs into an empty project with the README's own commands, compile the README examples
-//    there with the settings the README gives for Node 20, run each of them, and run the kit from
-//    the installed tarball.
+// 2. "Installing before publication": pack every public package with the pack script (`npm run
+//    pack:all`), check the README's table of what each needs beside it, install @sandstream/mcp
+//    into an empty project with the README's one command (it must bring its @sandstream
+//    dependencies), then the README's other commands; run the MCP server from the installed
+//    package and from the clone, with the configs of the root README and of packages/mcp's "From
+//    a clone" as written, through the MCP SDK's client (list the tools, `echo hi` through the exec
+//    tool); compile the README examples there with the README's tsconfig.json as written (the
+//    MCP README's too), run each of the others, and run the kit from the installed tarball.
 //
 // It clones the committed HEAD of this repository (or --ref <revision>), so it checks what a
 // clone gets, not the working tree. It needs the npm registry or a warm npm cache for the
@@ -17,7 +21,7 @@
 //   node scripts/fresh-clone.mjs [--ref <revision>] [--keep]
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -26,7 +30,7 @@ const { values: flags } = parseArgs({ options: { ref: { type: 'string' }, keep: 
 const repo = new URL('..', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'sandstream-clone-'));
 const clone = join(work, 'sandstream');
-const packs = join(work, 'packs');
+const packs = join(clone, 'packs');
 const project = join(work, 'my-project');
 const started = Date.now();
 // npm takes third-party packages from its cache when it can, and never runs the bin of a
@@ -90,23 +94,98 @@ try {
   assert.match(kit, new RegExp(`Sandstream \\d+\\.\\d+ conformance \\(kit ${version.replaceAll('.', '\\.')}\\)`));
   assert.match(kit, /CONFORMS to Sandstream/);
 
-  step('Installing before publication: the README\'s commands, in an empty project');
-  const install = blocks(section(readme, '## Installing before publication'), 'sh')[0].trim().split('\n');
-  assert.match(install[0], /^git clone \S+ && cd sandstream$/, 'the first line clones the repository');
-  assert.equal(install[1], 'npm ci && npm run build', 'the second line installs and builds (the Quickstart did both)');
+  step('Installing before publication: the pack script, in the clone');
+  const prepublication = section(readme, '## Installing before publication');
+  const install = blocks(prepublication, 'sh')[0].trim().split('\n');
+  assert.match(install[0], /^git clone \S+ ~\/sandstream && cd ~\/sandstream$/, 'the first line clones the repository into ~/sandstream');
+  assert.equal(install[1], 'npm ci && npm run pack:all', 'the second line installs and packs (the Quickstart ran npm ci)');
+  // The README's paths, here: the clone is ~/sandstream, the empty project ~/my-project.
+  const local = (text) => text.replaceAll('~/sandstream', clone).replaceAll('/path/to/sandstream', clone).replaceAll('~/my-project', project).replaceAll('/path/to/my-project', project);
+  const packOutput = sh('npm run pack:all', clone);
+  const manifests = JSON.parse(readFileSync(join(clone, 'package.json'), 'utf8')).workspaces.map((dir) => JSON.parse(readFileSync(join(clone, dir, 'package.json'), 'utf8')));
+  const publicPackages = manifests.filter((m) => m.private !== true);
+  const tarball = (m) => `${m.name.slice(1).replace('/', '-')}-${m.version}.tgz`;
+  assert.deepEqual(readdirSync(packs).sort(), publicPackages.map(tarball).sort(), 'packs/ holds a tarball of each public package, and nothing else');
+  for (const m of publicPackages) assert.ok(packOutput.includes(join(packs, tarball(m))), `npm run pack:all printed no ${tarball(m)}`);
+  // The README's table: each public package and the @sandstream packages its install needs beside it.
+  const needs = (name, seen = new Set()) => {
+    const m = manifests.find((p) => p.name === name);
+    for (const dep of Object.keys(m.dependencies ?? {})) if (dep.startsWith('@sandstream/') && !seen.has(dep)) needs(dep, seen.add(dep));
+    return seen;
+  };
+  const table = new Map([...prepublication.matchAll(/^\| `(@sandstream\/[^`]+)` \| ([^|]*) \|$/gm)].map((row) => [row[1], row[2].trim() === 'none' ? [] : [...row[2].matchAll(/`([^`]+)`/g)].map((n) => `@sandstream/${n[1]}`).sort()]));
+  assert.deepEqual(new Map([...table].sort()), new Map(publicPackages.map((m) => [m.name, [...needs(m.name)].sort()]).sort()), "the README's table of what each package needs beside it");
+
+  step('Installing before publication: the MCP server in one command, into an empty project');
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'my-project', private: true, type: 'module' }, null, 2)}\n`);
+  // First, into the empty project: the one command must bring @sandstream/mcp's own dependencies.
+  const mcpInstall = blocks(prepublication, 'sh')[1].trim();
+  assert.match(mcpInstall, /^npm install \S*sandstream-mcp-\*\.tgz( \S+)*$/, 'the MCP server is one `npm install` line');
+  sh(local(mcpInstall), project);
+  const mcpOnly = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).dependencies ?? {};
+  assert.deepEqual(Object.keys(mcpOnly).sort(), ['@sandstream/adapter-local', '@sandstream/mcp', '@sandstream/types']);
+  for (const spec of Object.values(mcpOnly)) assert.match(spec, /^file:.*\.tgz$/);
+  assert.deepEqual(readdirSync(join(project, 'node_modules/@sandstream')).sort(), ['adapter-local', 'mcp', 'types']);
+
+  step('Installing before publication: the README\'s commands, in that project');
   let cwd = clone;
   for (const line of install.slice(2)) {
-    const local = line.replaceAll('/tmp/sandstream-packs', packs).replaceAll('~/my-project', project);
-    const cd = /^cd (\S+)$/.exec(local);
+    const cd = /^cd (\S+)$/.exec(local(line));
     if (cd) cwd = cd[1];
-    else sh(local, cwd);
+    else sh(local(line), cwd);
   }
   const installed = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
-  for (const name of ['@sandstream/types', '@sandstream/adapter-local']) assert.match(installed.dependencies?.[name] ?? '', /^file:.*\.tgz$/, name);
+  for (const name of ['@sandstream/types', '@sandstream/adapter-local', '@sandstream/mcp']) assert.match(installed.dependencies?.[name] ?? '', /^file:.*\.tgz$/, name);
   assert.match(installed.devDependencies?.['@sandstream/conformance'] ?? '', /^file:.*\.tgz$/);
   const packed = (name) => readFileSync(join(project, 'node_modules', name, 'README.md'), 'utf8');
+
+  step('the MCP server through the MCP SDK client: the installed package, and the clone, with the READMEs\' configs as written');
+  // Each config starts its own server; the client lists the tools and runs `echo hi` through the
+  // one whose name ends in exec (the names carry a prefix, sandbox_ by default).
+  const mcpReadme = section(readFileSync(join(clone, 'packages/mcp/README.md'), 'utf8'), '## From a clone');
+  const fromClone = blocks(mcpReadme, 'sh')[0].trim().split('\n');
+  assert.match(fromClone[0], /^git clone \S+ ~\/sandstream && cd ~\/sandstream$/);
+  assert.equal(fromClone[1], 'npm ci && npm run build', 'From a clone: install and build (the Quickstart ran both: npm run conformance builds every package)');
+  const server = (markdown) => {
+    const { mcpServers } = JSON.parse(local(blocks(markdown, 'json').find((b) => b.includes('"mcpServers"'))));
+    return Object.values(mcpServers)[0];
+  };
+  const claude = /`claude mcp add \S+ -- ([^`]+)`/.exec(mcpReadme)?.[1];
+  assert.ok(claude, 'From a clone names no `claude mcp add` command');
+  const [claudeCommand, ...claudeArgs] = local(claude).split(' ');
+  const configs = [
+    ['root README, the installed package', server(prepublication)],
+    ['packages/mcp README, From a clone', server(mcpReadme)],
+    ['packages/mcp README, From a clone, claude mcp add', { command: claudeCommand, args: claudeArgs }],
+  ];
+  assert.ok(configs[0][1].args[0].startsWith(join(project, 'node_modules/@sandstream/mcp/')), 'the root README runs the installed package');
+  assert.ok(configs[1][1].args[0].startsWith(join(clone, 'packages/mcp/')), 'From a clone runs the clone');
+  writeFileSync(
+    join(project, 'mcp-check.mjs'),
+    `import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+for (const [title, { command, args }] of ${JSON.stringify(configs)}) {
+  const client = new Client({ name: 'fresh-clone', version: '0.0.0' });
+  await client.connect(new StdioClientTransport({ command, args, stderr: 'inherit' }));
+  try {
+    const names = (await client.listTools()).tools.map((tool) => tool.name);
+    const exec = names.find((name) => /exec$/.test(name));
+    assert.ok(exec, \`\${title}: no exec tool among \${names.join(', ')}\`);
+    const result = await client.callTool({ name: exec, arguments: { command: 'echo hi' } });
+    assert.notEqual(result.isError, true, JSON.stringify(result));
+    assert.equal(result.structuredContent?.exitCode, 0, JSON.stringify(result));
+    assert.match(result.content[0].text, /^hi$/m, JSON.stringify(result));
+    const { name, version } = client.getServerVersion();
+    console.log(\`ok \${title}: \${name} \${version}, tools \${names.join(', ')}; \${exec} echo hi: \${JSON.stringify(result.content[0].text)}\`);
+  } finally {
+    await client.close();
+  }
+}
+`,
+  );
+  process.stdout.write(sh('node mcp-check.mjs', project));
 
   step('the README examples, compiled as the README says for Node 20, and run');
   const sources = new Map([
@@ -132,24 +211,39 @@ try {
       modules.push({ file, path: `./${file}.mjs` });
     });
   }
-  const expectedModules = ['root-1', 'root-1-plain', 'types-1', 'types-2', 'types-3', 'adapter-local-1', 'adapter-local-1-plain', 'adapter-local-2', 'adapter-local-3', 'adapter-local-4'];
+  const expectedModules = ['root-1', 'root-1-plain', 'types-1', 'types-2', 'types-3', 'adapter-local-1', 'adapter-local-1-plain', 'adapter-local-2', 'adapter-local-3', 'adapter-local-4', 'adapter-local-5'];
   assert.deepEqual(modules.map((m) => m.file).sort(), expectedModules.sort(), 'the README examples this check runs');
+  // The MCP README's examples are compiled, not run (a stdio server among them waits for its input).
+  const mcpExamples = blocks(packed('@sandstream/mcp'), 'ts').filter((code) => /^import .* from '@sandstream\/mcp'/m.test(code) && !/^import .* from '\./m.test(code));
+  assert.ok(mcpExamples.length > 0, 'the MCP README has no example that imports @sandstream/mcp');
+  mcpExamples.forEach((code, index) => writeFileSync(join(project, 'src', `mcp-${index + 1}.ts`), code));
+  // The README's tsconfig.json, as written.
+  const tsconfigText = blocks(prepublication, 'json').find((b) => b.includes('"compilerOptions"'));
+  assert.ok(tsconfigText, 'Installing before publication gives no tsconfig.json');
+  const { compilerOptions } = JSON.parse(tsconfigText);
+  assert.equal(compilerOptions.skipLibCheck, true);
   const readmeNote = section(readme, '## Using it');
-  const lib = /"lib": (\[[^\]]*\])/.exec(readmeNote)?.[1];
-  const target = /"target": "(ES\d+)"/.exec(readmeNote)?.[1];
-  assert.ok(lib && target, 'the README gives no "target" and "lib" for Node 20');
-  const tsconfig = (outDir, targetValue) => ({
-    compilerOptions: { target: targetValue, lib: JSON.parse(lib), module: 'nodenext', strict: true, types: ['node'], outDir, rootDir: 'src' },
-    include: ['src'],
-  });
-  writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(tsconfig('dist', target)));
+  assert.ok(readmeNote.includes(`"target": "${compilerOptions.target}"`) && readmeNote.includes(`"lib": ${JSON.stringify(compilerOptions.lib).replaceAll(',', ', ')}`), 'Using it names the target and lib of the tsconfig.json');
+  writeFileSync(join(project, 'tsconfig.json'), tsconfigText);
   const typescript = JSON.parse(readFileSync(join(repo, 'node_modules/typescript/package.json'), 'utf8')).version;
   const nodeTypes = JSON.parse(readFileSync(join(repo, 'node_modules/@types/node/package.json'), 'utf8')).version;
   sh(`npm install -D typescript@${typescript} @types/node@${nodeTypes}`, project);
   sh('npx --no-install tsc -p tsconfig.json', project);
 
+  // Why skipLibCheck, cheaply (checking the declarations themselves takes 10 s): the MCP SDK's declarations name
+  // HeadersInit, and with these settings nothing declares it.
+  const sdk = join(project, 'node_modules/@modelcontextprotocol/sdk/dist/esm');
+  const naming = readdirSync(sdk, { recursive: true }).filter((file) => file.endsWith('.d.ts') && /\bHeadersInit\b/.test(readFileSync(join(sdk, file), 'utf8')));
+  assert.ok(naming.length > 0, "the MCP SDK's declarations no longer name HeadersInit: the README's reason for skipLibCheck is gone, update it");
+  mkdirSync(join(project, 'noskip'));
+  writeFileSync(join(project, 'noskip/headers.ts'), 'export type Headers = HeadersInit;\n');
+  writeFileSync(join(project, 'noskip/tsconfig.json'), JSON.stringify({ extends: '../tsconfig.json', compilerOptions: { noEmit: true, rootDir: '.' }, files: ['headers.ts'], include: [] }));
+  const undeclared = sh('npx --no-install tsc -p noskip/tsconfig.json', project, { expectStatus: 2 });
+  assert.match(undeclared, /error TS2304: Cannot find name 'HeadersInit'/);
+  process.stdout.write(`HeadersInit: named by the MCP SDK's ${naming.join(', ')}; declared by neither lib nor @types/node\n`);
+
   // What the README says fails: `target: esnext`, as `tsc --init` writes it, leaves `await using` to Node 20.
-  writeFileSync(join(project, 'tsconfig.esnext.json'), JSON.stringify({ ...tsconfig('dist-esnext', 'esnext'), compilerOptions: { ...tsconfig('dist-esnext', 'esnext').compilerOptions, lib: ['esnext'] } }));
+  writeFileSync(join(project, 'tsconfig.esnext.json'), JSON.stringify({ extends: './tsconfig.json', compilerOptions: { target: 'esnext', lib: ['esnext'], outDir: 'dist-esnext' }, files: ['src/adapter-local-1.ts'], include: [] }));
   sh('npx --no-install tsc -p tsconfig.esnext.json', project);
   const major = Number(process.versions.node.split('.')[0]);
   const esnext = spawnSync(process.execPath, ['dist-esnext/adapter-local-1.js'], { cwd: project, encoding: 'utf8' });
@@ -190,6 +284,7 @@ const calls = {
   'adapter-local-2': { runTests: async (f) => assert.equal(await f(checkout), true) },
   'adapter-local-3': { describeRevision: async (f) => assert.equal(await f(checkout, 'HEAD'), 'first subject') },
   'adapter-local-4': { sortLines: async (f) => assert.deepEqual(await f(['pear', 'apple', 'fig']), ['apple', 'fig', 'pear']) },
+  'adapter-local-5': { askPython: async (f) => assert.match(await f('6 * 7'), /\\r\\n42\\r\\n/) },
 };
 const modules = ${JSON.stringify(modules)};
 for (const { file, path } of modules) {

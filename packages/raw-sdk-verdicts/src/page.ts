@@ -125,7 +125,7 @@ function preamble(record: VerdictsRecord): string[] {
     '- The manifest states what the vendor\'s adapter states, where the SDK has a call for it.',
     '- Both sides run the whole kit, nothing disabled, four cases at a time, on the backend and settings',
     '  of the adapter\'s own kit run.',
-    '- `owner.crash` (spec 1.4) kills an owner process with SIGKILL: the one the kit starts loads',
+    '- `owner.crash` (spec 1.5, section 9.11) kills an owner process with SIGKILL: the one the kit starts loads',
     '  `src/owner.ts`, which makes its sandbox on the case\'s backend as that side\'s run makes one (the raw',
     '  wrapper or the adapter, with the same options), so each side is judged by what it does itself when',
     '  its owner dies.',

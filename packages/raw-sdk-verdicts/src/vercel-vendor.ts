@@ -31,6 +31,7 @@ export const VERCEL: Vendor = {
     "signals: `command.kill(signal)`, with the runtime's signal name as it is",
     "stdin: none: the SDK has no call for it, so the manifest does not advertise it (adapter-vercel writes to the service's stdin endpoint itself)",
     'manifest: streaming and text-only output (`binary-output: false`), as adapter-vercel states them; no stdin, no `user` (the SDK has only `sudo`), no resource limits',
+    "terminal: none, on either side: the SDK's one terminal, `openInteractive()`, starts a shell with no argv, working directory, environment or size, behind a WebSocket whose protocol the SDK does not document and which reports no status, so spec 1.5's `pty` (a given argv on a terminal of a given size, resizable, with its exact status) cannot be honoured through it; adapter-vercel's README says what would (a terminal made inside the microVM)",
   ],
   open(side: Side): KitTarget {
     let emulator: VercelEmulator | undefined;

@@ -7,6 +7,7 @@
  * sandbox image), and quote every parameter; the alphabets leave out the
  * characters that would need escaping (`'`, `\`, `%`).
  */
+import type { TerminalSize } from '@sandstream/types';
 import type { Rng } from './random.js';
 
 /** The behaviours a soak command can have. */
@@ -18,6 +19,7 @@ export const BEHAVIOURS = [
   'forks-children',
   'reads-stdin',
   'exit-code',
+  'on-terminal',
 ] as const;
 export type BehaviourName = (typeof BEHAVIOURS)[number];
 
@@ -41,6 +43,11 @@ export interface CommandPlan {
    * its input arrived (`wc -c`).
    */
   readonly prefixWhenEnded: boolean;
+  /**
+   * Spec 1.5: the command runs on a terminal of this size, where all it
+   * writes arrives as `stdout` through the line discipline (`\n` as CR LF).
+   */
+  readonly pty?: TerminalSize;
   /** Sizes and counts that describe it, for the plan digest and for reports. */
   readonly parameters: Readonly<Record<string, number | string>>;
   /** The exact bytes it writes to each stream before it ends or lingers. */
@@ -281,6 +288,49 @@ function exitCode(rng: Rng, context: BehaviourContext): CommandPlan {
   };
 }
 
+/**
+ * On a terminal (spec 1.5, only where the adapter has `pty`): checks that it
+ * is on one, writes lines to standard output and error in turn (one stream
+ * on a terminal, in the order written, each newline as CR LF), maybe
+ * ignoring SIGHUP and maybe leaving a job in a process group of its own
+ * (job control): teardown must end the terminal's whole session.
+ */
+function onTerminal(rng: Rng, context: BehaviourContext): CommandPlan {
+  const lines = rng.int(1, 400);
+  const every = rng.int(1, 50);
+  const pause = rng.chance(0.3) ? rng.pick(['0.01', '0.02']) : undefined;
+  const ignoresHangUp = rng.chance(0.5);
+  const job = rng.chance(0.4);
+  const end = plannedEnd(rng);
+  const pty = { cols: rng.int(20, 300), rows: rng.int(5, 100) };
+  const body = `printf 'line-%s\\n' "$i"; if [ $((i % ${every})) -eq 0 ]; then printf 'err-%s\\n' "$i" >&2; fi${pause === undefined ? '' : `; sleep ${pause}`}`;
+  const script = [
+    '[ -t 0 ] && [ -t 1 ] && [ -t 2 ] || { echo "not on a terminal"; exit 99; }',
+    ...(ignoresHangUp ? ["trap '' HUP"] : []),
+    ...(job ? ['set -m 2>/dev/null', 'sleep 600 &', 'set +m 2>/dev/null'] : []),
+    `i=0; while [ "$i" -lt ${lines} ]; do ${body}; i=$((i + 1)); done`,
+    tail(context, end),
+  ].join('\n');
+  return {
+    behaviour: 'on-terminal',
+    script,
+    stdin: undefined,
+    end,
+    lingers: context.lingers,
+    prefixWhenEnded: true,
+    pty,
+    parameters: { lines, every, pause: pause ?? 'none', ignoresHangUp: String(ignoresHangUp), job: String(job), cols: pty.cols, rows: pty.rows },
+    expected() {
+      const out: string[] = [];
+      for (let i = 0; i < lines; i++) {
+        out.push(`line-${i}\r\n`);
+        if (i % every === 0) out.push(`err-${i}\r\n`);
+      }
+      return { stdout: encoder.encode(out.join('')), stderr: EMPTY };
+    },
+  };
+}
+
 const BUILDERS: Readonly<Record<BehaviourName, (rng: Rng, context: BehaviourContext) => CommandPlan>> = {
   'much-output': muchOutput,
   'slow-output': slowOutput,
@@ -289,6 +339,7 @@ const BUILDERS: Readonly<Record<BehaviourName, (rng: Rng, context: BehaviourCont
   'forks-children': forksChildren,
   'reads-stdin': readsStdin,
   'exit-code': exitCode,
+  'on-terminal': onTerminal,
 };
 
 /** Plans one command of the given behaviour. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `sandstream-soak --adapter local|e2b|vercel|docker --count N --concurrency N --seed N`
+ * `sandstream-soak --adapter local|e2b|vercel|docker|ssh --count N --concurrency N --seed N`
  * (`--docker-runtime runsc`: Docker under gVisor)
  * runs a soak and prints its report. Exit status: 0 when every check held,
  * 1 on any violation, 2 when the harness itself failed (bad flags included).

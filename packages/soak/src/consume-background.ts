@@ -9,7 +9,7 @@
  * record may stay.
  */
 import { CommandNotFound, hasCapability, InvalidState, SandboxClosed, type BackgroundProcess, type OutputChunk, type Sandbox, type StreamName } from '@sandstream/types';
-import { bounded, checkEnd, conclude, describeThrown, verifySettled, WAIT_TIMEOUT, type ConsumeContext, type ProcessOutcome } from './consume-support.js';
+import { bounded, checkEnd, conclude, describeThrown, terminalOf, verifySettled, WAIT_TIMEOUT, type ConsumeContext, type ProcessOutcome } from './consume-support.js';
 import type { BackgroundEndingName, EndingPlan } from './endings.js';
 import { OutputCheck } from './output-check.js';
 import type { ProcessPlan } from './plan.js';
@@ -164,8 +164,9 @@ async function startAndDetach(
   context: ConsumeContext,
   progress: Progress,
   problems: string[],
+  terminal: ReturnType<typeof terminalOf>,
 ): Promise<string> {
-  const proc = sandbox.stream(argv, { background: true });
+  const proc = sandbox.stream(argv, { background: true, ...terminal });
   let detached = false;
   try {
     await asStarter(proc, progress, problems);
@@ -246,7 +247,7 @@ export async function consumeBackground(plan: ProcessPlan, ending: BackgroundEnd
 
   switch (ending.kind) {
     case 'detach-attach': {
-      const id = await startAndDetach(context.shared, argv, due(ending.atChunk), accept, context, progress, problems);
+      const id = await startAndDetach(context.shared, argv, due(ending.atChunk), accept, context, progress, problems, terminalOf(plan));
       progress.stage = 'attaching';
       await using attached = await context.shared.attach!(id);
       await readAttached(attached, 'the attached Process');
@@ -256,7 +257,7 @@ export async function consumeBackground(plan: ProcessPlan, ending: BackgroundEnd
       break;
     }
     case 'kill-by-id': {
-      const id = await startAndDetach(context.shared, argv, due(ending.atChunk), accept, context, progress, problems);
+      const id = await startAndDetach(context.shared, argv, due(ending.atChunk), accept, context, progress, problems, terminalOf(plan));
       progress.stage = 'listing';
       const info = (await context.shared.commands!()).find((entry) => entry.commandId === id);
       if (info === undefined) problems.push(`commands() does not list the detached command ${id}`);
@@ -284,7 +285,7 @@ export async function consumeBackground(plan: ProcessPlan, ending: BackgroundEnd
       const sandbox = await context.openSandbox();
       let closed = false;
       try {
-        const proc = sandbox.stream(argv, { background: true });
+        const proc = sandbox.stream(argv, { background: true, ...terminalOf(plan) });
         const companions = ending.companions.map((companion) => ({ proc: sandbox.stream(['sh', '-c', companion.script], { background: true }), detach: companion.detach }));
         await asStarter(proc, progress, problems);
         for (const companion of companions) if (companion.detach) await companion.proc.detach();
@@ -329,7 +330,7 @@ export async function consumeBackground(plan: ProcessPlan, ending: BackgroundEnd
       break;
     }
     case 'ended-forgotten': {
-      const id = await startAndDetach(context.shared, argv, () => true, accept, context, progress, problems);
+      const id = await startAndDetach(context.shared, argv, () => true, accept, context, progress, problems, terminalOf(plan));
       {
         progress.stage = 'attaching';
         await using attached = await context.shared.attach!(id);

@@ -13,7 +13,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { markedProcesses, signalEach } from '@sandstream/types/runtime';
-import { bounded, conclude, WAIT_TIMEOUT, type ConsumeContext, type ProcessOutcome } from './consume-support.js';
+import { bounded, conclude, terminalOf, WAIT_TIMEOUT, type ConsumeContext, type ProcessOutcome } from './consume-support.js';
 import type { OwnerJoin } from './owner-join.js';
 import type { OwnerMessage, OwnerOrder } from './owner-process.js';
 import { OutputCheck } from './output-check.js';
@@ -117,6 +117,7 @@ export async function consumeOwnerKilled(plan: ProcessPlan, context: ConsumeCont
       script: plan.command.script,
       owned: { name: OWNED_MARKER, value },
       ...(plan.command.stdin === undefined ? {} : { stdin: plan.command.stdin }),
+      ...terminalOf(plan),
       stdinPiece: plan.stdinPiece,
       atChunk: plan.ending.atChunk,
       expected: { stdout: expected.stdout.byteLength, stderr: expected.stderr.byteLength },

@@ -4,7 +4,7 @@
  * ended, and the last step of every process (what arrived was an exact
  * prefix; under a host process limit, a command's own failed fork).
  */
-import { SandstreamError, type ExecResult, type Process, type Sandbox } from '@sandstream/types';
+import { SandstreamError, type ExecResult, type Process, type Sandbox, type TerminalSize } from '@sandstream/types';
 import type { PlannedEnd } from './behaviours.js';
 import type { OwnerContext } from './consume-owner.js';
 import type { OutputCheck } from './output-check.js';
@@ -66,6 +66,11 @@ export async function bounded<T>(promise: Promise<T>, ms: number): Promise<T | t
 }
 
 /** One line naming an error, its code, and for a failed disposal both errors. */
+/** The `pty` option of a command planned on a terminal (spec 1.5), or nothing. */
+export function terminalOf(plan: ProcessPlan): { pty?: TerminalSize } {
+  return plan.command.pty === undefined ? {} : { pty: plan.command.pty };
+}
+
 export function describeThrown(error: unknown): string {
   // `await using` compiled for Node 20 throws an Error named SuppressedError carrying both errors.
   if (error instanceof Error && error.name === 'SuppressedError' && 'error' in error && 'suppressed' in error) {

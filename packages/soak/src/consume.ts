@@ -6,7 +6,7 @@
 import { AbortError, SandstreamError, type ExecResult, type Process } from '@sandstream/types';
 import { consumeBackground } from './consume-background.js';
 import { consumeOwnerKilled } from './consume-owner.js';
-import { bounded, checkEnd, conclude, describeThrown, verifySettled as settledWithin, WAIT_TIMEOUT, type ConsumeContext, type ProcessOutcome } from './consume-support.js';
+import { bounded, checkEnd, conclude, describeThrown, terminalOf, verifySettled as settledWithin, WAIT_TIMEOUT, type ConsumeContext, type ProcessOutcome } from './consume-support.js';
 import { isBackground } from './endings.js';
 import { feed } from './feed.js';
 import { OutputCheck } from './output-check.js';
@@ -40,7 +40,7 @@ function judgeFeeding(failure: FeedFailure, mustSucceed: boolean, problems: stri
 }
 
 function streamOptions(plan: ProcessPlan, extra: { signal?: AbortSignal; timeout?: number } = {}) {
-  return { stdin: plan.command.stdin === undefined ? ('ignore' as const) : ('pipe' as const), ...extra };
+  return { stdin: plan.command.stdin === undefined ? ('ignore' as const) : ('pipe' as const), ...terminalOf(plan), ...extra };
 }
 
 /**
@@ -96,7 +96,7 @@ export async function consume(plan: ProcessPlan, context: ConsumeContext, progre
     }
     case 'complete-run': {
       progress.stage = 'reading';
-      const result = await context.shared.run(argv, plan.command.stdin === undefined ? {} : { input: plan.command.stdin });
+      const result = await context.shared.run(argv, { ...(plan.command.stdin === undefined ? {} : { input: plan.command.stdin }), ...terminalOf(plan) });
       check.acceptBytes('stdout', result.stdout);
       check.acceptBytes('stderr', result.stderr);
       if (result.stdoutTruncated || result.stderrTruncated) problems.push('truncated below the default cap');

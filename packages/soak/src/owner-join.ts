@@ -3,7 +3,8 @@
  * `owner-process.ts`) opens a sandbox on the same environment as the run's
  * shared sandbox, with the same settings: the local host, the emulator the
  * soak's emulator host serves (by its URL, as each adapter's conformance
- * module joins a run), or the run's container on its Engine. A join is
+ * module joins a run), the run's container on its Engine, or the run's
+ * sshd as the same account with the same key and record base. A join is
  * plain JSON, sent to the owner process as it starts.
  */
 import type { Sandbox } from '@sandstream/types';
@@ -20,7 +21,16 @@ export type OwnerPlace =
       readonly name: string;
       readonly credentials: { readonly token: string; readonly teamId: string; readonly projectId: string };
     }
-  | { readonly kind: 'docker'; readonly socketPath: string; readonly container: string };
+  | { readonly kind: 'docker'; readonly socketPath: string; readonly container: string }
+  | {
+      readonly kind: 'ssh';
+      readonly host: string;
+      readonly port: number;
+      readonly username: string;
+      readonly privateKeyPath: string;
+      readonly knownHostsPath: string;
+      readonly recordBase: string;
+    };
 
 /** What an owner process needs to open its sandbox. */
 export interface OwnerJoin {
@@ -59,6 +69,11 @@ export async function openOwnerSandbox(join: OwnerJoin): Promise<Sandbox> {
     case 'docker': {
       const { createDockerSandbox } = await import('@sandstream/adapter-docker');
       return createDockerSandbox({ socketPath: place.socketPath, container: place.container, graceMs, killWaitMs, env });
+    }
+    case 'ssh': {
+      const { createSshSandbox } = await import('@sandstream/adapter-ssh');
+      const { host, port, username, privateKeyPath, knownHostsPath, recordBase } = place;
+      return createSshSandbox({ host, port, username, privateKeyPath, knownHostsPath, recordBase, graceMs, killWaitMs, env });
     }
   }
 }

@@ -12,7 +12,7 @@
  * too ({@link OwnerMessage}), so nothing of the command's output shares a
  * pipe with the process's own standard streams.
  */
-import type { Process, StreamName } from '@sandstream/types';
+import type { Process, StreamName, TerminalSize } from '@sandstream/types';
 import { describeThrown } from './consume-support.js';
 import { feed } from './feed.js';
 import { openOwnerSandbox, type OwnerJoin } from './owner-join.js';
@@ -24,6 +24,8 @@ export interface OwnerOrder {
   /** The command's own marker, in its environment beside the run's. */
   readonly owned: { readonly name: string; readonly value: string };
   readonly stdin?: Uint8Array;
+  /** Spec 1.5: the terminal to start the command on. */
+  readonly pty?: TerminalSize;
   readonly stdinPiece: number;
   readonly atChunk: number;
   /** Bytes the command writes to each stream before it lingers. */
@@ -47,6 +49,7 @@ async function own(order: OwnerOrder): Promise<void> {
   const proc = sandbox.stream(['sh', '-c', order.script], {
     stdin: order.stdin === undefined ? 'ignore' : 'pipe',
     env: { [order.owned.name]: order.owned.value },
+    ...(order.pty === undefined ? {} : { pty: order.pty }),
   });
   held.push(proc);
   if (order.stdin !== undefined && proc.stdin !== null) void feed(proc.stdin, order.stdin, order.stdinPiece).catch(() => undefined);

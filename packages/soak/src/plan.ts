@@ -21,11 +21,21 @@ export interface PlanCapabilities {
    * exactly that of a target before 1.2, so its seeds reproduce.
    */
   readonly attach: boolean;
+  /**
+   * `pty` (spec 1.5): commands may run on a terminal (the `on-terminal`
+   * behaviour). Without it the plan is exactly that of a target before 1.5.
+   */
+  readonly pty?: boolean;
 }
 
 /** What the plan cares about of a sandbox's manifest. */
 export function planCapabilities(manifest: Readonly<CapabilityManifest>): PlanCapabilities {
-  return { binary: hasCapability(manifest, 'binary-output'), stdin: hasCapability(manifest, 'stdin'), attach: hasCapability(manifest, 'attach') };
+  return {
+    binary: hasCapability(manifest, 'binary-output'),
+    stdin: hasCapability(manifest, 'stdin'),
+    attach: hasCapability(manifest, 'attach'),
+    pty: hasCapability(manifest, 'pty'),
+  };
 }
 
 /** The plan of one process. */
@@ -40,7 +50,7 @@ export interface ProcessPlan {
 /** The behaviours a target with these capabilities gets. */
 export function behavioursFor(capabilities: PlanCapabilities): BehaviourName[] {
   return BEHAVIOURS.filter(
-    (b) => (b !== 'binary-output' || capabilities.binary) && (b !== 'reads-stdin' || capabilities.stdin),
+    (b) => (b !== 'binary-output' || capabilities.binary) && (b !== 'reads-stdin' || capabilities.stdin) && (b !== 'on-terminal' || capabilities.pty === true),
   );
 }
 

@@ -8,6 +8,8 @@
  * the emulated remote side does not.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { chownSync, copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
 import { createE2BSandbox } from '@sandstream/adapter-e2b';
@@ -15,12 +17,14 @@ import { createLocalSandbox } from '@sandstream/adapter-local';
 import { createVercelSandbox } from '@sandstream/adapter-vercel';
 import { createDockerSandbox } from '@sandstream/adapter-docker';
 import { gvisorConfig, startDockerd } from '@sandstream/adapter-docker/engine';
+import { createSshSandbox, type SshSandboxOptions } from '@sandstream/adapter-ssh';
+import { startSshd } from '@sandstream/adapter-ssh/server';
 import type { Sandbox } from '@sandstream/types';
 import type { OwnerPlace } from './owner-join.js';
 import type { Percentiles } from './stats.js';
 import { inheritedEnv } from '@sandstream/types/runtime';
 
-export const ADAPTERS = ['local', 'e2b', 'vercel', 'docker'] as const;
+export const ADAPTERS = ['local', 'e2b', 'vercel', 'docker', 'ssh'] as const;
 export type AdapterName = (typeof ADAPTERS)[number];
 
 /** The marker variable every soak command carries; its value is the run's id. */
@@ -89,6 +93,8 @@ export async function createTarget(adapter: AdapterName, options: TargetOptions)
       return vercelTarget(options);
     case 'docker':
       return dockerTarget(options);
+    case 'ssh':
+      return sshTarget(options);
   }
 }
 
@@ -270,6 +276,84 @@ async function dockerTarget(options: TargetOptions): Promise<Target> {
   } catch (error) {
     await engine.stop();
     throw error;
+  }
+}
+
+/**
+ * A real OpenSSH server of the soak's own (`@sandstream/adapter-ssh/server`: sshd on 127.0.0.1 in a
+ * temporary directory and a mount namespace of its own), logged in as its unprivileged account with
+ * its client key, the host key checked against its known_hosts. Every handle is one of its own on
+ * that account (as the adapter's conformance module joins a run). The server's processes are this
+ * host's, so the host's table is the backend's. The records and owner leases of the remote driver
+ * are made in a directory of the run's own (`recordBase`), which is listed before the run and after
+ * it with the account's home (empty at the start): every new entry is a file the adapter left.
+ */
+/**
+ * Whether `path` is an owner lease (ADR-0049) that lapsed: a dead owner's whose command ended
+ * before the lapse, so no supervisor saw it; the next renewal or close of any handle on the
+ * sandbox removes it, by design. The server is this host, so its uptime is the sandbox's clock.
+ */
+function lapsedLease(path: string): boolean {
+  if (!/\.sandstream-owner-[^/]*$/.test(path)) return false;
+  try {
+    const deadline = Number(readFileSync(path, 'utf8').trim());
+    const now = Math.floor(Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 100);
+    return Number.isInteger(deadline) && deadline < now;
+  } catch {
+    return false;
+  }
+}
+
+async function sshTarget(options: TargetOptions): Promise<Target> {
+  const server = await startSshd();
+  try {
+    const account = server.accounts.unprivileged;
+    const records = join(server.dir, 'records');
+    mkdirSync(records, { mode: 0o700 });
+    chownSync(records, account.uid, account.uid);
+    const connection = {
+      host: server.host,
+      port: server.port,
+      username: account.username,
+      privateKeyPath: server.clientKeyPath,
+      knownHostsPath: server.knownHostsPath,
+      recordBase: join(records, '.sandstream-'),
+    } satisfies SshSandboxOptions;
+    const open = (): Promise<Sandbox> =>
+      createSshSandbox({ ...connection, graceMs: options.graceMs, killWaitMs: options.killWaitMs, env: { [MARKER]: options.runId } });
+    const shared = await open();
+    // The shared handle's owner lease (ADR-0049) is its own, not a command's, and lives until its
+    // close: made by one command before the listing, it is part of the baseline.
+    await shared.run(['true']);
+    const places = [records, account.home];
+    const entries = (): string[] => places.flatMap((place) => readdirSync(place).map((entry) => join(place, entry)));
+    const before = new Set(entries());
+    return {
+      adapter: 'ssh',
+      shared,
+      openSandbox: open,
+      owner: { kind: 'ssh', ...connection },
+      backendSurvivors: async () => [],
+      leftovers: async () => entries().filter((entry) => !before.has(entry) && !lapsedLease(entry)),
+      async close() {
+        try {
+          await shared.close();
+        } finally {
+          keepLog();
+          await server.stop();
+        }
+      },
+    };
+  } catch (error) {
+    keepLog();
+    await server.stop();
+    throw error;
+  }
+
+  /** sshd's log goes with its directory; `SANDSTREAM_SOAK_SSHD_LOG` names a file to keep it in, for a violation's diagnosis. */
+  function keepLog(): void {
+    const keep = process.env['SANDSTREAM_SOAK_SSHD_LOG'];
+    if (keep !== undefined && keep !== '') copyFileSync(server.logPath, keep);
   }
 }
 

@@ -17,19 +17,22 @@ import { missingHere } from './missing-here.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 /** Enough for the limit to bite several times; the remote adapters' emulators take longer per process. */
-const COUNT: Readonly<Record<string, number>> = { local: 60, e2b: 30, vercel: 30, docker: 30 };
+const COUNT: Readonly<Record<string, number>> = { local: 60, e2b: 30, vercel: 30, docker: 30, ssh: 30 };
 
 /**
  * Why a limit is not run for an adapter. The Docker target's commands are dockerd's processes,
  * not the soak's: the client forks nothing per command, so a process limit on it has nothing to
  * bite, and the process-limited soak runs as another uid (root is exempt from the limit), which
- * can neither start a dockerd nor reach a root daemon's socket. Its descriptors are the soak's own
- * (a socket or two per command), so the descriptor limit runs.
+ * can neither start a dockerd nor reach a root daemon's socket. The SSH target's commands are
+ * sshd's processes in the same way (the client is ssh2, in this process), and its sshd of its own
+ * needs root. Their descriptors are the soak's own (a socket or two per command for Docker, a
+ * socket per connection of up to eight channels for SSH), so the descriptor limit runs.
  */
 function notApplicable(adapter: string, limit: string): string | undefined {
-  return adapter === 'docker' && limit === 'processes'
-    ? "the Docker target's commands are dockerd's processes, not the soak's, and a soak of another uid cannot start dockerd"
-    : undefined;
+  if (limit !== 'processes') return undefined;
+  if (adapter === 'docker') return "the Docker target's commands are dockerd's processes, not the soak's, and a soak of another uid cannot start dockerd";
+  if (adapter === 'ssh') return "the SSH target's commands are sshd's processes, not the soak's, and a soak of another uid cannot start sshd";
+  return undefined;
 }
 
 /** Runs the soak CLI with `flags`; resolves with its exit status, its JSON report and its stderr. */

@@ -15,7 +15,7 @@ describe('plan', () => {
 
   it('leaves out binary output and stdin where the adapter lacks them, and plans only valid UTF-8 then', () => {
     const caps = { binary: false, stdin: false, attach: false };
-    expect(behavioursFor(caps)).toEqual(BEHAVIOURS.filter((b) => b !== 'binary-output' && b !== 'reads-stdin'));
+    expect(behavioursFor(caps)).toEqual(BEHAVIOURS.filter((b) => b !== 'binary-output' && b !== 'reads-stdin' && b !== 'on-terminal'));
     const decoder = new TextDecoder('utf-8', { fatal: true });
     for (let i = 0; i < 200; i++) {
       const plan = planProcess(5, i, { binary: false, stdin: true, attach: false });
@@ -34,6 +34,22 @@ describe('plan', () => {
     expect(planDigest(7, 200, { binary: false, stdin: false, attach: false })).toBe('ca42d18b433522a5');
     // The runs of the README, every target with attach.
     expect(planDigest(7, 300, { binary: true, stdin: true, attach: true })).toBe('ba32c3c61a59886d');
+  });
+
+  it('plans commands on a terminal only with pty (spec 1.5), their output one stream of CR LF lines', () => {
+    const without = { binary: true, stdin: true, attach: true };
+    expect(behavioursFor(without)).not.toContain('on-terminal');
+    // A target without pty keeps the plans it had before 1.5: its seeds reproduce.
+    expect(planDigest(7, 300, { ...without, pty: false })).toBe(planDigest(7, 300, without));
+    const terminal = Array.from({ length: 500 }, (_, i) => planProcess(7, i, { ...without, pty: true })).filter((plan) => plan.command.behaviour === 'on-terminal');
+    expect(terminal.length).toBeGreaterThan(20);
+    for (const plan of terminal) {
+      expect(plan.command.pty).toEqual({ cols: expect.any(Number), rows: expect.any(Number) });
+      const { stdout, stderr } = plan.command.expected();
+      expect(stderr.byteLength).toBe(0);
+      expect(new TextDecoder().decode(stdout)).toMatch(/^(?:(?:line|err)-\d+\r\n)+$/);
+    }
+    expect(new Set(terminal.map((plan) => plan.ending.kind)).size).toBeGreaterThan(5);
   });
 
   it('plans owner-killed on every target, its command always lingering, after 0-4 chunks', () => {

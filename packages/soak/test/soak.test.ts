@@ -39,8 +39,8 @@ describe('soak, short form', () => {
       // The plan reads a good share of the processes to their end, and ends the rest early in every way the target has.
       expect(report.verified.processes).toBeGreaterThan(COUNT / 4);
       expect(endingsFor(report.capabilities).filter((ending) => report.endings[ending] === 0)).toEqual([]);
-      // The local adapter has attach (ADR-0036): every background ending ran, with no violation.
-      if (adapter === 'local') {
+      // The local and SSH adapters have attach (ADR-0036): every background ending ran, with no violation.
+      if (adapter === 'local' || adapter === 'ssh') {
         expect(report.capabilities.attach).toBe(true);
         expect(BACKGROUND_ENDINGS.filter((ending) => report.endings[ending] === 0)).toEqual([]);
       }
