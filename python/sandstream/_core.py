@@ -19,19 +19,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from ._capture import Capture
 from ._ending import Ending, Status, ending_error
-from ._group import group_alive, session_alive, signal_group, signal_session
+from ._group import CommandTree
 from ._guardian import GuardedGroup
 from ._leader import LeaderWatch
+from ._output_sink import OutputSink
 from ._pipes import OutputReader, StdinPipe
-from ._queue import ChunkQueue
 from ._spawn import Spawned
 from ._terminal import Terminal
 from ._termination import run_termination
 from .errors import SpawnFailed, TransportError
 from .options import CommandPlan
-from .results import ExecResult, OutputChunk, StreamName
+from .results import ExecResult, StreamName
 
 Mode = Literal["run", "stream"]
 
@@ -78,18 +77,17 @@ class ProcessCore:
         self._result: asyncio.Future[ExecResult] | None = None
         self._termination: asyncio.Future[None] | None = None
         self._disposal: asyncio.Task[None] | None = None
-        self._on_output = plan.on_output
-        self._captures = {"stdout": Capture(plan.max_output_bytes), "stderr": Capture(plan.max_output_bytes)}
-        self.queue = (
-            ChunkQueue(self.loop, settings.high_water_mark, self._apply_flow, self._apply_flow)
-            if mode == "stream" else None
-        )
+        self._sink = OutputSink(self.loop, mode == "stream", plan.on_output, plan.max_output_bytes,
+                                settings.high_water_mark, self._apply_flow,
+                                lambda error: self._end_because(Ending("callback-failed", error)))
+        self.queue = self._sink.queue
         self.stdin: StdinPipe | None = None
         #: Under ``pty``: the command's terminal; its session, not its group, is the tree.
         self.terminal: Terminal | None = None
         self._readers: dict[str, OutputReader] = {}
         self._leader: LeaderWatch | None = None
         self._guard: GuardedGroup | None = None
+        self._tree: CommandTree | None = None
         self._group_gone = False
         self._group_killed = False
         self._poll: asyncio.TimerHandle | None = None
@@ -123,6 +121,7 @@ class ProcessCore:
     def _watch(self, spawned: Spawned) -> None:
         self.pid = spawned.pid
         self.terminal = spawned.terminal
+        self._tree = CommandTree(spawned.pid, session=self.terminal is not None)
         # Now, while the leader is our child and not reaped: its pid is still its own (SS-OWNER-1).
         self._guard = GuardedGroup.register(spawned.pid, self.settings.grace_s * 1000, session=self.terminal is not None)
         for name, fd in (("stdout", spawned.stdout_fd), ("stderr", spawned.stderr_fd)):
@@ -156,19 +155,8 @@ class ProcessCore:
     # ---- output -----------------------------------------------------------
 
     def _output(self, stream: StreamName, data: bytes) -> None:
-        if self.settled:
-            return
-        chunk = OutputChunk(stream, data)
-        if self._on_output is not None:
-            try:
-                self._on_output(chunk)
-            except Exception as error:  # the caller's bug: never called again, the command ends
-                self._on_output = None
-                self._end_because(Ending("callback-failed", error))
-        if self.queue is not None:
-            self.queue.push(chunk)
-        else:
-            self._captures[stream].add(data)
+        if not self.settled:
+            self._sink.deliver(stream, data)
 
     def _apply_flow(self) -> None:
         if self.queue is None or self.settled:
@@ -187,20 +175,6 @@ class ProcessCore:
 
     def when_resumed(self) -> asyncio.Future[None]:
         return self.queue.when_resumed() if self.queue is not None else self.loop.create_future()
-
-    async def next(self) -> OutputChunk | None:
-        """The next chunk for the iterator, None at the end, or the command's terminal error."""
-        assert self.queue is not None
-        chunk = self.queue.shift()
-        if chunk is not None:
-            return chunk
-        if self.settled or self.queue.discarding:
-            await asyncio.shield(self._settled_future)
-            error = self.terminal_error(True)
-            if error is not None:
-                raise error
-            return None
-        return await self.queue.next_pushed()
 
     # ---- the leader and its group -----------------------------------------
 
@@ -229,9 +203,9 @@ class ProcessCore:
         if self._poll is not None:
             self._poll.cancel()
             self._poll = None
-        if self.settled or self.leader_status is None or self.pid is None:
+        if self.settled or self.leader_status is None or self._tree is None:
             return
-        if not self._group_gone and not self._tree_alive(self.pid):
+        if not self._group_gone and not self._tree.alive():
             self._group_gone = True
         if self.terminal is not None and self._group_gone:
             self.terminal.session_gone()  # the master now drains to its end (EIO)
@@ -275,17 +249,10 @@ class ProcessCore:
         self._seen_at_poll = seen
         return False
 
-    def _tree_alive(self, pid: int) -> bool:
-        """True while the command's tree lives: its process group, or under a terminal its session."""
-        return group_alive(pid) if self.terminal is None else session_alive(pid)
-
     def _signal_group(self, signum: int) -> None:
-        """Signals the command's tree: its process group, or under a terminal every group of its session."""
-        if self.pid is not None and not self._group_gone:
-            if self.terminal is None:
-                signal_group(self.pid, signum)
-            else:
-                signal_session(self.pid, signum)
+        """Signals the command's tree (its group, or its session under a terminal) while it lives."""
+        if self._tree is not None and not self._group_gone:
+            self._tree.signal(signum)
 
     def signal(self, signum: int) -> None:
         """Sends one signal to the command's process group (its session under a terminal); nothing once settled or gone."""
@@ -326,8 +293,8 @@ class ProcessCore:
         self._disarm()
         self._release()
         if self._guard is not None:
-            pid, gone = self.pid, self._group_gone
-            self._guard.forget_once_gone(lambda: not gone and pid is not None and self._tree_alive(pid))
+            tree, gone = self._tree, self._group_gone
+            self._guard.forget_once_gone(lambda: not gone and tree is not None and tree.alive())
         if self.queue is not None:
             self.queue.end(self.terminal_error(True))
         if not self._start_future.done():
@@ -360,12 +327,12 @@ class ProcessCore:
         return ExecResult(
             exit_code=status[0],
             signal=status[1],
-            stdout=b"" if streamed else self._captures["stdout"].bytes(),
-            stderr=b"" if streamed else self._captures["stderr"].bytes(),
+            stdout=b"" if streamed else self._sink.captured("stdout"),
+            stderr=b"" if streamed else self._sink.captured("stderr"),
             streamed=streamed,
             timed_out=self._ending is not None and self._ending.kind == "timed-out",
-            stdout_truncated=not streamed and self._captures["stdout"].truncated,
-            stderr_truncated=not streamed and self._captures["stderr"].truncated,
+            stdout_truncated=not streamed and self._sink.truncated("stdout"),
+            stderr_truncated=not streamed and self._sink.truncated("stderr"),
             duration_ms=max(0.0, (self._ended_at - self.started_at) * 1000),
         )
 

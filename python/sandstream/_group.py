@@ -154,3 +154,23 @@ def signal_session(sid: int, signum: int) -> None:
                 failure = failure or error
     if failure is not None:
         raise failure
+
+
+class CommandTree:
+    """A command's tree: its leader's process group, or under a terminal every group of its session."""
+
+    __slots__ = ("_pid", "_session")
+
+    def __init__(self, pid: int, session: bool) -> None:
+        self._pid = pid
+        self._session = session
+
+    def alive(self) -> bool:
+        return session_alive(self._pid) if self._session else group_alive(self._pid)
+
+    def signal(self, signum: int) -> None:
+        """Signals every member; a tree already gone is no error."""
+        if self._session:
+            signal_session(self._pid, signum)
+        else:
+            signal_group(self._pid, signum)

@@ -89,7 +89,19 @@ class _ChunkIterator:
         return self
 
     async def __anext__(self) -> OutputChunk:
-        chunk = await self._core.next()
+        core = self._core
+        assert core.queue is not None
+        chunk = core.queue.shift()
+        if chunk is not None:
+            return chunk
+        if core.settled or core.queue.discarding:
+            # The end, or the command's terminal error, once it has settled.
+            await asyncio.shield(core.when_settled())
+            error = core.terminal_error(True)
+            if error is not None:
+                raise error
+            raise StopAsyncIteration
+        chunk = await core.queue.next_pushed()
         if chunk is None:
             raise StopAsyncIteration
         return chunk

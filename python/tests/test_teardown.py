@@ -250,7 +250,7 @@ class LostEndTest(SandboxTest):
     async def test_an_end_never_seen_after_sigkill_is_a_transport_error(self) -> None:
         # White box: a group member that never dies, which no real process manages.
         async with create_local_sandbox(grace_ms=50, kill_wait_ms=200) as sandbox:
-            with mock.patch("sandstream._core.group_alive", return_value=True):
+            with mock.patch("sandstream._group.CommandTree.alive", return_value=True):
                 proc = sandbox.stream(["sleep", "60"])
                 self.record(proc.pid)
                 with self.assertRaises(TransportError) as caught:
