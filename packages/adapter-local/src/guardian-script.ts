@@ -64,57 +64,66 @@ is_ours() {
   [ "$field" = "$2" ]
 }
 
-# Sets live_groups to the groups that have a member neither zombie nor
-# dead, each " PGID " between spaces: one look at every process, however
-# many groups are being ended. An orphan whose new parent does not reap it
-# (a container's init often does not) stays a zombie for good.
-find_live_groups() {
-  live_groups=' '
+# Sets groups to the groups (each " PGID " between spaces) that hold a
+# process neither zombie nor dead for which "$@" succeeds, run with that
+# process's stat read (read_stat): one look at every process. An orphan
+# whose new parent does not reap it (a container's init often does not)
+# stays a zombie for good, and is no member that counts.
+find_groups() {
+  groups=' '
   for proc_dir in /proc/[0-9]*; do
     read_stat "\${proc_dir#/proc/}" || continue
     field 3
     case $field in
       Z | X) continue ;;
     esac
+    "$@" || continue
     field 5
-    case $live_groups in
+    case $groups in
       *" $field "*) ;;
-      *) live_groups="$live_groups$field " ;;
+      *) groups="$groups$field " ;;
     esac
   done
 }
 
-# Sets session_groups to the groups of session $1 (each " PGID " between
-# spaces) that hold a live process started no earlier than $2, its
-# leader's start time: a process older than the leader is not the
-# command's. A group never spans two sessions.
-find_session_groups() {
-  session_groups=' '
-  for proc_dir in /proc/[0-9]*; do
-    read_stat "\${proc_dir#/proc/}" || continue
-    field 3
-    case $field in
-      Z | X) continue ;;
-    esac
-    field 6
-    [ "$field" = "$1" ] || continue
-    field 22
-    [ "$field" -ge "$2" ] 2>/dev/null || continue
-    field 5
-    [ "$field" -gt 1 ] || continue
-    case $session_groups in
-      *" $field "*) ;;
-      *) session_groups="$session_groups$field " ;;
-    esac
-  done
+# Whether the process whose stat was read last is of session $1 and
+# started no earlier than $2, its leader's start time (a process older
+# than the leader is not the command's), in a group past 1. A group never
+# spans two sessions. (Called by find_groups, through "$@".)
+# shellcheck disable=SC2317
+in_session() {
+  field 6
+  [ "$field" = "$1" ] || return 1
+  field 22
+  [ "$field" -ge "$2" ] 2>/dev/null || return 1
+  field 5
+  [ "$field" -gt 1 ]
 }
 
-# Sends signal $1 to every group of session $2 whose leader started at $3.
-signal_session() {
-  find_session_groups "$2" "$3"
-  for group in $session_groups; do
-    kill "-$1" "-$group" 2>/dev/null
-  done
+# Sends signal $1 to tree $2 (a group PGID, or a session sSID, each of
+# whose groups gets it) whose leader started at $3.
+signal_tree() {
+  case $2 in
+    s*)
+      find_groups in_session "\${2#s}" "$3"
+      for group in $groups; do
+        kill "-$1" "-$group" 2>/dev/null
+      done
+      ;;
+    *) kill "-$1" "-$2" 2>/dev/null ;;
+  esac
+}
+
+# Whether tree $1, whose leader started at $2, has a member left. A
+# session is looked at whole; kill -0 counts a group's zombies as members.
+tree_left() {
+  case $1 in
+    s*)
+      find_groups in_session "\${1#s}" "$2"
+      [ "$groups" != ' ' ]
+      ;;
+    *) kill -0 "-$1" 2>/dev/null ;;
+  esac
 }
 
 # Sets now_ms to the time since boot in milliseconds: /proc/uptime holds
@@ -155,10 +164,12 @@ while read -r request start grace_ms; do
   esac
 done
 
-# End-of-file: the host is gone. Every group still registered and still
+# End-of-file: the host is gone. Every tree still registered and still
 # its command's gets SIGTERM, then SIGCONT (a stopped group acts on the
 # SIGTERM only once continued), and a deadline at the end of its grace
-# period. Entries are digits and colons: splitting them on spaces is safe.
+# period; a session gets SIGHUP first (an interactive shell ends on it and
+# hangs its jobs up). Entries are digits, colons and an s: splitting them
+# on spaces is safe.
 clock
 ending=''
 for entry in $registered; do
@@ -168,28 +179,23 @@ for entry in $registered; do
   grace_ms=\${entry_rest#*:}
   is_ours "\${pgid#s}" "$start" || continue
   case $pgid in
-    s*)
-      # A session: SIGHUP first (an interactive shell ends on it and hangs
-      # its jobs up), then the sequence, to each of its groups.
-      for signal in HUP TERM CONT; do
-        signal_session "$signal" "\${pgid#s}" "$start"
-      done
-      ;;
-    *)
-      kill -TERM "-$pgid" 2>/dev/null
-      kill -CONT "-$pgid" 2>/dev/null
-      ;;
+    s*) signals='HUP TERM CONT' ;;
+    *) signals='TERM CONT' ;;
   esac
+  for signal in $signals; do
+    signal_tree "$signal" "$pgid" "$start"
+  done
   ending="$ending $pgid:$start:$((now_ms + grace_ms))"
 done
 
-# A group with no process left is done; one whose grace period is over
-# gets SIGKILL (and is not waited for). The groups are watched together,
+# A tree with no process left is done; one whose grace period is over
+# gets SIGKILL (and is not waited for); one whose number names another
+# command's leader now was gone before. The trees are watched together,
 # so that the last is gone within the longest grace period, plus a tick.
-# kill -0 counts zombies as members: a group left with zombies only is
-# then found by a look at every process, taken only when it cannot make a
-# SIGKILL late (a look takes as long as the last one did: 0.4 ms a process
-# under dash, whose read goes byte by byte).
+# A group left with zombies only is then found by a look at every
+# process, taken only when it cannot make a SIGKILL late (a look takes as
+# long as the last one did: 0.4 ms a process under dash, whose read goes
+# byte by byte).
 look_ms=0
 while [ -n "$ending" ]; do
   pause
@@ -201,25 +207,12 @@ while [ -n "$ending" ]; do
     entry_rest=\${entry#*:}
     start=\${entry_rest%%:*}
     deadline_ms=\${entry_rest#*:}
-    case $pgid in
-      s*)
-        # A session: looked at whole each time; SIGKILL at the deadline.
-        find_session_groups "\${pgid#s}" "$start"
-        [ "$session_groups" != ' ' ] || continue
-        if [ "$now_ms" -ge "$deadline_ms" ]; then
-          signal_session KILL "\${pgid#s}" "$start"
-          continue
-        fi
-        still_ending="$still_ending $entry"
-        if [ -z "$earliest_deadline_ms" ] || [ "$deadline_ms" -lt "$earliest_deadline_ms" ]; then
-          earliest_deadline_ms=$deadline_ms
-        fi
-        continue
-        ;;
-    esac
-    kill -0 "-$pgid" 2>/dev/null || continue
+    # Done: no member is left, or its number names another command's leader now.
+    if ! is_ours "\${pgid#s}" "$start" || ! tree_left "$pgid" "$start"; then
+      continue
+    fi
     if [ "$now_ms" -ge "$deadline_ms" ]; then
-      is_ours "$pgid" "$start" && kill -KILL "-$pgid" 2>/dev/null
+      signal_tree KILL "$pgid" "$start"
       continue
     fi
     still_ending="$still_ending $entry"
@@ -233,16 +226,18 @@ while [ -n "$ending" ]; do
     continue
   fi
   look_started_ms=$now_ms
-  find_live_groups
+  find_groups true
   clock
   look_ms=$((now_ms - look_started_ms))
   still_ending=''
   for entry in $ending; do
     case $entry in
       s*) still_ending="$still_ending $entry" ;;
-    esac
-    case $live_groups in
-      *" \${entry%%:*} "*) still_ending="$still_ending $entry" ;;
+      *)
+        case $groups in
+          *" \${entry%%:*} "*) still_ending="$still_ending $entry" ;;
+        esac
+        ;;
     esac
   done
   ending=$still_ending
