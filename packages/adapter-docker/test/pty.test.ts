@@ -4,37 +4,22 @@
  * manifest declares `pty`, a test-only configuration (the adapter's own manifest does not declare
  * it: `pty.background` needs a terminal a background command can keep, see the README).
  */
+import { fileURLToPath } from 'node:url';
 import { describeConformance } from '@sandstream/conformance/vitest';
-import { defineRemoteSandbox, severLinks } from '@sandstream/remote';
+import { severLinks } from '@sandstream/remote';
 import { unless } from '@sandstream/test-support/skips';
-import type { Sandbox } from '@sandstream/types';
 import type Docker from 'dockerode';
 import { describe, expect, it } from 'vitest';
-import { DOCKER_CAPABILITIES, DockerTransport } from '../src/index.js';
-import { describeEngineError } from '../src/client.js';
+import { ptySandbox } from './fixtures/pty-sandbox.mjs';
 import { SKIP, useEngine } from './engine.js';
 
 const file = useEngine();
 let container: Docker.Container | undefined;
 
-/** A handle on the file's container with `pty` declared: what the adapter would be with it. */
-function ptySandbox(on: Docker.Container): Sandbox<Docker.Container> {
-  return defineRemoteSandbox<Docker.Container>({
-    name: 'docker-pty',
-    capabilities: { ...DOCKER_CAPABILITIES, pty: true },
-    native: on,
-    options: {},
-    transport: ({ shell }) => new DockerTransport({ docker: file.docker, container: on.id, requestTimeoutMs: 15_000, shell }),
-    describe: describeEngineError,
-    helperChannel: true,
-    release: async () => undefined,
-  });
-}
-
 unless(describe, SKIP)('adapter-docker on a terminal', () => {
   it('runs a command on a terminal of the size asked, its bytes raw as stdout, its status exact, resize through the Engine', async () => {
     container ??= await file.container();
-    const sb = ptySandbox(container);
+    const sb = ptySandbox(file.docker, container);
     try {
       const result = await sb.run(['sh', '-c', 'for fd in 0 1 2; do [ -t $fd ] && printf y; done; echo; stty size; echo "$TERM"; echo err >&2; exit 3'], { pty: { cols: 91, rows: 31 } });
       expect(result).toMatchObject({ exitCode: 3, signal: null, stderrText: '' });
@@ -64,11 +49,14 @@ unless(describe, SKIP)('adapter-docker on a terminal', () => {
     expectedFailures: ['pty.background'],
     factory: async () => {
       container ??= await file.container();
-      return ptySandbox(container);
+      return ptySandbox(file.docker, container);
     },
     hooks: {
-      attach: async (sandbox) => ptySandbox(sandbox.native as Docker.Container),
+      attach: async (sandbox) => ptySandbox(file.docker, sandbox.native as Docker.Container),
       sever: (process) => severLinks(process),
+      // pty.owner-crash: the owner process loads the fixture, on the same container and Engine.
+      owner: (sandbox) => ({ env: { SANDSTREAM_DOCKER_CONTAINER: (sandbox.native as Docker.Container).id, DOCKER_HOST: `unix://${file.engine.socketPath}` } }),
     },
+    ownerModule: fileURLToPath(new URL('./fixtures/pty-sandbox.mjs', import.meta.url)),
   });
 });

@@ -10,7 +10,7 @@ export type { ConformanceHooks, OwnerProcess } from './hooks.js';
 export type { RunWarning } from './warnings.js';
 export type { ConformanceCase } from './case.js';
 export type { CaseContext } from './context.js';
-export type { LaunchedOwner, OwnerLauncher } from './owner-launcher.js';
+export type { LaunchedOwner, OwnerLauncher, OwnerVia } from './owner-launcher.js';
 export type { Termination } from './termination-settings.js';
 export { autoConcurrency, LOCAL_ROUND_TRIP_MS, REMOTE_CONCURRENCY, runsAlone, SPARE_CORES, type SchedulePlan } from './schedule.js';
 export type { CommandCpu } from './machine-cpu.js';

@@ -6,20 +6,21 @@
  * then holds the Process, reading its output, until the kit kills it with
  * SIGKILL: no disposal, no close(), no teardown hook ever runs.
  *
- * Argument: one JSON object, `{ "module": <file or package>, "argv": [...], "via": "stream" | "run" }`;
+ * Argument: one JSON object, `{ "module": <file or package>, "argv": [...], "via": "stream" | "run" | "pty" }`;
  * with `run` (an adapter without streaming) it reports once run() was called, and the kit
- * waits until it sees the command.
+ * waits until it sees the command; with `pty` the command has a terminal (spec 1.5).
  * Lines written: `{"started":{"pid":n,"commandId":s}}`, or `{"error":s}` before exiting 1.
  */
 import type { Process } from '@sandstream/types';
 import { loadAdapter } from './adapter-module.js';
+import { ownerStreamOptions, type OwnerVia } from './owner-launcher.js';
 
 /** What the kit passes to the owner process. */
 export interface OwnerOrder {
   readonly module: string;
   readonly argv: readonly string[];
-  /** `stream` (and `started()`), or `run` for an adapter without the `streaming` capability. */
-  readonly via: 'stream' | 'run';
+  /** How the command is started: see {@link OwnerVia}. */
+  readonly via: OwnerVia;
 }
 
 /** A line the owner process writes. */
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
     say({ error: `the command ended by itself before the owner was killed (exit ${result.exitCode}, signal ${result.signal})` });
     process.exit(1);
   }
-  const proc = sandbox.stream(order.argv);
+  const proc = sandbox.stream(order.argv, ownerStreamOptions(order.via));
   // Held for the life of this process: the safety net must not end the command for it.
   held.push(proc);
   await proc.started();

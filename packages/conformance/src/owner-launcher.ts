@@ -16,7 +16,8 @@ export interface LaunchedOwner {
 /**
  * Starts an owner process with the environment `env` added, which starts
  * `argv` in the foreground (with `stream()`, or `run()` for an adapter
- * without streaming) and resolves once it reported the command started,
+ * without streaming, or, `'pty'`, with `stream()` on a terminal of
+ * {@link OWNER_TERMINAL}, spec 1.5) and resolves once it reported the command started,
  * within `withinMs`; rejects with a HarnessError. The kit's own launcher
  * starts a Node.js process that loads the adapter module (`ownerModule`); a
  * run through a testee starts a second instance of the testee (spec 1.4
@@ -35,4 +36,19 @@ export interface LaunchedOwner {
  * }
  * ```
  */
-export type OwnerLauncher = (env: Readonly<Record<string, string>>, argv: readonly string[], via: 'stream' | 'run', withinMs: number) => Promise<LaunchedOwner>;
+export type OwnerLauncher = (env: Readonly<Record<string, string>>, argv: readonly string[], via: OwnerVia, withinMs: number) => Promise<LaunchedOwner>;
+
+/**
+ * How an owner process starts its command: `stream()` (and `started()`), `run()` for an adapter
+ * without the `streaming` capability, or `pty`: `stream()` on a terminal of {@link OWNER_TERMINAL}
+ * (spec 1.5, `pty.owner-crash`).
+ */
+export type OwnerVia = 'stream' | 'run' | 'pty';
+
+/** The terminal an owner process asks for under `pty` (its size is of no consequence to the case). */
+export const OWNER_TERMINAL = Object.freeze({ cols: 80, rows: 24 });
+
+/** The options an owner process gives `stream()` under `via` (`run` takes none but its timeout). */
+export function ownerStreamOptions(via: OwnerVia): { pty?: { cols: number; rows: number } } {
+  return via === 'pty' ? { pty: { ...OWNER_TERMINAL } } : {};
+}

@@ -196,12 +196,13 @@ describe('owner loss', () => {
       const report = await runConformance({
         factory: () => lab.local(),
         hooks: { owner: () => ({ module: OWNER_LAB, env: labEnv('local', lab.marker) }) },
-        include: ['owner.crash', 'owner.bound-stated'],
+        include: ['owner.crash', 'owner.bound-stated', 'pty.owner-crash'],
         concurrency: SERIAL,
       });
       expect(report.cases.filter((c) => c.status !== 'disabled').map((c) => `${c.id}: ${c.status} ${c.message ?? ''}`)).toEqual([
         'owner.bound-stated: pass ',
         'owner.crash: pass ',
+        ...(hasCapability(LOCAL_CAPABILITIES, 'pty') ? ['pty.owner-crash: pass '] : [expect.stringMatching(/^pty\.owner-crash: skipped /)]),
       ]);
     } finally {
       expect(await lab.cleanup()).toEqual([]);
@@ -255,6 +256,34 @@ describe('owner loss', () => {
       expect(await lab.cleanup()).toEqual([]);
     }
   });
+
+  unless(test, hasCapability(LOCAL_CAPABILITIES, 'pty') ? undefined : 'the local adapter has no terminals here (no pseudo-terminal library)')(
+    "an adapter whose terminal commands outlive a crashed owner (the local adapter starting them without its guardian) passes owner.crash and fails pty.owner-crash naming the session's survivors",
+    { timeout: TEST_TIMEOUT_MS },
+    async ({ expect }) => {
+      const lab = new Lab('owner-terminal-unguarded');
+      try {
+        const report = await runConformance({
+          factory: () => lab.track(labSandbox('terminal-unguarded', lab.marker)),
+          ownerModule: OWNER_LAB,
+          hooks: { owner: () => ({ env: labEnv('terminal-unguarded', lab.marker) }) },
+          include: ['owner.crash', 'pty.owner-crash'],
+          concurrency: SERIAL,
+        });
+        const byId = new Map(report.cases.map((c) => [c.id, c]));
+        expect(byId.get('owner.crash')?.status, byId.get('owner.crash')?.message).toBe('pass');
+        const crash = byId.get('pty.owner-crash');
+        expect(crash?.status, crash?.message).toBe('fail');
+        // Each ignores SIGHUP: the hangup of the terminal whose owner died ended none of them.
+        for (const role of ['owner-leader', 'owner-background', 'owner-foreground']) {
+          expect(crash?.message).toMatch(new RegExp(`killed with SIGKILL .* its command on a terminal still runs: .*pid [0-9]+ \\(${role}\\)`));
+        }
+        expect(report.ok).toBe(false);
+      } finally {
+        expect(await lab.cleanup()).toEqual([]);
+      }
+    },
+  );
 
   test('without an owner module, owner.crash is a harness error that names ownerModule and the owner hook, never a verdict', { timeout: TEST_TIMEOUT_MS }, async ({ expect }) => {
     const lab = new Lab('owner-no-module');

@@ -3,6 +3,8 @@ import { check, checkEqual, checkErrorCode, rejectionOf } from '../assert.js';
 import { defineCase, type ConformanceCase } from '../case.js';
 import { ALL_BYTES, printfFormat } from './support/collect.js';
 import { expectGoneNow, explainingSurvivors, readPid, scratch, type Watched } from './support/observe.js';
+import { crashOwner } from './support/owner-crash.js';
+import { ownerTerminalTree } from './support/owner.js';
 import { checkIdentity, endsSoon, fields, IDENTITY, latin1, readyOnTerminal, SIZE, stubbornProcesses, stubbornScript, stubbornSession, TerminalReader } from './support/terminal.js';
 
 /** Terminals: SS-PTY-*. */
@@ -240,6 +242,19 @@ export const terminalCases: readonly ConformanceCase[] = [
       await proc.stdin!.end();
       const result = await endsSoon(ctx, proc, 'grep after end()');
       checkEqual(result.exitCode, 0, 'the exit code of grep, which found a line');
+    },
+  }),
+  defineCase({
+    id: 'pty.owner-crash',
+    title: '"A foreground command MUST NOT outlive its owner": on a terminal, an owner process killed with SIGKILL while its command, ignoring SIGHUP, and a job in a process group of its own run; the whole session is gone within termination.ownerLossMs, SIGTERM first',
+    requirements: ['SS-PTY-5', 'SS-OWNER-1'],
+    needs: ['pty', 'streaming'],
+    runsAlone: 'it starts a second process and measures how soon a tree is gone against the bound of owner loss',
+    timeoutMs: 90_000,
+    async run(ctx) {
+      // The hangup of a terminal whose owner died ends none of this tree; what watches the owner
+      // must end the whole session, the job's group included (spec 1.5 section 12.3).
+      await crashOwner(ctx, 'pty', ownerTerminalTree, 'command on a terminal');
     },
   }),
   defineCase({

@@ -1,47 +1,9 @@
 import { hasCapability, TransportError, type ExecResult } from '@sandstream/types';
-import { check, ConformanceFailure, describeError, HarnessError } from '../assert.js';
+import { check, describeError, HarnessError } from '../assert.js';
 import { defineCase } from '../case.js';
-import type { CaseContext } from '../context.js';
 import { bound, readMarker, scratch } from './support/observe.js';
-import { killTree, named, openLookout, ownerLauncherOf, ownerTree, ROLES, scanTree, type LaunchedOwner, type Seen } from './support/owner.js';
-
-/**
- * The bound owner.crash holds a sandbox that states no `ownerLossMs` to (a
- * 1.3 adapter, which fails owner.bound-stated): the remote backends' 10 s at
- * their defaults, after its own grace period and kill wait.
- */
-const UNSTATED_OWNER_LOSS_MS = 10_000;
-
-/** The bound of owner loss the case holds the sandbox to, and where it came from. */
-function ownerLossOf(ctx: CaseContext): { ms: number; source: string } {
-  const { ownerLossMs, graceMs, killWaitMs } = ctx.termination;
-  if (ownerLossMs !== undefined) return { ms: ownerLossMs, source: "the sandbox's `termination.ownerLossMs`" };
-  return {
-    ms: graceMs + killWaitMs + UNSTATED_OWNER_LOSS_MS,
-    source: `the kit's fallback, the grace period and kill wait plus ${UNSTATED_OWNER_LOSS_MS} ms, since the sandbox states no \`termination.ownerLossMs\` (SS-OWNER-2)`,
-  };
-}
-
-/** Waits until the lookout sees every process of the tree, and the leader's file through the case's sandbox. */
-async function provePresence(ctx: CaseContext, look: Awaited<ReturnType<typeof openLookout>>, token: string, dir: string): Promise<Seen[]> {
-  const within = await bound(ctx, 5_000);
-  const deadline = performance.now() + within;
-  let seen: Seen[] = [];
-  for (;;) {
-    seen = await scanTree(look.exec, token);
-    const all = ROLES.every((role) => seen.some((s) => s.role === role));
-    if (all && (await readMarker(ctx, `${dir}/leader-up`)) !== undefined) return seen;
-    if (performance.now() > deadline) break;
-    await ctx.sleep(25);
-  }
-  throw new HarnessError(
-    `the owner process reported its command started, but the kit does not see its tree through ${look.what} ` +
-      `(it sees ${seen.length === 0 ? 'none of it' : named(seen)}, and ${dir}/leader-up ` +
-      `${(await readMarker(ctx, `${dir}/leader-up`)) === undefined ? 'is missing' : 'exists'}): its absence after the kill would prove nothing. ` +
-      'Export `conformanceHooks.owner` answering the `env` under which the adapter module\'s factory makes sandboxes on the environment of the sandbox it is given ' +
-      '(the same processes and files), and `conformanceHooks.attach` where the case\'s sandbox cannot see them itself',
-  );
-}
+import { killTree, named, openLookout, ownerTree, scanTree, type Seen } from './support/owner.js';
+import { crashOwner, ownerLossOf, provePresence } from './support/owner-crash.js';
 
 /** Owner loss: SS-OWNER-* (spec 1.4). */
 export const ownerLossCases = [
@@ -69,39 +31,8 @@ export const ownerLossCases = [
     runsAlone: 'it starts a second Node.js process and measures how soon a tree is gone against the bound of owner loss',
     timeoutMs: 90_000,
     async run(ctx) {
-      const launch = await ownerLauncherOf(ctx);
-      const token = ctx.token('owner');
-      const dir = await scratch(ctx);
-      const look = await openLookout(ctx);
-      let owner: LaunchedOwner | undefined;
-      try {
-        // A foreground command of stream(), or of run() where the adapter has no streaming.
-        const via = hasCapability(ctx.sandbox.capabilities, 'streaming') ? 'stream' : 'run';
-        owner = await launch(ownerTree(token, dir), via, await bound(ctx, 30_000));
-        // Presence first: the kit must see the tree from its side, or its absence later proves nothing.
-        await provePresence(ctx, look, token, dir);
-        const { ms, source } = ownerLossOf(ctx);
-        const within = await bound(ctx, ms);
-        const lostAt = await owner.crash();
-        let left: Seen[];
-        for (;;) {
-          left = await scanTree(look.exec, token);
-          if (left.length === 0) break;
-          if (performance.now() - lostAt > within) {
-            throw new ConformanceFailure(
-              `the owner process was killed with SIGKILL ${Math.round(performance.now() - lostAt)} ms ago, and its foreground command still runs: ${named(left)} ` +
-                `(the bound is ${ms} ms, from ${source}${within > ms ? `, ${within} ms on this backend's measured round trip` : ''})`,
-            );
-          }
-          await ctx.sleep(25);
-        }
-        const term = await readMarker(ctx, `${dir}/background-term`);
-        check(term?.includes('term') === true, 'the tree of a crashed owner was ended without SIGTERM first: its background child, which records SIGTERM, never recorded it (section 9.8)');
-      } finally {
-        await owner?.dispose();
-        await killTree(ctx, token);
-        await look.close();
-      }
+      // A foreground command of stream(), or of run() where the adapter has no streaming.
+      await crashOwner(ctx, hasCapability(ctx.sandbox.capabilities, 'streaming') ? 'stream' : 'run', (token, dir) => ownerTree(token, dir));
     },
   }),
   defineCase({

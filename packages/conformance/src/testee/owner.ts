@@ -8,7 +8,7 @@
 import type { Process } from '@sandstream/types';
 import { isLiveProcess } from '@sandstream/types/runtime';
 import { describeError, HarnessError } from '../assert.js';
-import type { LaunchedOwner, OwnerLauncher } from '../owner-launcher.js';
+import { ownerStreamOptions, type LaunchedOwner, type OwnerLauncher } from '../owner-launcher.js';
 import { bridgeSandbox } from './bridge.js';
 import { TesteeLink, type TesteeCommand } from './link.js';
 import type { SandboxInfo } from './protocol.js';
@@ -61,7 +61,7 @@ export function testeeOwnerLauncher(command: TesteeCommand): OwnerLauncher {
         // Its end, or the link's, is of no interest: the kit looks at the tree.
         sandbox.run(argv, { timeout: 3_600_000 }).catch(() => undefined);
       } else {
-        const proc: Process = sandbox.stream(argv);
+        const proc: Process = sandbox.stream(argv, ownerStreamOptions(via));
         await within(proc.started(), withinMs, 'its command did not start');
         // Read, so the command never waits on a full pipe; ends with the link.
         void (async () => {

@@ -31,12 +31,20 @@ export const OWNER_CHILD = fileURLToPath(new URL('../../../dist/owner-child.js',
  * killed by a signal on its standard error): a write to a pipe whose reader
  * died ends a process by SIGPIPE, which would end the tree for an adapter
  * that does nothing, and before its SIGTERM handler ran.
+ *
+ * On a terminal (`terminal`), every process of it ignores SIGHUP, and the
+ * background child is a job in a process group of its own (`set -m`), in
+ * the terminal's session: the hangup of a closed terminal ends none of it,
+ * and a signal to the leader's group leaves the job running (SS-PTY-5).
  */
-function treeScript(foreground: string): string {
+function treeScript(foreground: string, terminal = false): string {
   return [
     'T=$1; D=$2',
+    ...(terminal ? ["trap '' HUP"] : []),
     ': > "$D/leader-up"',
+    ...(terminal ? ['set -m 2>/dev/null'] : []),
     'sh -c \'trap "echo term >> \\"$2/background-term\\"; exit 0" TERM; while :; do sleep 0.05; done\' owner-background "$T" "$D" >/dev/null 2>&1 &',
+    ...(terminal ? ['set +m 2>/dev/null'] : []),
     foreground,
     'echo "ended $?"',
   ].join('\n');
@@ -59,6 +67,11 @@ const ANSWERING_CHILD = 'sh -c \'while :; do if [ -e "$2/ping" ]; then rm -f "$2
 /** The argv of the tree the owner starts; `answering`: its foreground child answers a ping (owner.link-lost). */
 export function ownerTree(token: string, dir: string, answering = false): string[] {
   return ['sh', '-c', treeScript(answering ? ANSWERING_CHILD : SILENT_CHILD), 'owner-leader', token, dir];
+}
+
+/** The argv of the tree an owner starts on a terminal (pty.owner-crash): see {@link treeScript}. */
+export function ownerTerminalTree(token: string, dir: string): string[] {
+  return ['sh', '-c', treeScript(SILENT_CHILD, true), 'owner-leader', token, dir];
 }
 
 // Prints "pid role|" for each process whose command line carries the token (given in halves, so
