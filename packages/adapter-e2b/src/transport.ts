@@ -3,6 +3,11 @@
  * one `Start` stream per process, `SendSignal` for SIGTERM to it (envd
  * knows TERM and KILL only, and signals that one pid), `SendInput` and
  * `CloseStdin`, and helpers as short `Start`s of their own.
+ *
+ * On a terminal (spec 1.5, `StartRequest.pty`): `Start` with `pty` (its
+ * size), the terminal's bytes as `pty` data events (all of them `stdout`),
+ * input as `SendInput` with `pty` bytes, never a `CloseStdin` (end-of-file is
+ * typed: the runtime writes 0x04), and `Update` with `pty` to resize.
  */
 import { Code } from '@connectrpc/connect';
 import { StdinClosed, TransportError } from '@sandstream/types';
@@ -36,6 +41,8 @@ function authOf(user: string | undefined): Record<string, string> {
 export class EnvdTransport implements RemoteTransport {
   /** envd's SendSignal knows SIGTERM and SIGKILL; the driver sends SIGKILL to the tree itself. */
   readonly signals: ReadonlySet<string> = new Set(['SIGTERM']);
+  /** Spec 1.5: envd starts a process on a terminal (whether commands may ask is the manifest's `pty`). */
+  readonly pty = true;
 
   constructor(readonly settings: EnvdTransportSettings) {}
 
@@ -69,6 +76,7 @@ class EnvdProcess implements TransportProcess {
   readonly #sink: TransportSink;
   readonly #auth: Record<string, string>;
   readonly #user: string | undefined;
+  readonly #pty: { readonly cols: number; readonly rows: number } | undefined;
   readonly #abort = new AbortController();
   #pid: number | undefined;
   #closed = false;
@@ -80,11 +88,13 @@ class EnvdProcess implements TransportProcess {
     this.#sink = sink;
     this.#user = request.user;
     this.#auth = authOf(request.user);
+    this.#pty = request.pty;
     const [cmd = '', ...args] = request.argv;
     const stream = settings.client.start(
       {
         process: { cmd, args, envs: { ...request.env }, ...(request.cwd === undefined ? {} : { cwd: request.cwd }) },
-        stdin: request.stdin,
+        // A terminal is its own input: envd keeps no pipe beside it.
+        ...(request.pty === undefined ? { stdin: request.stdin } : { pty: { size: { cols: request.pty.cols, rows: request.pty.rows } }, stdin: false }),
         tag: request.id,
       },
       // No Connect-Timeout-Ms: envd would SIGKILL the supervisor alone when it elapses. The
@@ -121,6 +131,8 @@ class EnvdProcess implements TransportProcess {
         } else if (event.case === 'data') {
           const output = event.value.output;
           if (output.case === 'stdout' || output.case === 'stderr') this.#sink.output(output.case, output.value);
+          // A terminal's bytes, its standard error's among them: one stream (SS-PTY-2).
+          else if (output.case === 'pty') this.#sink.output('stdout', output.value);
         } else if (event.case === 'end') {
           this.#end({ kind: 'exit', status: exitStatusOf(event.value) });
           return;
@@ -171,7 +183,7 @@ class EnvdProcess implements TransportProcess {
       const part = data.subarray(offset, offset + STDIN_CHUNK);
       try {
         await this.#settings.client.sendInput(
-          { process: { selector: { case: 'pid', value: pid } }, input: { input: { case: 'stdin', value: part } } },
+          { process: { selector: { case: 'pid', value: pid } }, input: { input: { case: this.#pty === undefined ? 'stdin' : 'pty', value: part } } },
           { headers: this.#auth },
         );
       } catch (error) {
@@ -188,12 +200,29 @@ class EnvdProcess implements TransportProcess {
   }
 
   async closeStdin(): Promise<void> {
+    // A terminal's input is never closed (the runtime types 0x04): envd has no pipe to close.
+    if (this.#pty !== undefined) return;
     try {
       await this.#settings.client.closeStdin({ process: { selector: { case: 'pid', value: this.#pid! } } }, { headers: this.#auth });
     } catch (error) {
       // Gone or already closed: closed either way.
       if (isDaemonAnswer(error)) return;
       throw new TransportError(`could not close standard input of process ${this.#pid}: ${describeEnvdError(error)}`, { cause: error });
+    }
+  }
+
+  /** Spec 1.5: `Update` with the terminal's new size (TIOCSWINSZ: SIGWINCH to its foreground group), bounded by the request timeout. */
+  async resize(cols: number, rows: number): Promise<void> {
+    if (this.#pty === undefined) throw new TypeError('resize() of a process without a terminal');
+    if (this.#pid === undefined || this.#closed) throw new StdinClosed('the process has ended; its terminal is gone');
+    try {
+      await this.#settings.client.update(
+        { process: { selector: { case: 'pid', value: this.#pid } }, pty: { size: { cols, rows } } },
+        { timeoutMs: this.#settings.requestTimeoutMs, headers: this.#auth },
+      );
+    } catch (error) {
+      if (isDaemonAnswer(error) && error.code === Code.NotFound) throw new StdinClosed('the process has ended; its terminal is gone', { cause: error });
+      throw new TransportError(`the resize of the terminal is unconfirmed: ${describeEnvdError(error)}`, { cause: error });
     }
   }
 
