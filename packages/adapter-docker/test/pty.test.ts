@@ -8,8 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { describeConformance } from '@sandstream/conformance/vitest';
 import { severLinks } from '@sandstream/remote';
 import { unless } from '@sandstream/test-support/skips';
+import { expectTerminalBasics } from '@sandstream/test-support/terminal';
 import type Docker from 'dockerode';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { ptySandbox } from './fixtures/pty-sandbox.mjs';
 import { SKIP, useEngine } from './engine.js';
 
@@ -21,21 +22,7 @@ unless(describe, SKIP)('adapter-docker on a terminal', () => {
     container ??= await file.container();
     const sb = ptySandbox(file.docker, container);
     try {
-      const result = await sb.run(['sh', '-c', 'for fd in 0 1 2; do [ -t $fd ] && printf y; done; echo; stty size; echo "$TERM"; echo err >&2; exit 3'], { pty: { cols: 91, rows: 31 } });
-      expect(result).toMatchObject({ exitCode: 3, signal: null, stderrText: '' });
-      expect(result.stdoutText).toBe('yyy\r\n31 91\r\nxterm-256color\r\nerr\r\n');
-      const proc = sb.stream(['sh', '-c', 'read x; stty size'], { pty: { cols: 80, rows: 24 }, stdin: 'pipe' });
-      let text = '';
-      const read = (async () => {
-        for await (const chunk of proc) text += Buffer.from(chunk.data).toString('latin1');
-      })();
-      await proc.started();
-      await proc.resize!(120, 40);
-      await proc.stdin!.write('\r');
-      expect((await proc.wait()).exitCode).toBe(0);
-      await read;
-      expect(text).toBe('\r\n40 120\r\n');
-      expect(await sb.run(['sh', '-c', 'kill -TERM $$'], { pty: { cols: 80, rows: 24 } })).toMatchObject({ exitCode: null, signal: 'SIGTERM' });
+      await expectTerminalBasics(sb);
     } finally {
       await sb.close();
     }

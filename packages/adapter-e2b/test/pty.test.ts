@@ -9,8 +9,9 @@ import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describeConformance } from '@sandstream/conformance/vitest';
 import { severLinks } from '@sandstream/remote';
+import { expectTerminalBasics } from '@sandstream/test-support/terminal';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startEnvdEmulator, type EnvdEmulator } from '../src/emulator/index.js';
 import { ptySandbox } from './fixtures/pty-sandbox.mjs';
 import { emptyHome } from './helpers.js';
@@ -33,21 +34,7 @@ describe('adapter-e2b on a terminal', () => {
 
   it("runs a command on envd's terminal of the size asked, its bytes raw as stdout, its status exact, resize through Update", async () => {
     await using sb = ptySandbox(native!, envd!.recordBase);
-    const result = await sb.run(['sh', '-c', 'printf yyy; echo; stty size; echo "$TERM"; echo err >&2; exit 3'], { pty: { cols: 91, rows: 31 } });
-    expect(result).toMatchObject({ exitCode: 3, signal: null, stderrText: '' });
-    expect(result.stdoutText).toBe('yyy\r\n31 91\r\nxterm-256color\r\nerr\r\n');
-    const proc = sb.stream(['sh', '-c', 'read x; stty size'], { pty: { cols: 80, rows: 24 }, stdin: 'pipe' });
-    let text = '';
-    const read = (async () => {
-      for await (const chunk of proc) text += Buffer.from(chunk.data).toString('latin1');
-    })();
-    await proc.started();
-    await proc.resize!(120, 40);
-    await proc.stdin!.write('\r');
-    expect((await proc.wait()).exitCode).toBe(0);
-    await read;
-    expect(text).toBe('\r\n40 120\r\n');
-    expect(await sb.run(['sh', '-c', 'kill -TERM $$'], { pty: { cols: 80, rows: 24 } })).toMatchObject({ exitCode: null, signal: 'SIGTERM' });
+    await expectTerminalBasics(sb);
   }, 60_000);
 });
 
