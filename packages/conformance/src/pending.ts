@@ -16,7 +16,9 @@
  * reports the command exited (`exited: true`, so its result is known) has
  * no more to wait for: after a measured bound it is reported as hung
  * through `watch.hung`, and the case fails at once, naming it, instead of at
- * its time limit.
+ * its time limit. Before that verdict the backend must show it still answers
+ * (`watch.fresh`, a round trip measured then): on a loaded machine, or
+ * behind a testee whose process is starved, the bound grows with it.
  */
 import type { Process, Sandbox, StdinWriter } from '@sandstream/types';
 import { ConformanceFailure } from './assert.js';
@@ -47,8 +49,16 @@ export interface CallTracker {
 
 /** How the tracker judges a call hung after the command's end. */
 export interface HangWatch {
-  /** How long a call may stay pending once the Process reports the command exited: a measured bound. */
-  bound(): Promise<number>;
+  /**
+   * How long a call may stay pending once the Process reports the command exited: a measured
+   * bound, and no less than five times `freshMs`, a round trip measured just before, if given.
+   */
+  bound(freshMs?: number): Promise<number>;
+  /**
+   * A round trip to the backend measured now, in ms, or undefined when none came back within
+   * `withinMs` (the backend does not answer: the call is judged on the first bound).
+   */
+  fresh?(withinMs: number): Promise<number | undefined>;
   /** Called once, with the failure naming the first call found hung. */
   hung(failure: ConformanceFailure): void;
 }
@@ -99,8 +109,13 @@ export function trackCalls(sandbox: Sandbox, watch?: HangWatch): CallTracker {
     const exitedAt = performance.now();
     const lag = watchHostLag();
     try {
-      const within = await watch.bound();
+      let within = await watch.bound();
       // A stall of the kit's own process delays the settling it sees, so it is added.
+      while (!stopped && !settled() && performance.now() - exitedAt < within) await pause(POLL_MS);
+      // Absence is proved only once the backend answered: a round trip measured now extends the
+      // bound to five of them where the backend has slowed since the case began.
+      const freshMs = stopped || settled() ? undefined : await watch.fresh?.(Math.max(2_000, 4 * within));
+      if (freshMs !== undefined) within = Math.max(within, await watch.bound(freshMs));
       while (!stopped && !settled() && performance.now() - exitedAt < within) await pause(POLL_MS);
       const stalled = lag.stop();
       const until = performance.now() + stalled;

@@ -8,7 +8,7 @@ import { TIMED_OUT, within } from '@sandstream/types/runtime';
 import { ConformanceFailure, describeError, flattenSuppressed, HarnessError } from './assert.js';
 import type { ConformanceCase } from './case.js';
 import { NOTHING_REFUSED } from './refusals.js';
-import { deliveryBound } from './timing.js';
+import { deliveryBound, freshRoundTrip } from './timing.js';
 import { createContext, type ContextHandle } from './context.js';
 import type { ConformanceHooks } from './hooks.js';
 import { describePending, trackCalls, type CallTracker } from './pending.js';
@@ -209,7 +209,7 @@ async function runCaseStages(
           if (controller.signal.aborted) return;
           termination = terminationOf(sandbox, { graceMs: run.graceMs, label: 'the graceMs option (--grace-ms)' });
           // The case's calls into the adapter go through a view that knows which are pending.
-          tracker = trackCalls(sandbox, { bound: () => deliveryBound(handle!.ctx), hung: cutShort });
+          tracker = trackCalls(sandbox, { bound: (freshMs) => deliveryBound(handle!.ctx, freshMs), fresh: (withinMs) => freshRoundTrip(handle!.ctx, withinMs), hung: cutShort });
           tracked(tracker);
           handle = createContext(tracker.sandbox, { factory, termination, signal: controller.signal, hooks: unwrappingAttach(hooks, tracker), ownerModule: run.ownerModule, launchOwner: run.launchOwner });
           await testCase.run(handle.ctx);

@@ -33,6 +33,17 @@ export async function deliveryBound(ctx: CaseContext, freshMs = 0): Promise<numb
   return Math.max(await bound(ctx, DELIVERY_FLOOR_MS), Math.ceil(5 * freshMs));
 }
 
+/**
+ * A round trip to the backend measured now: how long a trivial command (`true`) takes to run, in
+ * ms, or undefined when it did not come back within `withinMs` (or failed): the backend does not
+ * answer, and nothing is measured.
+ */
+export async function freshRoundTrip(ctx: CaseContext, withinMs: number): Promise<number | undefined> {
+  const began = performance.now();
+  const outcome = await settledWithin(ctx.exec(['true']), withinMs);
+  return outcome === 'pending' || outcome.rejected ? undefined : performance.now() - began;
+}
+
 /** The measured round trip of a trivial command on this backend (the median of three runs). */
 export async function roundTrip(ctx: CaseContext): Promise<number> {
   // timeoutFor(0) is five round trips.
