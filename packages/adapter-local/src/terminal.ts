@@ -29,6 +29,8 @@ const DRAIN_BUFFER = Buffer.alloc(64 * 1024);
 interface PendingWrite {
   readonly data: Uint8Array;
   offset: number;
+  /** Input was stopped while this write was in the thread pool: why, for the part it leaves unwritten. */
+  stopped?: string;
   readonly resolve: () => void;
   readonly reject: (error: Error) => void;
 }
@@ -131,13 +133,18 @@ export class Terminal {
     this.#writing = true;
     write(this.#masterFd, pending.data, pending.offset, pending.data.byteLength - pending.offset, null, (error, written) => {
       this.#writing = false;
-      if (this.#pending !== pending) {
-        // Rejected meanwhile (input closed); the slave may wait for this write to end.
+      if (error === null) pending.offset += written;
+      if (pending.stopped !== undefined) {
+        // Input stopped while this write was under way (the session ended: a 0x03 that ended it
+        // is such a write): what the kernel took in full was delivered; the rest never will be.
+        this.#pending = undefined;
+        if (pending.offset >= pending.data.byteLength) pending.resolve();
+        else pending.reject(new StdinClosed(pending.stopped));
+        // The slave and the master may wait for this write to end.
         this.#afterWrite();
         return;
       }
       if (error === null) {
-        pending.offset += written;
         this.#retryDelay = RETRY_FIRST_MS;
         this.#pump();
         return;
@@ -237,8 +244,16 @@ export class Terminal {
     this.#inputOpen = false;
     clearTimeout(this.#retryTimer);
     const pending = this.#pending;
+    if (pending === undefined) return;
+    if (this.#writing) {
+      // Its write's end settles it: bytes the kernel took were delivered (the write that ended
+      // the session, a 0x03, is one), and only what it leaves is refused.
+      pending.stopped = reason;
+      return;
+    }
     this.#pending = undefined;
-    pending?.reject(new StdinClosed(reason));
+    if (pending.offset >= pending.data.byteLength) pending.resolve();
+    else pending.reject(new StdinClosed(reason));
   }
 
   #masterClosePending = false;
