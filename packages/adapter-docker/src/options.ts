@@ -93,7 +93,7 @@ export function checkDockerOptions(options: unknown): asserts options is DockerS
       throw new InvalidArgument('options.command', 'must be a non-empty array of strings');
     }
   }
-  for (const name of ['socketPath', 'cwd', 'user', 'shellPath', 'envPath', 'prlimitPath']) nonEmptyString(name, given[name], true);
+  for (const name of ['socketPath', 'cwd', 'user', 'shellPath', 'envPath', 'prlimitPath', 'scriptPath']) nonEmptyString(name, given[name], true);
   plainObject('env', given['env']);
   const docker = given['docker'];
   if (docker !== undefined && (typeof docker !== 'object' || docker === null || typeof (docker as { getContainer?: unknown }).getContainer !== 'function')) {

@@ -1,7 +1,7 @@
 /**
  * The Docker Engine of one test file: a dockerd of its own (started in
  * `beforeAll`, stopped in `afterAll`), the test image (busybox-static with
- * GNU env, nice and util-linux's prlimit copied in, so the supervisor's
+ * GNU env, nice and util-linux's prlimit and script copied in, so the supervisor's
  * tools and limits are all there), and containers the tests borrow, bind
  * mounting what a suite needs from the host. Where no dockerd can start the
  * file's tests are skipped with the reason; where `CI` is set they run and
@@ -27,7 +27,7 @@ export const GVISOR_SKIP: string | undefined = process.env['CI'] !== undefined ?
 export const GVISOR = 'runsc';
 
 /** The programs from the host the test image carries, with their libraries. */
-export const IMAGE_TOOLS = ['/usr/bin/env', '/usr/bin/nice', '/usr/bin/prlimit'];
+export const IMAGE_TOOLS = ['/usr/bin/env', '/usr/bin/nice', '/usr/bin/prlimit', '/usr/bin/script'];
 
 export const IMAGE = 'sandstream-busybox:test';
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describeConformance } from '@sandstream/conformance/vitest';
 import { severLinks } from '@sandstream/remote';
 import { unless } from '@sandstream/test-support/skips';
-import { expectTerminalBasics } from '@sandstream/test-support/terminal';
+import { expectBackgroundTerminal, expectTerminalBasics } from '@sandstream/test-support/terminal';
 import type Docker from 'dockerode';
 import { describe, it } from 'vitest';
 import { ptySandbox } from './fixtures/pty-sandbox.mjs';
@@ -28,12 +28,20 @@ unless(describe, SKIP)('adapter-docker on a terminal', () => {
     }
   }, 60_000);
 
+  it("runs a background command on a terminal that util-linux's script holds in the container: listed with its size, resized from its starter and from an attach, end-of-file at once, its status exact", async () => {
+    container ??= await file.container();
+    const sb = ptySandbox(file.docker, container);
+    const other = ptySandbox(file.docker, container);
+    try {
+      await expectBackgroundTerminal(sb, other);
+    } finally {
+      await other.close();
+      await sb.close();
+    }
+  }, 60_000);
+
   describeConformance({
     include: ['pty.*'],
-    // Why each fails, and why the package's manifest does not declare pty: the README's Known limits.
-    // pty.background: a background command's output goes to record files, an exec's terminal
-    // lives on its connection.
-    expectedFailures: ['pty.background'],
     factory: async () => {
       container ??= await file.container();
       return ptySandbox(file.docker, container);

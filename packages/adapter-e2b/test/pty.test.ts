@@ -9,9 +9,9 @@ import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describeConformance } from '@sandstream/conformance/vitest';
 import { severLinks } from '@sandstream/remote';
-import { expectTerminalBasics } from '@sandstream/test-support/terminal';
+import { expectBackgroundTerminal, expectTerminalBasics } from '@sandstream/test-support/terminal';
 import { Sandbox as E2BSdkSandbox } from 'e2b';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEnvdEmulator, type EnvdEmulator } from '../src/emulator/index.js';
 import { ptySandbox } from './fixtures/pty-sandbox.mjs';
 import { emptyHome } from './helpers.js';
@@ -36,6 +36,29 @@ describe('adapter-e2b on a terminal', () => {
     await using sb = ptySandbox(native!, envd!.recordBase);
     await expectTerminalBasics(sb);
   }, 60_000);
+
+  it("runs a background command on a terminal that util-linux's script holds in the sandbox: listed with its size, resized from its starter and from an attach, end-of-file at once, its status exact", async () => {
+    await using sb = ptySandbox(native!, envd!.recordBase);
+    await using other = ptySandbox(native!, envd!.recordBase);
+    await expectBackgroundTerminal(sb, other);
+  }, 60_000);
+
+  it("refuses a background command on a terminal where the sandbox has no script, naming it, having made no record", async () => {
+    await using sb = ptySandbox(native!, envd!.recordBase, { scriptPath: '/nonexistent/script' });
+    const proc = sb.stream(['sh', '-c', 'echo ran'], { pty: { cols: 80, rows: 24 }, background: true });
+    await expect(proc.wait()).rejects.toMatchObject({ code: 'SPAWN_FAILED', message: expect.stringContaining('"/nonexistent/script"') });
+    expect((await sb.commands!()).map((info) => info.argv)).not.toContainEqual(['sh', '-c', 'echo ran']);
+  }, 60_000);
+
+  it('gives a background command the umask a foreground one gets (the record is made under 077, the command is not)', async () => {
+    await using sb = ptySandbox(native!, envd!.recordBase);
+    const foreground = (await sb.run(['sh', '-c', 'umask'])).stdoutText;
+    await using background = sb.stream(['sh', '-c', 'umask'], { background: true });
+    let text = '';
+    for await (const chunk of background) text += Buffer.from(chunk.data).toString('latin1');
+    expect(text).toBe(foreground);
+    expect(foreground).not.toBe('0077\n');
+  }, 60_000);
 });
 
 describe('the kit on envd terminals', () => {
@@ -44,7 +67,7 @@ describe('the kit on envd terminals', () => {
     // Why it fails, and why the package's manifest does not declare pty: the README's Terminals.
     // pty.background: a background command's output goes to record files; envd's terminal sends
     // its bytes to the Start stream, which a background command must outlive.
-    expectedFailures: ['pty.background'],
+    expectedFailures: [],
     factory: () => ptySandbox(native!, envd!.recordBase),
     hooks: {
       async setup() {

@@ -5,12 +5,12 @@
  * another OS process too, lists them and attaches through a follower.
  */
 import { randomUUID } from 'node:crypto';
-import { CommandNotFound, SandstreamError, TransportError, type CommandInfo } from '@sandstream/types';
+import { CommandNotFound, SandstreamError, TransportError, type CommandInfo, type TerminalSize } from '@sandstream/types';
 import type { BackgroundBackend, CommandSpec, FollowedCommand } from '@sandstream/types/runtime';
 import { backgroundArgv, DEFAULT_RECORD_BASE, followerArgv, isRecordId, recordsArgv } from './background.js';
 import { RemoteDriver } from './driver.js';
 import type { FollowMode, Offsets, RemoteDriverSettings } from './driver-settings.js';
-import { launchRequest } from './launch.js';
+import { DEFAULT_PATHS, launchRequest } from './launch.js';
 import { retry } from './retry.js';
 import { TAG_VARIABLE } from './supervisor.js';
 import type { StartRequest } from './transport.js';
@@ -28,7 +28,7 @@ export interface BackgroundHandle {
 }
 
 /** Parses the `show` answer of `sandstream-records`. */
-function parseShown(id: string, stdout: string): { offsets: Offsets; account: string | undefined; argv: readonly string[] } {
+function parseShown(id: string, stdout: string): { offsets: Offsets; account: string | undefined; argv: readonly string[]; terminal: TerminalSize | undefined } {
   const fields = new Map<string, string>();
   for (const line of stdout.split('\n')) {
     const space = line.indexOf(' ');
@@ -40,7 +40,9 @@ function parseShown(id: string, stdout: string): { offsets: Offsets; account: st
     throw new TransportError(`the record of background command ${id} is not readable: ${JSON.stringify(stdout.slice(0, 200))}`);
   }
   const account = fields.get('account') ?? '';
-  return { offsets: { stdout: Number(offsets[1]), stderr: Number(offsets[2]) }, account: account === '' ? undefined : account, argv: argv as string[] };
+  const size = /^(\d+) (\d+)$/.exec(fields.get('terminal') ?? '');
+  const terminal = size === null ? undefined : { cols: Number(size[1]), rows: Number(size[2]) };
+  return { offsets: { stdout: Number(offsets[1]), stderr: Number(offsets[2]) }, account: account === '' ? undefined : account, argv: argv as string[], terminal };
 }
 
 /** Background commands over one handle's transport (see {@link RemoteCommands.background}). */
@@ -70,14 +72,21 @@ export class RemoteBackground implements BackgroundBackend {
     users.add(command.user);
     this.#accounts.set(id, command.user);
     const dir = `${this.base}${id}`;
-    const supervisor = launchRequest(id, command, this.settings);
+    const { shell, script } = this.settings.paths;
+    const pty = command.pty;
+    // On a terminal (spec 1.5), the supervisor runs under `script`, which holds the terminal and
+    // outlives any connection, its reports in the record's `err`.
+    const supervisor = launchRequest(id, command, this.settings, undefined, pty === undefined ? undefined : { record: dir, size: pty, inRecord: true });
+    const terminal = pty === undefined ? undefined : { ...pty, script: script ?? DEFAULT_PATHS.script! };
     const tag = `${prefix}-${randomUUID()}`;
     const mode: FollowMode = {
-      launch: { ...supervisor, argv: backgroundArgv(this.settings.paths.shell, dir, command.argv, command.user, supervisor.argv), stdin: false },
+      // Not the request's `pty`: the backend starts `script` on pipes, and `script` makes the terminal.
+      launch: { argv: backgroundArgv(shell, dir, command.argv, command.user, supervisor.argv, terminal), env: supervisor.env, cwd: supervisor.cwd, user: supervisor.user, stdin: false, id: supervisor.id },
       from: { stdout: 0, stderr: 0 },
       dropStderrBefore: 0,
       followerTag: tag,
       follower: this.#follower(dir, id, command.user, tag),
+      terminalRecord: pty === undefined ? undefined : dir,
     };
     return { driver: new RemoteDriver(command, this.settings, id, undefined, mode), commandId: id };
   }
@@ -88,7 +97,7 @@ export class RemoteBackground implements BackgroundBackend {
     const answer = await this.#ask(recordsArgv(this.settings.paths.shell, 'show', dir, commandId, replay ? '0' : '1'));
     if (answer.exitCode === 3) throw new CommandNotFound(commandId);
     if (answer.exitCode !== 0) throw new TransportError(`the record of background command ${commandId} could not be read (exit status ${answer.exitCode})`);
-    const { offsets, account, argv } = parseShown(commandId, answer.stdout);
+    const { offsets, account, argv, terminal } = parseShown(commandId, answer.stdout);
     this.handle.users.add(account);
     this.#accounts.set(commandId, account);
     const tag = `${this.handle.prefix}-${randomUUID()}`;
@@ -99,9 +108,10 @@ export class RemoteBackground implements BackgroundBackend {
       dropStderrBefore: offsets.stderr,
       followerTag: tag,
       follower: this.#follower(dir, commandId, account, tag),
+      terminalRecord: terminal === undefined ? undefined : dir,
     };
-    const spec: CommandSpec = { argv, env: {}, cwd: undefined, stdin: 'ignore', limits: undefined, user: account, pty: undefined };
-    return { driver: new RemoteDriver(spec, this.settings, commandId, undefined, mode), argv, skipped: replay ? { stdout: 0, stderr: 0 } : undefined };
+    const spec: CommandSpec = { argv, env: {}, cwd: undefined, stdin: 'ignore', limits: undefined, user: account, pty: terminal };
+    return { driver: new RemoteDriver(spec, this.settings, commandId, undefined, mode), argv, skipped: replay ? { stdout: 0, stderr: 0 } : undefined, terminal };
   }
 
   async list(): Promise<readonly CommandInfo[]> {
@@ -109,15 +119,17 @@ export class RemoteBackground implements BackgroundBackend {
     if (answer.exitCode !== 0) throw new TransportError(`the background commands could not be listed (exit status ${answer.exitCode})`);
     const listed: CommandInfo[] = [];
     for (const line of answer.stdout.split('\n')) {
-      const match = /^(\S+) (running|ended) (.*)$/.exec(line);
+      const match = /^(\S+) (running|ended) (?:-|(\d+)x(\d+)) (.*)$/.exec(line);
       if (match === null) continue;
       let argv: unknown;
       try {
-        argv = JSON.parse(match[3]!);
+        argv = JSON.parse(match[5]!);
       } catch {
         continue; // a record being removed as it was read
       }
-      if (Array.isArray(argv)) listed.push({ commandId: match[1]!, argv: argv as string[], state: match[2] as 'running' | 'ended' });
+      if (!Array.isArray(argv)) continue;
+      const terminal = match[3] === undefined ? undefined : { cols: Number(match[3]), rows: Number(match[4]) };
+      listed.push({ commandId: match[1]!, argv: argv as string[], state: match[2] as 'running' | 'ended', ...(terminal === undefined ? {} : { terminal }) });
     }
     return listed;
   }

@@ -23,6 +23,14 @@
  *   the supervisor is gone and every byte was printed. Polls back off from
  *   1 ms to 100 ms.
  *
+ * - **On a terminal** (spec 1.5): the start execs util-linux's `script`
+ *   instead, which runs the supervisor on a new terminal and writes the
+ *   terminal's bytes to `out`; `pid` names `script` (it writes the last
+ *   bytes after the supervisor is gone), `supervisor` the supervisor (for
+ *   signals, which it forwards to the terminal's whole session, and for
+ *   resizes of its controlling terminal) and `terminal` the size
+ *   last set (for a listing); `err` holds the reports alone.
+ *
  * The files hold everything the command wrote (`replay-full`): a bounded
  * spool of segments is the design's next step, and until then a background
  * command's output costs its size in the sandbox's `/tmp`.
@@ -67,17 +75,18 @@ export const BACKGROUND_NAME = 'sandstream-background';
 export const FOLLOWER_NAME = 'sandstream-follower';
 export const RECORDS_NAME = 'sandstream-records';
 
-/** `sh -c BACKGROUND sandstream-background DIR ARGV_JSON ACCOUNT supervisor-argv...` */
+/** `sh -c BACKGROUND sandstream-background DIR ARGV_JSON ACCOUNT TERMINAL supervisor-argv...` */
 export const BACKGROUND: string = BACKGROUND_SH;
 
 /** `sh -c FOLLOWER sandstream-follower DIR ID OUT_OFFSET ERR_OFFSET [WAIT_CS]`; exit 3: no such record. */
 export const FOLLOWER: string = FOLLOWER_SH;
 
 /**
- * `sh -c RECORDS sandstream-records list BASE`: a line `ID STATE ARGV_JSON` per record.
+ * `sh -c RECORDS sandstream-records list BASE`: a line `ID STATE TERMINAL ARGV_JSON` per record
+ * (TERMINAL `COLSxROWS` or `-`).
  * `sh -c RECORDS sandstream-records show DIR ID TAIL`: `offsets OUT ERR` (the files' sizes with
- * TAIL=1, else 0 0), `account NAME`, `state STATE`, `argv JSON`; exit 3 when there is no such
- * record.
+ * TAIL=1, else 0 0), `account NAME`, `state STATE`, `terminal COLS ROWS` (on a terminal only),
+ * `argv JSON`; exit 3 when there is no such record.
  * `sh -c RECORDS sandstream-records remove PATTERN`: removes `PATTERN*` records (exit 0 when none).
  */
 export const RECORDS: string = RECORDS_SH;
@@ -89,10 +98,32 @@ export function isRecordId(id: string): boolean {
   return ID.test(id);
 }
 
-/** The start of a background command: the wrapper around the supervisor's own argv. */
-export function backgroundArgv(shell: string, dir: string, argv: readonly string[], account: string | undefined, supervisor: readonly string[]): string[] {
+/** A background command's terminal (spec 1.5): its size, and util-linux's `script`, which holds it. */
+export interface BackgroundTerminal {
+  readonly cols: number;
+  readonly rows: number;
+  /** The path of `script` in the sandbox. */
+  readonly script: string;
+}
+
+/** `word` quoted for a POSIX shell: in single quotes, each of its own as `'\''`. */
+function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * The start of a background command: the wrapper around the supervisor's own argv. With
+ * `terminal`, the supervisor's argv travels as one command line that `script` runs with `shell`
+ * on a new terminal (see `src/sh/background.sh`).
+ */
+export function backgroundArgv(shell: string, dir: string, argv: readonly string[], account: string | undefined, supervisor: readonly string[], terminal?: BackgroundTerminal): string[] {
   if (!supervisor.includes(SUPERVISOR_NAME)) throw new TypeError('a background start wraps a supervisor argv');
-  return [shell, '-c', BACKGROUND, BACKGROUND_NAME, dir, JSON.stringify(argv), account ?? '', ...supervisor];
+  const start = [shell, '-c', BACKGROUND, BACKGROUND_NAME, dir, JSON.stringify(argv), account ?? ''];
+  if (terminal === undefined) return [...start, '', ...supervisor];
+  for (const path of [shell, terminal.script]) {
+    if (!path.startsWith('/') || /\s/.test(path)) throw new TypeError(`a background terminal needs absolute paths without blanks, got ${JSON.stringify(path)}`);
+  }
+  return [...start, `${terminal.cols}x${terminal.rows} ${shell} ${terminal.script}`, `exec ${supervisor.map(shellQuote).join(' ')}`];
 }
 
 /**

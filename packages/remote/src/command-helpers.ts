@@ -5,9 +5,10 @@
  * of the command's tree, one under way at a time, which whoever needs the
  * tree gone can await (the runtime's SIGKILL, a broken link, a release).
  */
+import { StdinClosed, TransportError } from '@sandstream/types';
 import type { CommandSpec } from '@sandstream/types/runtime';
 import type { RemoteDriverSettings } from './driver-settings.js';
-import { abandonArgv, groupSignalArgv, sweepArgv, treeKillArgv } from './helpers.js';
+import { abandonArgv, groupSignalArgv, processSignalArgv, recordResizeArgv, recordSignalArgv, sweepArgv, treeKillArgv } from './helpers.js';
 import type { StartReport } from './reports.js';
 import { retry } from './retry.js';
 
@@ -34,6 +35,28 @@ export class CommandHelpers {
   async run(argv: string[]): Promise<void> {
     const { exitCode } = await this.#settings.transport.run(argv, { user: this.#command.user, timeoutMs: this.#settings.requestTimeoutMs });
     if (exitCode !== 0) throw new Error(`the helper ${argv[4] ?? ''} ended with ${exitCode === null ? 'a signal' : `exit status ${exitCode}`}`);
+  }
+
+  /**
+   * One signal to the supervisor of a command on a terminal (spec 1.5), which forwards it to the
+   * terminal's whole session: the process the follower of its record named, or for a background
+   * command, the one its record (a directory) names.
+   */
+  signalSupervisor(signal: string, supervisor: string | { readonly pid: number; readonly startTime: string }): Promise<void> {
+    const { shell } = this.#settings.paths;
+    const name = signal.replace(/^SIG/, '');
+    return this.run(typeof supervisor === 'string' ? recordSignalArgv(shell, name, supervisor) : processSignalArgv(shell, name, supervisor.pid, supervisor.startTime));
+  }
+
+  /**
+   * The terminal of a background command (spec 1.5), whose record is `record`, set to `cols` by
+   * `rows` in the sandbox; `StdinClosed` once its supervisor is gone.
+   */
+  async resizeInRecord(record: string, cols: number, rows: number): Promise<void> {
+    const argv = recordResizeArgv(this.#settings.paths.shell, record, cols, rows);
+    const { exitCode } = await this.#settings.transport.run(argv, { user: this.#command.user, timeoutMs: this.#settings.requestTimeoutMs });
+    if (exitCode === 3) throw new StdinClosed('the command has ended; its terminal is gone');
+    if (exitCode !== 0) throw new TransportError(`the terminal of background command ${this.#id} could not be resized: the helper ended with ${exitCode === null ? 'a signal' : `exit status ${exitCode}`}`);
   }
 
   /** Repeats `attempt` while it fails, within the retry policy (its deadline the request timeout unless the policy sets one). */

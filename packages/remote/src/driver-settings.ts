@@ -91,4 +91,9 @@ export interface FollowMode {
   readonly launch?: StartRequest | undefined;
   /** The followers' tag, to sweep one let go before it ended. */
   readonly followerTag: string;
+  /**
+   * A command on a terminal (spec 1.5): its record, whose `supervisor` names the supervisor that
+   * forwards signals to the terminal's whole session, and whose `tty` names the terminal to resize.
+   */
+  readonly terminalRecord?: string | undefined;
 }

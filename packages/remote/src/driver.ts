@@ -30,7 +30,7 @@ import { CommandState } from './command-state.js';
 import { describeStatus, noexecMessage, statusOf, type FollowMode, type RemoteDriverSettings } from './driver-settings.js';
 import { FollowerChain } from './follower-chain.js';
 import { registerFollower, unregisterFollower } from './following.js';
-import { abandonArgv, processSignalArgv } from './helpers.js';
+import { abandonArgv } from './helpers.js';
 import { launchRequest } from './launch.js';
 import { ReportSplitter, type ExitStatus as ReportedStatus, type StartReport, type SupervisorReport } from './reports.js';
 import { retry } from './retry.js';
@@ -91,12 +91,17 @@ export class RemoteDriver implements ProcessDriver {
     return this.#id;
   }
 
+  /** A background command on a terminal: its record (spec 1.5). */
+  get #terminalRecord(): string | undefined {
+    return this.#followers?.following.mode.terminalRecord;
+  }
+
   start(events: DriverEvents): Promise<StartedProcess> {
     const started = this.#state.begin(events);
     const followers = this.#followers;
-    if (this.#command.pty !== undefined) {
-      if (followers !== undefined || this.#settings.transport.pty !== true) {
-        this.#state.startFailed(new CapabilityNotSupported('pty', followers === undefined ? 'a command on a terminal' : 'a background command on a terminal'));
+    if (this.#command.pty !== undefined && followers === undefined) {
+      if (this.#settings.transport.pty !== true) {
+        this.#state.startFailed(new CapabilityNotSupported('pty', 'a command on a terminal'));
         return started;
       }
       this.#startOnTerminal();
@@ -320,11 +325,11 @@ export class RemoteDriver implements ProcessDriver {
       } else if (this.#followers === undefined && process?.signal !== undefined && this.#settings.transport.signals?.has(signal) === true) {
         // (Not in follow mode: the transport's process is a follower there, not the supervisor.)
         await process.signal(signal);
-      } else if (this.#tty?.supervisor !== undefined) {
+      } else if (this.#terminalRecord !== undefined || this.#tty?.supervisor !== undefined) {
         // The supervisor forwards it to the terminal's whole session, which the group is not (a
-        // job of an interactive shell leads a group of its own; spec 1.5, T5).
-        const { pid, startTime } = this.#tty.supervisor;
-        await this.#helpers.run(processSignalArgv(this.#settings.paths.shell, signal.replace(/^SIG/, ''), pid, startTime));
+        // job of an interactive shell leads a group of its own; spec 1.5, T5). A background
+        // command's is named by its record.
+        await this.#helpers.signalSupervisor(signal, this.#terminalRecord ?? this.#tty!.supervisor!);
       } else {
         await this.#helpers.signalGroup(identity, signal);
       }
@@ -335,7 +340,9 @@ export class RemoteDriver implements ProcessDriver {
   }
 
   writeStdin(data: Uint8Array): Promise<void> {
-    return this.#state.process!.writeStdin(data);
+    // A background terminal's end-of-file (the runtime's one input there, T3) is typed by `script`,
+    // which reads /dev/null (background.sh): a follower has no input, and an attach sends no other.
+    return this.#terminalRecord !== undefined ? Promise.resolve() : this.#state.process!.writeStdin(data);
   }
 
   /**
@@ -345,17 +352,18 @@ export class RemoteDriver implements ProcessDriver {
    */
   closeStdin(): Promise<void> {
     // A terminal's input is never closed: the runtime types end-of-file on it (spec 1.5, T3).
-    if (this.#tty !== undefined) return Promise.resolve();
+    if (this.#tty !== undefined || this.#terminalRecord !== undefined) return Promise.resolve();
     const policy = { ...this.#settings.retry, deadlineMs: this.#settings.retry.deadlineMs ?? this.#settings.requestTimeoutMs };
     return retry(policy, () => this.#state.process!.closeStdin(), { retryable: (error) => error instanceof TransportError && !this.#state.done && !this.#state.released });
   }
 
-  /** Spec 1.5: the terminal's size, through the transport. */
+  /** Spec 1.5: the terminal's size, through the transport, or a background command's in the sandbox. */
   async resize(cols: number, rows: number): Promise<void> {
     const process = this.#state.process;
-    if (this.#tty === undefined || process?.resize === undefined) throw new CapabilityNotSupported('pty', 'resize()');
+    const record = this.#terminalRecord;
+    if (record === undefined && (this.#tty === undefined || process?.resize === undefined)) throw new CapabilityNotSupported('pty', 'resize()');
     if (this.#state.finished) throw new StdinClosed('the command has ended; its terminal is gone');
-    await process.resize(cols, rows);
+    await (record === undefined ? process!.resize!(cols, rows) : this.#helpers.resizeInRecord(record, cols, rows));
   }
 
   pause(): void {

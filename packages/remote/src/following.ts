@@ -8,6 +8,8 @@ import type { RemoteTransport, TransportProcess } from './transport.js';
 
 /** The answer of a background start's first request: the record made, the supervisor exec'd. */
 const OK = 'ok\n';
+/** The start of its answer where a command on a terminal finds no `script` (`noscript PATH`). */
+const NOSCRIPT = 'noscript ';
 
 /** What can cut its link: a driver in follow mode. */
 interface Severable {
@@ -79,6 +81,13 @@ function isSeverable(driver: object): driver is Severable {
   return typeof (driver as Partial<Severable>).sever === 'function';
 }
 
+/** Why a background start made no record, from its answer. */
+function refusal(said: string): string {
+  const script = /^noscript (.*)\n/.exec(said)?.[1];
+  if (script !== undefined) return `ENOENT: the sandbox has no ${JSON.stringify(script)} (util-linux's script), which a background command on a terminal needs`;
+  return `the background command's record could not be made: ${JSON.stringify(said.trim())}`;
+}
+
 export class Following {
   /** Bytes of each file delivered by followers so far, from `mode.from`. */
   readonly #read = { stdout: 0, stderr: 0 };
@@ -129,7 +138,8 @@ export class Following {
           if (stream !== 'stderr' || settled) return;
           said += Buffer.from(data).toString('latin1');
           if (said.startsWith(OK)) settle();
-          else if (said.length >= OK.length || !OK.startsWith(said)) settle(new SpawnFailed(command.argv, `the background command's record could not be made: ${JSON.stringify(said.trim())}`));
+          // A whole line that is not `ok`, or the start of none that could be.
+          else if (said.includes('\n') || !(OK.startsWith(said) || NOSCRIPT.startsWith(said) || said.startsWith(NOSCRIPT))) settle(new SpawnFailed(command.argv, refusal(said)));
         },
         end: (end) => {
           if (end.kind === 'broken') {

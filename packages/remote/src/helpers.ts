@@ -63,6 +63,24 @@ export function processSignalArgv(shell: string, signal: string, pid: number, st
   return [shell, '-c', HELPER, HELPER_NAME, 'process', signal, String(pid), startTime];
 }
 
+/**
+ * `record`: one signal (a name without `SIG`) to the supervisor of a background command on a
+ * terminal, named by its record `dir` (spec 1.5), guarded by its start time; exit 3 while the
+ * record names none yet.
+ */
+export function recordSignalArgv(shell: string, signal: string, dir: string): string[] {
+  return [shell, '-c', HELPER, HELPER_NAME, 'record', signal, dir];
+}
+
+/**
+ * `resize`: the terminal of the background command whose record is `dir` set to `cols` by `rows`
+ * (its foreground group gets SIGWINCH), and the record's size last set with it; exit 3 once its
+ * supervisor is gone.
+ */
+export function recordResizeArgv(shell: string, dir: string, cols: number, rows: number): string[] {
+  return [shell, '-c', HELPER, HELPER_NAME, 'resize', dir, String(cols), String(rows)];
+}
+
 /** `kill`: SIGKILL to the group, then to everything tagged with the command's id. */
 export function treeKillArgv(shell: string, group: GroupIdentity, id: string): string[] {
   return [shell, '-c', HELPER, HELPER_NAME, 'kill', String(group.pgid), group.startTime, id];

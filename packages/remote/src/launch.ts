@@ -24,10 +24,16 @@ export interface LaunchPaths {
   readonly env: string;
   /** util-linux's `prlimit`, for resource limits (default `/usr/bin/prlimit`). */
   readonly prlimit: string;
+  /**
+   * util-linux's `script`, which holds the terminal of a background command with `pty` (spec 1.5;
+   * default `/usr/bin/script`). Where it is missing, such a start fails with `SpawnFailed` naming
+   * it, having made nothing.
+   */
+  readonly script?: string | undefined;
 }
 
 /** The defaults of {@link LaunchPaths}: what E2B's templates, Vercel's image and Debian have. */
-export const DEFAULT_PATHS: LaunchPaths = Object.freeze({ shell: '/bin/sh', env: '/usr/bin/env', prlimit: '/usr/bin/prlimit' });
+export const DEFAULT_PATHS: LaunchPaths = Object.freeze({ shell: '/bin/sh', env: '/usr/bin/env', prlimit: '/usr/bin/prlimit', script: '/usr/bin/script' });
 
 /** What the launch of one command takes besides the command. */
 export interface LaunchDefaults {

@@ -33,6 +33,11 @@ export interface RemoteSandboxOptions {
   readonly envPath?: string;
   /** util-linux's `prlimit` inside the sandbox, for resource limits (default `/usr/bin/prlimit`). */
   readonly prlimitPath?: string;
+  /**
+   * util-linux's `script` inside the sandbox, which holds the terminal of a background command
+   * with `pty` (spec 1.5; default `/usr/bin/script`).
+   */
+  readonly scriptPath?: string;
   /** Turns capabilities off (never on), e.g. `user` where the backend cannot switch accounts. */
   readonly capabilities?: Partial<CapabilityManifest>;
   /**
@@ -53,6 +58,7 @@ export const REMOTE_OPTION_KEYS: readonly (keyof RemoteSandboxOptions)[] = Objec
   'shellPath',
   'envPath',
   'prlimitPath',
+  'scriptPath',
   'capabilities',
   'recordBase',
 ]);
@@ -162,7 +168,7 @@ export function defineRemoteSandbox<Native>(definition: RemoteSandboxDefinition<
       transport: definition.transport({ requestTimeoutMs, shell }),
       env: { ...options.env },
       cwd: options.cwd,
-      paths: { shell, env: options.envPath ?? DEFAULT_PATHS.env, prlimit: options.prlimitPath ?? DEFAULT_PATHS.prlimit },
+      paths: { shell, env: options.envPath ?? DEFAULT_PATHS.env, prlimit: options.prlimitPath ?? DEFAULT_PATHS.prlimit, script: options.scriptPath ?? DEFAULT_PATHS.script },
       requestTimeoutMs,
       retry: { ...DEFAULT_RETRY, attempts: 50, deadlineMs: definition.retryDeadlineMs ?? requestTimeoutMs },
       ...(definition.describe === undefined ? {} : { describe: definition.describe }),

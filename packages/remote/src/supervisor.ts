@@ -138,16 +138,23 @@ export interface SupervisorTerminal {
    * 1.42 ignores an exec's `ConsoleSize`). Undefined: the backend's size stands.
    */
   readonly size?: { readonly cols: number; readonly rows: number } | undefined;
+  /**
+   * The record is a background command's, made already (`sandstream-background`), and the program
+   * that holds the terminal (util-linux's `script`) wrote its own pid there and writes `out`: the
+   * supervisor writes its identity to `supervisor`, for signals and resizes (the terminal is its
+   * controlling terminal; spec 1.5, a background command on a terminal).
+   */
+  readonly inRecord?: boolean | undefined;
 }
 
-/** The terminal's word in the supervisor's argv: `SHELL SIZE DIR` (the shell runs the job-control holder; SIZE `COLSxROWS` or `-`). */
+/** The terminal's word in the supervisor's argv: `SHELL SIZE OWN DIR` (the shell runs the job-control holder; SIZE `COLSxROWS` or `-`; OWN the record's file that names the supervisor, `pid` or `supervisor`). */
 function terminalWord(shell: string, terminal: SupervisorTerminal | undefined): string {
   if (terminal === undefined) return '';
   if (!terminal.record.startsWith('/') || /[\0\n\r]/.test(terminal.record)) throw new TypeError(`a terminal's record is an absolute path without NUL or a line break, got ${JSON.stringify(terminal.record)}`);
   if (/[\s]/.test(shell)) throw new TypeError(`on a terminal the shell's path holds no blank, got ${JSON.stringify(shell)}`);
   const size = terminal.size;
   if (size !== undefined && !(Number.isInteger(size.cols) && Number.isInteger(size.rows) && size.cols > 0 && size.rows > 0)) throw new TypeError(`a terminal's size is whole numbers above 0, got ${JSON.stringify(size)}`);
-  return `${shell} ${size === undefined ? '-' : `${size.cols}x${size.rows}`} ${terminal.record}`;
+  return `${shell} ${size === undefined ? '-' : `${size.cols}x${size.rows}`} ${terminal.inRecord === true ? 'supervisor' : 'pid'} ${terminal.record}`;
 }
 
 /** A lease's word in the supervisor's argv: `LAPSE GRACE FILE`, the times in centiseconds, rounded up. */

@@ -59,7 +59,7 @@ describe('defineRemoteSandbox', () => {
   });
 
   it('names every option of its vocabulary, and the defaults are the runtime\'s', () => {
-    expect([...REMOTE_OPTION_KEYS].sort()).toEqual(['capabilities', 'cwd', 'env', 'envPath', 'graceMs', 'killWaitMs', 'prlimitPath', 'recordBase', 'requestTimeoutMs', 'shellPath', 'user']);
+    expect([...REMOTE_OPTION_KEYS].sort()).toEqual(['capabilities', 'cwd', 'env', 'envPath', 'graceMs', 'killWaitMs', 'prlimitPath', 'recordBase', 'requestTimeoutMs', 'scriptPath', 'shellPath', 'user']);
     const sandbox = defineRemoteSandbox({ name: 'x', capabilities: CAPABILITIES, native: undefined, options: {}, transport: () => localTransport() });
     expect(sandbox.termination?.graceMs).toBe(DEFAULT_GRACE_MS);
   });

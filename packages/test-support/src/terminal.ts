@@ -24,3 +24,57 @@ export async function expectTerminalBasics(sb: Sandbox): Promise<void> {
   expect(text).toBe('\r\n40 120\r\n');
   expect(await sb.run(['sh', '-c', 'kill -TERM $$'], { pty: { cols: 80, rows: 24 } })).toMatchObject({ exitCode: null, signal: 'SIGTERM' });
 }
+
+/** Text of a background Process's terminal, read as it comes, to wait for a line in it. */
+class TerminalText {
+  text = '';
+  readonly done: Promise<void>;
+  constructor(proc: AsyncIterable<{ readonly data: Uint8Array }>) {
+    this.done = (async () => {
+      for await (const chunk of proc) this.text += Buffer.from(chunk.data).toString('latin1');
+    })();
+  }
+
+  /** Resolves once `needle` arrived; fails after `ms` with what did. */
+  async waitFor(needle: string, ms = 20_000): Promise<void> {
+    const deadline = performance.now() + ms;
+    while (!this.text.includes(needle)) {
+      if (performance.now() > deadline) throw new Error(`${JSON.stringify(needle)} did not arrive within ${ms} ms; the terminal showed ${JSON.stringify(this.text)}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+}
+
+/**
+ * The background terminal check (spec 1.5 with 13): a background command on a terminal of the
+ * size asked, its size listed by `commands()` and changed by `resize()` from the Process that
+ * started it and from one `attach()` made on `other` (a second handle on the same environment),
+ * each resize a SIGWINCH; end-of-file at once for a command nobody writes to; an exact status.
+ */
+export async function expectBackgroundTerminal(sb: Sandbox, other: Sandbox): Promise<void> {
+  const script = 'trap \'printf "winch %s\\n" "$(stty size)"\' WINCH; [ -t 0 ] && [ -t 1 ] && printf "tty %s\\n" "$(stty size)"; echo "$TERM"; while :; do sleep 0.05; done';
+  const proc = sb.stream(['sh', '-c', script], { pty: { cols: 83, rows: 23 }, background: true });
+  const seen = new TerminalText(proc);
+  try {
+    await seen.waitFor('xterm-256color\r\n');
+    expect(seen.text).toContain('tty 23 83\r\n');
+    const listed = async (): Promise<unknown> => (await sb.commands!()).find((info) => info.commandId === proc.commandId)?.terminal;
+    expect(await listed()).toEqual({ cols: 83, rows: 23 });
+    await proc.resize!(100, 40);
+    await seen.waitFor('winch 40 100\r\n');
+    expect(await listed()).toEqual({ cols: 100, rows: 40 });
+    const attached = await other.attach!(proc.commandId!);
+    await attached.resize!(120, 50);
+    await seen.waitFor('winch 50 120\r\n');
+    expect(await listed()).toEqual({ cols: 120, rows: 50 });
+    await attached.detach();
+  } finally {
+    await proc[Symbol.asyncDispose]();
+  }
+  await seen.done.catch(() => undefined);
+  // Nobody writes to it: `cat` reads end-of-file at once.
+  await using cat = sb.stream(['cat'], { pty: { cols: 80, rows: 24 }, background: true });
+  expect(await cat.wait()).toMatchObject({ exitCode: 0, signal: null });
+  await using status = sb.stream(['sh', '-c', 'exit 7'], { pty: { cols: 80, rows: 24 }, background: true });
+  expect(await status.wait()).toMatchObject({ exitCode: 7, signal: null });
+}

@@ -7,6 +7,8 @@
 #   sh -c HELPER sandstream-helper abandon ID
 #   sh -c HELPER sandstream-helper sweep PATTERN [FILE...]
 #   sh -c HELPER sandstream-helper lease FILE LAPSE_CS
+#   sh -c HELPER sandstream-helper record SIG DIR
+#   sh -c HELPER sandstream-helper resize DIR COLS ROWS
 # The helper channel (channel.sh) runs it too, once per request, in a subshell.
 
 # Its tools by the system's directories, in the order lib/tools.sh looks: the command's PATH is the
@@ -67,6 +69,26 @@ case $1 in
   # SIG to one process, unless its pid was given out again: a supervisor on a terminal, which
   # forwards it to its whole session (spec 1.5), where the backend cannot signal it itself.
   process) reused "$3" "$4" || kill -s "$2" "$3" 2>/dev/null ;;
+  # The same for a background command on a terminal, its supervisor named by the record DIR
+  # (background.sh); exit 3 while the record names none.
+  record)
+    { read -r pid start < "$3/supervisor"; } 2>/dev/null || exit 3
+    reused "$pid" "$start" || kill -s "$2" "$pid" 2>/dev/null ;;
+  # A background command's terminal (spec 1.5): the size set on the controlling terminal of the
+  # supervisor the record DIR names (the kernel sends the foreground group SIGWINCH), then written
+  # to `terminal`, the size last set, for a listing. Exit 3 once the supervisor is gone.
+  resize)
+    dir=$2 cols=$3 rows=$4
+    { read -r pid start < "$dir/supervisor"; } 2>/dev/null || exit 3
+    proc_stat "/proc/$pid/stat" 2>/dev/null && [ "$st_start" = "$start" ] || exit 3
+    case $st_state in Z|X|x) exit 3 ;; esac
+    # Field 7, the terminal's device number (Linux's encoding): a pseudo-terminal's major is 136,
+    # and its minor the N of /dev/pts/N.
+    # shellcheck disable=SC2086 # split on purpose: the fields after the command's name
+    set -- ${st_line##*') '}
+    [ $((($5 >> 8) & 4095)) = 136 ] || exit 1
+    stty -F "/dev/pts/$((($5 & 255) | (($5 >> 12) & 1048320)))" cols "$cols" rows "$rows" || exit 1
+    printf '%s %s\n' "$cols" "$rows" > "$dir/terminal.new" && mv -f -- "$dir/terminal.new" "$dir/terminal" || exit 1 ;;
   # SIGKILL to the group, then once to what carries the command's tag now, without waiting for it
   # to die. The supervisor lives on and reports `gone` once its group and session are empty: the
   # kill itself waits for nothing (under load, waiting here for every death outran the request

@@ -4,8 +4,8 @@
 #   sh -c SUPERVISOR sandstream-supervisor ID N HOME LEASE TTY prefix... argv...
 # ID: the command's id; N: how many words of argv are a prefix (wrappers that exec the command
 # in turn); HOME: 1 to start in $HOME if it can (else stay where the backend started it); LEASE:
-# the owner lease, `LAPSE GRACE FILE` (empty: none; see owner below); TTY: `SHELL SIZE DIR` when
-# the backend started it on a terminal (empty: pipes; see the terminal mode below).
+# the owner lease, `LAPSE GRACE FILE` (empty: none; see owner below); TTY: `SHELL SIZE OWN DIR`
+# when it was started on a terminal (empty: pipes; see the terminal mode below).
 # Embedded without comments, blank lines or indentation (scripts/embed-sh.mjs): it travels in
 # argv. No here-document, no string over two lines: the embed strips leading blanks.
 
@@ -40,11 +40,16 @@ noexec() { report "noexec $1"; exit 127; }
 # tty_shell: the shell that runs the holder (with job control); sid: the session the tree is in.
 # SIZE: `COLSxROWS`, set on the terminal with stty where there is one, before anything runs on
 # it (a backend may size it late: dockerd before API 1.42 ignores an exec's ConsoleSize), or `-`.
+# OWN: the record's file that names this shell: `pid` in a record it makes (a foreground
+# command's), or `supervisor` in a background command's that background.sh made, whose `pid`
+# names the program holding the terminal (util-linux's `script`, which writes `out` and outlives
+# this shell); there `supervisor` serves signals and resizes (helper.sh's `record` and `resize`).
 tty_shell= tty_dir= stty=
 if [ -n "$tty" ]; then
   tty_shell=${tty%% *} tty_dir=${tty#* }
   tty_size=${tty_dir%% *} tty_dir=${tty_dir#* }
-  proc_stat /proc/$$/stat && (umask 077 && mkdir -- "$tty_dir") && echo "$$ $st_start" > "$tty_dir/pid" && : > "$tty_dir/out" && exec 9>> "$tty_dir/err" || exit 127
+  own=${tty_dir%% *} tty_dir=${tty_dir#* }
+  proc_stat /proc/$$/stat && { [ "$own" = supervisor ] || { (umask 077 && mkdir -- "$tty_dir") && : > "$tty_dir/out"; }; } && echo "$$ $st_start" > "$tty_dir/$own" && exec 9>> "$tty_dir/err" || exit 127
   [ "$tty_size" = - ] || { tool stty && "$stty" rows "${tty_size#*x}" cols "${tty_size%x*}"; }
 fi
 

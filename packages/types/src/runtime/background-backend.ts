@@ -1,4 +1,5 @@
 import type { CommandInfo } from '../contract.js';
+import type { TerminalSize } from '../options.js';
 import type { ProcessDriver } from './driver.js';
 import type { CommandSpec } from './execution-plan.js';
 
@@ -18,6 +19,11 @@ export interface FollowedCommand {
   readonly argv: readonly string[];
   /** Per stream, the bytes before the first one the driver delivers; undefined where not counted. */
   readonly skipped: StreamCounts | undefined;
+  /**
+   * The size last set of the command's terminal (spec 1.5), for a command on one: the Process
+   * attached to it then resizes it through the driver. Undefined on pipes.
+   */
+  readonly terminal?: TerminalSize | undefined;
 }
 
 /**

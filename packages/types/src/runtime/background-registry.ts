@@ -73,7 +73,7 @@ export class BackgroundRegistry implements CommandRegistry {
       return new BackgroundView(command, this, { replay, bound: this.bound, starter: false });
     }
     const followed = await this.backend.follow(commandId, replay);
-    const core = this.launch(planStream(followed.argv), followed.driver);
+    const core = this.launch(planStream(followed.argv, followed.terminal === undefined ? undefined : { pty: followed.terminal }), followed.driver);
     const command = new BackgroundCommand(core, this.replayBytes, commandId, { skipped: followed.skipped });
     this.#followed.add(command);
     void core.whenSettled().then(() => this.#followed.delete(command));
