@@ -6,15 +6,13 @@ export default sandstreamVitestConfig(
     // Left out of `npm run test:fast` (every file still runs in `npm test`): the kit in full on the
     // emulator (and on E2B itself), the kit against broken reconnecting adapters, and the wire-fault
     // matrix.
-    // The option fuzzer: hundreds of commands through the SDK over the emulator. The kit's terminal
-    // cases on the emulator (pty.test.ts, about 50 s).
+    // The option fuzzer: hundreds of commands through the SDK over the emulator.
     slow: [
       'test/conformance.test.ts',
       'test/conformance-e2b.test.ts',
       'test/broken-reconnect.test.ts',
       'test/fault-matrix.test.ts',
       'test/fuzz.test.ts',
-      'test/pty.test.ts',
     ],
   },
 );

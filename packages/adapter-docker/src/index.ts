@@ -31,7 +31,21 @@ export const DOCKER_CAPABILITIES: CapabilityManifest = Object.freeze({
   attach: true,
   'attach-reconnect': true,
   'replay-full': true,
+  // Spec 1.5 (ADR-0052): an exec with Tty, the supervisor in its terminal mode; a background
+  // command's terminal is util-linux's script in the container (README, Terminals).
+  pty: true,
 });
+
+/**
+ * The manifest of a sandbox whose container runs under `runtime`: under gVisor (`runsc`) without
+ * `pty`, since an exec there with `Tty` gives the supervisor's holder no job control on the
+ * terminal (its start reports ENOTTY; README, Under gVisor).
+ */
+function capabilitiesUnder(runtime: string): CapabilityManifest {
+  if (runtime !== 'runsc') return DOCKER_CAPABILITIES;
+  const { pty: _terminals, ...withoutTerminals } = DOCKER_CAPABILITIES;
+  return Object.freeze(withoutTerminals);
+}
 
 /** The container a sandbox runs in, ready (running), whether it is ours, and its OCI runtime. */
 async function obtain(docker: Docker, options: DockerSandboxOptions): Promise<{ container: Docker.Container; owned: boolean; runtime: string }> {
@@ -133,7 +147,7 @@ export async function createDockerSandbox(options: DockerSandboxOptions): Promis
   const { container, owned, runtime } = await obtain(docker, options);
   const sandbox = defineRemoteSandbox<Docker.Container>({
     name: 'docker',
-    capabilities: DOCKER_CAPABILITIES,
+    capabilities: capabilitiesUnder(runtime),
     native: container,
     options,
     transport: ({ shell }) => new DockerTransport({ docker, container: container.id, requestTimeoutMs, shell }),

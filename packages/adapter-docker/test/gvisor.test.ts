@@ -7,7 +7,7 @@
 import { release } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { unless } from '@sandstream/test-support/skips';
-import { createDockerSandbox, runtimeOf } from '../src/index.js';
+import { createDockerSandbox, DOCKER_CAPABILITIES, runtimeOf } from '../src/index.js';
 import { GVISOR, GVISOR_SKIP, IMAGE, useEngine } from './engine.js';
 
 const file = useEngine({ gvisor: true });
@@ -34,10 +34,12 @@ unless(describe, GVISOR_SKIP)('adapter-docker under gVisor (runsc)', () => {
     console.log(`under runsc, uname -r: ${uname} (the host's: ${release()})`);
   });
 
-  it("a borrowed container's runtime is read from the Engine: runsc", async () => {
+  it("a borrowed container's runtime is read from the Engine: runsc, and its manifest has no pty (README, Under gVisor)", async () => {
     const container = await file.container();
     await using sb = await createDockerSandbox({ docker: file.docker, container: container.id });
     expect(runtimeOf(sb)).toBe(GVISOR);
+    expect(sb.capabilities).toEqual(Object.fromEntries(Object.entries(DOCKER_CAPABILITIES).filter(([name]) => name !== 'pty')));
+    await expect(sb.run(['true'], { pty: { cols: 80, rows: 24 } })).rejects.toMatchObject({ code: 'CAPABILITY_NOT_SUPPORTED' });
   });
 
   it('a command costs more under gVisor: the medians of run([true]) under runsc and runc on the same Engine, printed', { timeout: 120_000 }, async () => {

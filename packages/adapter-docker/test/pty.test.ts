@@ -1,57 +1,40 @@
 /**
- * Terminals on Docker (spec 1.5, ADR-0052) against a real dockerd of this file's own: the
- * transport's exec with `Tty` and `ConsoleSize`, and the kit's `pty.*` cases on a handle whose
- * manifest declares `pty`, a test-only configuration (the adapter's own manifest does not declare
- * it: `pty.background` needs a terminal a background command can keep, see the README).
+ * Terminals on Docker (spec 1.5, ADR-0052) against a real dockerd of this file's own, beside the
+ * kit's `pty.*` cases (conformance.test.ts): the transport's exec with `Tty` and `ConsoleSize`,
+ * and a background command's terminal, which util-linux's `script` holds in the container.
  */
-import { fileURLToPath } from 'node:url';
-import { describeConformance } from '@sandstream/conformance/vitest';
-import { severLinks } from '@sandstream/remote';
 import { unless } from '@sandstream/test-support/skips';
 import { expectBackgroundTerminal, expectTerminalBasics } from '@sandstream/test-support/terminal';
 import type Docker from 'dockerode';
-import { describe, it } from 'vitest';
-import { ptySandbox } from './fixtures/pty-sandbox.mjs';
+import { describe, expect, it } from 'vitest';
+import { createDockerSandbox } from '../src/index.js';
 import { SKIP, useEngine } from './engine.js';
 
 const file = useEngine();
 let container: Docker.Container | undefined;
 
+/** A handle borrowing this file's container; `scriptPath` as given. */
+async function handle(scriptPath?: string): ReturnType<typeof createDockerSandbox> {
+  container ??= await file.container();
+  return createDockerSandbox({ docker: file.docker, container: container.id, ...(scriptPath === undefined ? {} : { scriptPath }) });
+}
+
 unless(describe, SKIP)('adapter-docker on a terminal', () => {
   it('runs a command on a terminal of the size asked, its bytes raw as stdout, its status exact, resize through the Engine', async () => {
-    container ??= await file.container();
-    const sb = ptySandbox(file.docker, container);
-    try {
-      await expectTerminalBasics(sb);
-    } finally {
-      await sb.close();
-    }
+    await using sb = await handle();
+    await expectTerminalBasics(sb);
   }, 60_000);
 
   it("runs a background command on a terminal that util-linux's script holds in the container: listed with its size, resized from its starter and from an attach, end-of-file at once, its status exact", async () => {
-    container ??= await file.container();
-    const sb = ptySandbox(file.docker, container);
-    const other = ptySandbox(file.docker, container);
-    try {
-      await expectBackgroundTerminal(sb, other);
-    } finally {
-      await other.close();
-      await sb.close();
-    }
+    await using sb = await handle();
+    await using other = await handle();
+    await expectBackgroundTerminal(sb, other);
   }, 60_000);
 
-  describeConformance({
-    include: ['pty.*'],
-    factory: async () => {
-      container ??= await file.container();
-      return ptySandbox(file.docker, container);
-    },
-    hooks: {
-      attach: async (sandbox) => ptySandbox(file.docker, sandbox.native as Docker.Container),
-      sever: (process) => severLinks(process),
-      // pty.owner-crash: the owner process loads the fixture, on the same container and Engine.
-      owner: (sandbox) => ({ env: { SANDSTREAM_DOCKER_CONTAINER: (sandbox.native as Docker.Container).id, DOCKER_HOST: `unix://${file.engine.socketPath}` } }),
-    },
-    ownerModule: fileURLToPath(new URL('./fixtures/pty-sandbox.mjs', import.meta.url)),
-  });
+  it('refuses a background command on a terminal where the image has no script, naming it, having made no record', async () => {
+    await using sb = await handle('/nonexistent/script');
+    const proc = sb.stream(['sh', '-c', 'echo ran'], { pty: { cols: 80, rows: 24 }, background: true });
+    await expect(proc.wait()).rejects.toMatchObject({ code: 'SPAWN_FAILED', message: expect.stringContaining('"/nonexistent/script"') });
+    expect((await sb.commands!()).map((info) => info.argv)).not.toContainEqual(['sh', '-c', 'echo ran']);
+  }, 60_000);
 });

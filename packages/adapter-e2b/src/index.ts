@@ -57,6 +57,9 @@ export const E2B_CAPABILITIES: CapabilityManifest = Object.freeze({
   attach: true,
   'attach-reconnect': true,
   'replay-full': true,
+  // Spec 1.5 (ADR-0052): envd's terminal (Start with pty, Update), the supervisor in its terminal
+  // mode; a background command's terminal is util-linux's script in the sandbox (README, Terminals).
+  pty: true,
 });
 
 const COMMON_KEYS = [...REMOTE_OPTION_KEYS, 'keepaliveSeconds', 'stallMs'];

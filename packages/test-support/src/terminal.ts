@@ -49,16 +49,23 @@ class TerminalText {
  * The background terminal check (spec 1.5 with 13): a background command on a terminal of the
  * size asked, its size listed by `commands()` and changed by `resize()` from the Process that
  * started it and from one `attach()` made on `other` (a second handle on the same environment),
- * each resize a SIGWINCH; end-of-file at once for a command nobody writes to; an exact status.
+ * each resize a SIGWINCH; end-of-file at once for a command nobody writes to; an exact status; the
+ * environment a foreground command on a terminal gets.
  */
 export async function expectBackgroundTerminal(sb: Sandbox, other: Sandbox): Promise<void> {
   const script = 'trap \'printf "winch %s\\n" "$(stty size)"\' WINCH; [ -t 0 ] && [ -t 1 ] && printf "tty %s\\n" "$(stty size)"; echo "$TERM"; while :; do sleep 0.05; done';
   const proc = sb.stream(['sh', '-c', script], { pty: { cols: 83, rows: 23 }, background: true });
   const seen = new TerminalText(proc);
   try {
+    await proc.started();
     await seen.waitFor('xterm-256color\r\n');
     expect(seen.text).toContain('tty 23 83\r\n');
-    const listed = async (): Promise<unknown> => (await sb.commands!()).find((info) => info.commandId === proc.commandId)?.terminal;
+    const listed = async (): Promise<unknown> => {
+      const infos = await sb.commands!();
+      const info = infos.find((candidate) => candidate.commandId === proc.commandId);
+      if (info === undefined) throw new Error(`commands() does not list ${proc.commandId}: ${JSON.stringify(infos)}`);
+      return info.terminal;
+    };
     expect(await listed()).toEqual({ cols: 83, rows: 23 });
     await proc.resize!(100, 40);
     await seen.waitFor('winch 40 100\r\n');
@@ -77,4 +84,13 @@ export async function expectBackgroundTerminal(sb: Sandbox, other: Sandbox): Pro
   expect(await cat.wait()).toMatchObject({ exitCode: 0, signal: null });
   await using status = sb.stream(['sh', '-c', 'exit 7'], { pty: { cols: 80, rows: 24 }, background: true });
   expect(await status.wait()).toMatchObject({ exitCode: 7, signal: null });
+  // The environment a foreground command on a terminal gets, SHELL included (the one the sandbox
+  // gives, or none), whatever holds the background terminal; the tag is each command's own.
+  const environment = ['sh', '-c', 'echo "SHELL=${SHELL-unset}"; env | sort | grep -v "^_=\\|^SANDSTREAM_COMMAND=\\|^SHLVL=\\|^PWD=\\|^OLDPWD="'];
+  const foreground = (await sb.run(environment, { pty: { cols: 80, rows: 24 } })).stdoutText;
+  await using background = sb.stream(environment, { pty: { cols: 80, rows: 24 }, background: true });
+  const shown = new TerminalText(background);
+  await background.wait();
+  await shown.done;
+  expect(shown.text).toBe(foreground);
 }
