@@ -222,7 +222,8 @@ function vercelTarget(options: TargetOptions): Promise<Target> {
 
 /**
  * A real Engine of the soak's own (test-support's dockerd, the busybox image
- * with GNU env copied in), one container it owns for the run, and handles
+ * with GNU env, nice, prlimit and script copied in: `script` holds a
+ * background command's terminal), one container it owns for the run, and handles
  * that borrow it. Under runc its processes are the host's (a container
  * shares the kernel), so the host's table is the backend's; under gVisor
  * they live in gVisor's kernel, and the container's own `/proc` is read.
@@ -231,7 +232,7 @@ async function dockerTarget(options: TargetOptions): Promise<Target> {
   const runtime = options.dockerRuntime;
   const engine = await startDockerd(runtime === 'runsc' ? { config: gvisorConfig() } : {});
   try {
-    const image = await engine.importBusybox('sandstream-busybox:soak', { tools: ['/usr/bin/env', '/usr/bin/nice', '/usr/bin/prlimit'] });
+    const image = await engine.importBusybox('sandstream-busybox:soak', { tools: ['/usr/bin/env', '/usr/bin/nice', '/usr/bin/prlimit', '/usr/bin/script'] });
     const owner = await createDockerSandbox({ socketPath: engine.socketPath, image, ...(runtime === undefined ? {} : { runtime }) });
     // The scan runs through the owner's handle, whose commands carry no marker.
     const marked = async (name: string, value: string): Promise<{ pid: number; cmdline: string }[]> => {
