@@ -1,7 +1,8 @@
 /**
- * The terminal check every remote transport with `pty` runs on its backend (spec 1.5, ADR-0052),
+ * The terminal checks every remote transport with `pty` runs on its backend (spec 1.5, ADR-0052),
  * beside the kit's `pty.*` cases: a command's terminal bytes, size, `TERM` and exact status,
- * `resize()` before input, and a signal's status under a terminal.
+ * `resize()` before input, and a signal's status under a terminal; a background command's terminal
+ * (util-linux's `script` in the sandbox), and its refusal where there is no `script`.
  */
 import type { Sandbox } from '@sandstream/types';
 import { expect } from 'vitest';
@@ -93,4 +94,14 @@ export async function expectBackgroundTerminal(sb: Sandbox, other: Sandbox): Pro
   await background.wait();
   await shown.done;
   expect(shown.text).toBe(foreground);
+}
+
+/**
+ * The refusal of a background command on a terminal by `sb`, whose `scriptPath` names no program
+ * (`missing`): `SpawnFailed` naming it, and no record left to list.
+ */
+export async function expectNoScriptRefusal(sb: Sandbox, missing: string): Promise<void> {
+  const proc = sb.stream(['sh', '-c', 'echo ran'], { pty: { cols: 80, rows: 24 }, background: true });
+  await expect(proc.wait()).rejects.toMatchObject({ code: 'SPAWN_FAILED', message: expect.stringContaining(JSON.stringify(missing)) });
+  expect((await sb.commands!()).map((info) => info.argv)).not.toContainEqual(['sh', '-c', 'echo ran']);
 }
