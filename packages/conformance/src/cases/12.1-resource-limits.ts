@@ -3,6 +3,7 @@ import { check } from '../assert.js';
 import { defineCase } from '../case.js';
 import type { CaseContext } from '../context.js';
 import { bound, scratch } from './support/observe.js';
+import { startedOnEvidence } from './support/started-evidence.js';
 
 /**
  * Runs `argv` under `options` through run() and, with streaming, through
@@ -15,9 +16,13 @@ async function underBoth(
   options: { limits: ResourceLimits; timeout?: number },
   at: 'in turn' | 'at once' = 'in turn',
 ): Promise<Array<{ how: string; result: ExecResult }>> {
-  const tagged = (how: string): string[] => (argv[0] === 'sh' ? [...argv, how] : [...argv]);
+  // After a `sh -c` command's words: which call it is, then a token (unused by the script) by which
+  // the kit sees it running, so a stream whose start is never confirmed fails in seconds.
+  const tagged = (how: string): string[] => (argv[0] === 'sh' ? [...argv, how, ctx.token(`limits-${how}`)] : [...argv]);
   const streamed = async (): Promise<ExecResult> => {
-    await using proc = ctx.sandbox.stream(tagged('stream'), options);
+    const words = tagged('stream');
+    await using proc = ctx.sandbox.stream(words, options);
+    await startedOnEvidence(ctx, proc, words, 'a command with limits');
     for await (const chunk of proc) void chunk;
     return proc.wait();
   };

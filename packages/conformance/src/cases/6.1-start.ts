@@ -3,6 +3,7 @@ import { defineCase } from '../case.js';
 import { isHostPid } from '../host.js';
 import { collect } from './support/collect.js';
 import { readMarker, roundTrip, scratch, touch } from './support/observe.js';
+import { startedOnEvidence } from './support/started-evidence.js';
 
 /** The start of a command, and the id it has once started: SS-START-*, SS-ID-1. */
 export const startCases = [
@@ -70,16 +71,19 @@ export const startCases = [
       const dir = await scratch(ctx);
       // No output until the kit says so: the id cannot come from reading it. Then each command prints its own pid, $$, and "out".
       const script = 'while [ ! -f "$1/go" ]; do sleep 0.01; done; echo $$; echo out';
-      await using proc = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
+      // The token ($2, unused) lets the kit see it running: a start never confirmed fails in seconds.
+      const argv = ['sh', '-c', script, 'sh', dir, ctx.token('command-id')];
+      await using proc = ctx.sandbox.stream(argv);
       const api = proc as Partial<Pick<typeof proc, 'started' | 'commandId'>>;
       check(typeof api.started === 'function', 'the Process has no started()');
-      await proc.started();
+      await startedOnEvidence(ctx, proc, argv, 'a command');
       const id = proc.commandId;
       check(typeof id === 'string' && id !== '', `after started() resolved, commandId is ${JSON.stringify(id)}, expected a non-empty string`);
       for (let i = 0; i < 3; i++) check(proc.commandId === id, 'commandId changed between two reads');
       // A second command, alive beside the first: its id must be another (an id shared by two commands identifies neither).
-      await using second = ctx.sandbox.stream(['sh', '-c', script, 'sh', dir]);
-      await second.started();
+      const secondArgv = ['sh', '-c', script, 'sh', dir, ctx.token('command-id')];
+      await using second = ctx.sandbox.stream(secondArgv);
+      await startedOnEvidence(ctx, second, secondArgv, 'a command');
       check(
         second.commandId !== id,
         `two commands running at once have the same commandId ${JSON.stringify(id)}, which so identifies neither` +

@@ -8,6 +8,7 @@ import { check, ConformanceFailure, describeError } from '../../assert.js';
 import type { CaseContext } from '../../context.js';
 import type { AttachCalls } from './background.js';
 import type { Watched } from './observe.js';
+import { startedOnEvidence } from './started-evidence.js';
 import { heartbeatBeats, startTree, watchTree, type Tree } from './tree.js';
 
 /** Ends a background command by id (attach, then dispose), best effort: cleanup after a failed check. */
@@ -26,8 +27,9 @@ export async function startBackgroundTree(ctx: CaseContext): Promise<{ tree: Tre
   const tree = await startTree(ctx, { background: true });
   const proc = tree.proc as BackgroundProcess;
   try {
-    await proc.started();
+    await startedOnEvidence(ctx, proc, tree.argv);
   } catch (error) {
+    if (error instanceof ConformanceFailure) throw error;
     throw new ConformanceFailure(`started() of a background command rejected with ${describeError(error)}`);
   }
   return { tree, proc, processes: await watchTree(ctx, tree) };

@@ -14,9 +14,8 @@ import { hasCapability, type BackgroundProcess, type CommandInfo, type ExecResul
 import { check, ConformanceFailure, describeError } from '../../assert.js';
 import type { CaseContext } from '../../context.js';
 import { printfFormat } from './collect.js';
-import { bound, deliveryBound, readMarker, scratch, settledWithin } from './observe.js';
-import { settledWithinLag } from '../../timing.js';
-import { findMarked } from '../../sandbox-scripts.js';
+import { bound, readMarker, scratch, settledWithin } from './observe.js';
+import { startedOnEvidence } from './started-evidence.js';
 
 /** One block of a stream: an 8-byte header and 248 bytes of payload. */
 export const BLOCK = 256;
@@ -162,6 +161,8 @@ export async function burstCommand(ctx: CaseContext, bursts: Bursts, ending: End
   const argv = ['sh', '-c', BURST_SCRIPT, 'sh', dir, printfFormat(a), printfFormat(b)];
   argv.push(String(bursts.stdout[0]), String(bursts.stderr[0]));
   argv.push(String(bursts.stdout[0] + bursts.stdout[1]), String(bursts.stderr[0] + bursts.stderr[1]), String(ending));
+  // Unused by the script: the token by which the kit sees the command running (started-evidence.ts).
+  argv.push(ctx.token('burst'));
   return {
     argv,
     dir,
@@ -351,40 +352,4 @@ export function checkReplay(
 /** Disposes every Process given, ignoring failures: cleanup after a failed check. */
 export async function disposeAll(procs: ReadonlyArray<BackgroundProcess | undefined>): Promise<void> {
   await Promise.allSettled(procs.map((proc) => proc?.[Symbol.asyncDispose]()));
-}
-
-/** The kit's tokens (`ctx.token()`) in an argv. */
-const TOKEN = /sandstream-[A-Za-z0-9-]*?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
-
-/**
- * `proc.started()`, taken on evidence: once the kit sees the command running
- * in the sandbox (a process whose command line carries a token of `argv`),
- * started() is due within the delivery bound. An adapter that never confirms
- * a start is caught in a few seconds, not at the case's limit.
- */
-async function startedOnEvidence(ctx: CaseContext, proc: BackgroundProcess, argv: readonly string[]): Promise<void> {
-  const started = proc.started();
-  started.catch(() => undefined);
-  const tokens = [...new Set(argv.flatMap((arg) => arg.match(TOKEN) ?? []))];
-  const look = await deliveryBound(ctx);
-  for (;;) {
-    const outcome = await settledWithin(started, look);
-    if (outcome !== 'pending') {
-      if (outcome.rejected) throw outcome.reason;
-      return;
-    }
-    if (tokens.length === 0) return void (await started);
-    const running = await findMarked(ctx.exec, tokens);
-    if (running === undefined) return void (await started);
-    if (running.length === 0) continue;
-    const seenAt = performance.now();
-    const after = await settledWithinLag(started, await deliveryBound(ctx));
-    if (after === 'pending') {
-      throw new ConformanceFailure(
-        `started() of a background command did not settle, though the command was running in the sandbox (pid ${running.join(', ')}, found by its token) ${Math.round(performance.now() - seenAt)} ms before`,
-      );
-    }
-    if (after.rejected) throw after.reason;
-    return;
-  }
 }

@@ -25,6 +25,8 @@ export const TREE_SCRIPT = [
 export interface Tree {
   readonly proc: Process;
   readonly dir: string;
+  /** The command as started: `sh -c TREE dir token`, the token ($2, unused) for started-evidence.ts. */
+  readonly argv: readonly string[];
   /** Leader, child and grandchild pids, once all three were recorded. */
   pids(): Promise<number[]>;
   /** The same three, named for failure messages. */
@@ -40,9 +42,10 @@ const ROLES: ReadonlyArray<readonly [string, string]> = [
 /** Starts the tree; the caller decides how to abandon it. */
 export async function startTree(ctx: CaseContext, options: StreamOptions = {}): Promise<Tree> {
   const dir = await scratch(ctx);
-  const proc = ctx.sandbox.stream(['sh', '-c', TREE_SCRIPT, 'sh', dir], options);
+  const argv = ['sh', '-c', TREE_SCRIPT, 'sh', dir, ctx.token('tree')];
+  const proc = ctx.sandbox.stream(argv, options);
   const processes = (): Promise<Watched[]> => treeProcesses(ctx, dir);
-  return { proc, dir, processes, pids: async () => (await processes()).map((p) => p.pid) };
+  return { proc, dir, argv, processes, pids: async () => (await processes()).map((p) => p.pid) };
 }
 
 /** Reads the three recorded pids, waiting a measured bound until all exist. */
