@@ -6,6 +6,7 @@
  */
 import type { Sandbox } from '@sandstream/types';
 import { expect } from 'vitest';
+import { waitFor } from './timing.js';
 
 /** Runs the check on `sb`, whose manifest declares `pty`; fails the calling test on any difference. */
 export async function expectTerminalBasics(sb: Sandbox): Promise<void> {
@@ -37,12 +38,8 @@ class TerminalText {
   }
 
   /** Resolves once `needle` arrived; fails after `ms` with what did. */
-  async waitFor(needle: string, ms = 20_000): Promise<void> {
-    const deadline = performance.now() + ms;
-    while (!this.text.includes(needle)) {
-      if (performance.now() > deadline) throw new Error(`${JSON.stringify(needle)} did not arrive within ${ms} ms; the terminal showed ${JSON.stringify(this.text)}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+  waitFor(needle: string, ms = 20_000): Promise<void> {
+    return waitFor(() => this.text.includes(needle), ms, () => `${JSON.stringify(needle)} did not arrive; the terminal showed ${JSON.stringify(this.text)}`);
   }
 }
 
