@@ -190,22 +190,26 @@ const LINGER_POLL_MS = 1_000;
 export class GuardedGroup {
   private registered = true;
 
-  private constructor(private readonly pgid: number) {}
+  private constructor(
+    private readonly pgid: number,
+    private readonly session: boolean,
+  ) {}
 
   /**
    * Registers group `pgid` (its host number, its leader alive) with
    * `graceMs` between SIGTERM and SIGKILL; undefined where there is no
-   * guardian or the leader's start time cannot be read.
+   * guardian or the leader's start time cannot be read. With `session`,
+   * the session `pgid` leads (a terminal command's) instead.
    */
-  static register(pgid: number, graceMs: number): GuardedGroup | undefined {
-    return processGuardian()?.register(pgid, graceMs) === true ? new GuardedGroup(pgid) : undefined;
+  static register(pgid: number, graceMs: number, session = false): GuardedGroup | undefined {
+    return processGuardian()?.register(pgid, graceMs, session) === true ? new GuardedGroup(pgid, session) : undefined;
   }
 
   /** The group is gone: the guardian forgets it, so that it never signals a later group of that number. */
   forget(): void {
     if (!this.registered) return;
     this.registered = false;
-    processGuardian()?.unregister(this.pgid);
+    processGuardian()?.unregister(this.pgid, this.session);
   }
 
   /**

@@ -20,6 +20,7 @@ import { ChildDriver } from './child-driver.js';
 import { processGuardian } from './guardian.js';
 import { Environment, type IsolatedMount } from './isolation/environment.js';
 import { probeIsolation } from './isolation/probe.js';
+import { isolatedTerminalTools } from './isolation/terminal.js';
 import { JoinedEnvironment } from './isolation/join.js';
 import { createIsolatedSandbox, createJoinedSandbox, type IsolatedEnvironmentInfo } from './isolation/sandbox.js';
 import { allowedHostEnv, validateHostEnv } from './host-env.js';
@@ -98,7 +99,8 @@ export interface LocalSandboxOptions {
    */
   readonly join?: number;
   /**
-   * The plain mode's terminal library (spec 1.5, capability `pty`): a
+   * The plain mode's terminal library (spec 1.5, capability `pty`; the
+   * isolated mode makes its terminals inside the sandbox instead): a
    * module with the `open()` of `node-pty`, for a platform where the
    * prebuilt optional dependency `@lydell/node-pty` is not installed (musl,
    * 32-bit, BSD), typically `node-pty` built by the caller. Default: that
@@ -142,8 +144,9 @@ export interface LocalNative {
   readonly sandbox: IsolatedEnvironmentInfo | undefined;
   /**
    * Why commands cannot run on a terminal here (capability `pty` absent):
-   * the terminal library's loader's message, a missing `setsid`, or the
-   * isolated mode; undefined where they can.
+   * the terminal library's loader's message or a missing `setsid` (plain
+   * mode); no devpts of the sandbox's own, or a missing `script` or `stty`
+   * (isolated mode); undefined where they can.
    */
   readonly ptyUnavailable: string | undefined;
 }
@@ -196,8 +199,6 @@ function baseEnvironment(options: LocalSandboxOptions, isolated: boolean): Reado
 
 const OPTION_KEYS = new Set(['cwd', 'env', 'hostEnv', 'graceMs', 'capabilities', 'isolation', 'network', 'mounts', 'join', 'ptyModule']);
 
-/** Why the isolated mode has no `pty` (ADR-0052): its terminal must come from the sandbox's own devpts. */
-const ISOLATED_NO_PTY = "isolation: 'namespaces' has no terminals yet: a host terminal would be another terminal, or none, inside the sandbox";
 const VARIANT_KEYS = new Set(['ownerGuard']);
 
 /**
@@ -299,7 +300,8 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
   const prlimitPath = findPrlimit();
   const setprivPath = findUtility('setpriv');
   // Decided now, at creation, as the rest of the manifest is (SS-CAP-3); the plain mode's only.
-  const terminals = support === undefined ? terminalSupport(options.ptyModule) : { unavailable: ISOLATED_NO_PTY };
+  // The isolated mode's terminals are made inside the sandbox, in its own devpts (isolation/terminal.ts).
+  const terminals = support === undefined ? terminalSupport(options.ptyModule) : isolatedTerminalTools(support);
   const available: CapabilityManifest = {
     streaming: true,
     stdin: true,
@@ -338,7 +340,7 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
         setprivPath,
         isolation: 'namespaces',
         sandbox: Object.freeze(info),
-        ptyUnavailable: ISOLATED_NO_PTY,
+        ptyUnavailable: 'unavailable' in terminals ? terminals.unavailable : undefined,
       } satisfies LocalNative,
       graceMs,
       killWaitMs,
@@ -348,6 +350,7 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
       baseEnv,
       defaultCwd,
       prlimitPath,
+      terminalTools: 'script' in terminals ? terminals : undefined,
     };
     return {
       isolated: () =>
@@ -385,7 +388,7 @@ function configure(options: LocalSandboxOptions, ownerGuard = true): Configured 
           setprivPath,
           user: command.user === undefined ? undefined : resolveUser(command.user),
           ownerLossGraceMs: guarded ? graceMs : undefined,
-          terminal: 'unavailable' in terminals ? undefined : terminals,
+          terminal: 'module' in terminals ? terminals : undefined,
         }),
     },
   };

@@ -25,15 +25,20 @@ export class CommandPipes {
   constructor(
     private readonly child: ChildProcess,
     events: DriverEvents,
+    reportStderr = true,
   ) {
     child.stdout!.on('data', (data: Buffer) => {
       this.#bytesSeen += data.byteLength;
       events.output('stdout', data);
     });
-    child.stderr!.on('data', (data: Buffer) => {
-      this.#bytesSeen += data.byteLength;
-      events.output('stderr', data);
-    });
+    // Under a terminal made in the sandbox, stderr is its maker's (`script`), not the command's.
+    if (!reportStderr) child.stderr!.resume();
+    else {
+      child.stderr!.on('data', (data: Buffer) => {
+        this.#bytesSeen += data.byteLength;
+        events.output('stderr', data);
+      });
+    }
     // Failures surface through the write callbacks, and a failed read ends
     // its pipe like end-of-file ('close' follows); a listener must exist so
     // that neither becomes an uncaught exception (an EPIPE, say).

@@ -188,11 +188,14 @@ describe("isolation: 'namespaces', no value of the environment on a command line
           // By env(1) -i -S: names no shell can set.
           sb.run(['sh', '-c', 'tr "\\0" "\\n" </proc/$$/environ'], { env: { ...marked.env, 'not-an-identifier': value, _: value } }),
           sb.run(['true'], { env: { ...marked.env, PATH: `/usr/bin:/bin:/${value}` } }),
+          // On a terminal, whose holder sets the variables as the command execs (isolation/terminal.ts).
+          sb.run(['sh', '-c', 'printf %s "$SHELL$OWN"'], { pty: { cols: 80, rows: 24 }, env: { ...marked.env, OWN: value, SHELL: `/bin/${value}` } }),
         ]);
         expect(results[0]!.stdoutText).toBe(`${value}${value}`);
         expect(results[1]!.stdoutText).toContain(`not-an-identifier=${value}\n`);
         expect(results[1]!.stdoutText).toContain(`_=${value}\n`);
         expect(results[2]!.exitCode).toBe(0);
+        expect(results[3]!.stdoutText).toBe(`/bin/${value}${value}`);
         await sb.close();
       }
       // Absence proven only once the scanner has gone round meanwhile, many times.

@@ -48,8 +48,8 @@ describe('names, titles and descriptions', () => {
     expect(tools[0]!.title).toBe('Run a command (isolated: Linux namespaces)');
     expect(tools[0]!.description).toContain('Writable: /workspace, /tmp');
     expect(tools[0]!.description).toContain('no network: loopback (127.0.0.1) only');
-    // No terminals in namespaces mode (adapter-local's), so no resize and no pty.
-    expect(tools.map((tool) => tool.name)).not.toContain('sandbox_resize');
+    // The isolated mode makes its terminals inside the sandbox: resize is offered there too.
+    expect(tools.map((tool) => tool.name)).toContain('sandbox_resize');
   });
 
   it('--tool-prefix and SANDSTREAM_MCP_TOOL_PREFIX name the tools, and calls go by those names', async () => {

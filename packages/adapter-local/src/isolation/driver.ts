@@ -1,18 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
-import { posix } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { SpawnFailed, StdinClosed, type Signal } from '@sandstream/types';
-import { prlimitArgs, type CommandSpec, type DriverEvents, type ExitStatus, type ProcessDriver, type StartedProcess } from '@sandstream/types/runtime';
+import { type CommandSpec, type DriverEvents, type ExitStatus, type ProcessDriver, type StartedProcess } from '@sandstream/types/runtime';
 import { CommandPipes } from '../pipes.js';
-import { switchUserArgs, type UserIds } from '../users.js';
-import { closeOrphanedPipes, describeExhaustion, exhaustionHint, exhaustionInText, spawnMark } from '../exhaustion.js';
+import type { UserIds } from '../users.js';
+import { closeOrphanedPipes, spawnMark } from '../exhaustion.js';
 import { GuardedGroup } from '../guardian.js';
 import { hostStat, readFirstChild } from './environment.js';
 import type { EnvironmentHandle } from './handle.js';
 import type { IsolationSupport } from './probe.js';
-import { ENTRY_ENV, entryEnvironment } from './entry-env.js';
-import { ENTRY_SCRIPT } from './scripts.js';
+import { ENTRY_ENV } from './entry-env.js';
+import { entryCommand, entryFailure, entryRefusal, spawnError } from './entry-command.js';
+import { SandboxTerminal, type IsolatedTerminalTools } from './terminal.js';
 
 /** What the isolated driver needs besides the command. */
 export interface IsolatedDriverOptions {
@@ -30,11 +30,8 @@ export interface IsolatedDriverOptions {
    * should this process die first. (An environment's own init does that for the process that made it.)
    */
   readonly ownerLossGraceMs?: number | undefined;
-}
-
-/** The reason of a spawn of `nsenter` that failed. */
-function spawnError(error: NodeJS.ErrnoException): string {
-  return describeExhaustion(error) ?? `${error.code ?? ''} ${error.message}`.trim();
+  /** What a command with `pty` needs (terminal.ts); undefined where the sandbox declares no `pty`. */
+  readonly terminalTools?: IsolatedTerminalTools | undefined;
 }
 
 const POLL_FIRST_MS = 1;
@@ -63,6 +60,10 @@ function signalQuietly(pid: number, signal: NodeJS.Signals | 0): void {
  * SIGTERM the command handles nor reports a signal the command survived.
  * The exit is reported once `nsenter` has passed the status on, both pipes
  * are closed, and the sandbox's /proc shows no live process in the group.
+ *
+ * With `pty` the entry execs `script`, whose terminal is in the sandbox's
+ * devpts and whose output is the terminal's (terminal.ts): the status is
+ * read from the command's zombie, and the tree is the terminal's session.
  */
 export class IsolatedDriver implements ProcessDriver {
   private child: ChildProcess | undefined;
@@ -85,6 +86,10 @@ export class IsolatedDriver implements ProcessDriver {
   private guarded: GuardedGroup | undefined;
   /** The command's end of its standard input, as /proc names it (`pipe:[…]`, `socket:[…]`). */
   private stdinLink: string | undefined;
+  /** Under `pty`: the terminal in the sandbox, whose session is the tree (terminal.ts). */
+  private terminal: SandboxTerminal | undefined;
+  /** Under `pty`: the runtime typed end-of-file, and takes no more input. */
+  private inputEnded = false;
 
   constructor(
     private readonly command: CommandSpec,
@@ -105,51 +110,18 @@ export class IsolatedDriver implements ProcessDriver {
     if (init === undefined) {
       throw new SpawnFailed(command.argv, environment.gone?.message ?? "the sandbox's environment has ended");
     }
-    const user = options.user;
-    const cwd = posix.resolve(options.defaultCwd, command.cwd ?? '.');
-    const identity: Record<string, string> = {};
-    if (user?.name !== undefined) identity['USER'] = identity['LOGNAME'] = user.name;
-    if (user?.home !== undefined) identity['HOME'] = user.home;
-    const env = { ...options.baseEnv, ...identity, ...command.env };
+    const { cwd, args, variables } = entryCommand(command, options, init);
+    const pty = command.pty;
     const { support } = options;
-    // The variables travel in the entry's environment, never on a command line (entry-env.ts).
-    const entry = entryEnvironment(env, support);
-    if ('refused' in entry) throw new SpawnFailed(command.argv, entry.refused);
-    const wrapper: string[] = [];
-    if (command.limits !== undefined) wrapper.push(...prlimitArgs(options.prlimitPath!, command.limits));
-    // The command keeps its uid (root inside, as a container's) but no capability: it cannot
-    // remount the read-only root, mount, or regain privileges through a set-uid program.
-    const setpriv = support.setpriv;
-    wrapper.push(setpriv, '--no-new-privs', '--bounding-set=-all', '--inh-caps=-all');
-    if (user !== undefined) wrapper.push(...switchUserArgs(setpriv, user).slice(1, -1));
-    wrapper.push('--');
-    const namespaces = ['--pid', '--mount', '--ipc', '--uts'];
-    if (!environment.network) namespaces.push('--net');
-    if (support.via === 'user-namespace') namespaces.unshift('--user', '--preserve-credentials');
-    const args = [
-      '--target',
-      String(init),
-      ...namespaces,
-      '--',
-      support.setsid,
-      '/bin/sh',
-      '-c',
-      ENTRY_SCRIPT,
-      'sandstream-entry',
-      cwd,
-      command.argv[0]!,
-      entry.mode,
-      ...wrapper,
-      ...command.argv,
-    ];
     let child: ChildProcess;
     const mark = spawnMark();
     try {
       child = spawn(support.nsenter, args, {
         cwd: '/',
         // Not the command's own: their carriers, set under their names as it execs (entry-env.ts).
-        env: { ...ENTRY_ENV, ...entry.variables },
-        stdio: [command.stdin, 'pipe', 'pipe', 'pipe', 'pipe'],
+        env: { ...ENTRY_ENV, ...variables },
+        // Under a terminal, standard input is script's: the terminal's input.
+        stdio: [pty === undefined ? command.stdin : 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
         detached: true,
       });
     } catch (error) {
@@ -186,17 +158,11 @@ export class IsolatedDriver implements ProcessDriver {
         settled = true;
         rejectStart(new SpawnFailed(command.argv, reason, cause === undefined ? undefined : { cause }));
       };
-      const gone = (lookup?: NodeJS.ErrnoException): string => {
-        if (environment.gone !== undefined) return environment.gone.message;
-        const exhausted = lookup === undefined ? undefined : describeExhaustion(lookup);
-        if (exhausted !== undefined) return exhausted;
-        const said = entryStderr.trim();
-        const code = exhaustionInText(said);
-        const reason = code === undefined ? said : `${code}: ${exhaustionHint(code)} (${said})`;
-        return `the command could not enter the sandbox's namespaces${reason === '' ? '' : `: ${reason}`}`;
-      };
+      const gone = (lookup?: NodeJS.ErrnoException): string => entryFailure(environment, entryStderr, lookup);
       void failed.then((error) => reject(spawnError(error), error));
       report.setEncoding('utf8');
+      /** Under `pty`: the entry said ok, and the job on the terminal is to report its pid. */
+      let awaitingJob = false;
       let lookupError: NodeJS.ErrnoException | undefined;
       /** Finds the command on the host (the entry waits for its go meanwhile); false if it is not found. */
       const locate = (): boolean => {
@@ -239,16 +205,19 @@ export class IsolatedDriver implements ProcessDriver {
             );
             continue;
           }
-          if (line === 'ok') {
+          if (line === 'ok' && pty !== undefined) {
+            awaitingJob = true;
+            continue;
+          }
+          if (line === 'ok' || awaitingJob) {
+            const pid = line === 'ok' ? this.sandboxLeader : this.startTerminal(line);
+            if (typeof pid === 'string') return reject(pid);
             settled = true;
             child.stderr!.off('data', keepEntryStderr);
-            resolveStart({ pid: this.sandboxLeader });
+            resolveStart({ pid });
             return;
           }
-          if (!line.startsWith('cwd ')) return reject(`ENOENT: no such executable ${JSON.stringify(command.argv[0] ?? '')} in the sandbox`);
-          const problem = line.slice(4);
-          const code = problem.includes('not a directory') ? 'ENOTDIR' : problem.includes('accessible') ? 'EACCES' : 'ENOENT';
-          return reject(`${code}: the working directory ${JSON.stringify(cwd)} ${problem} in the sandbox`);
+          return reject(entryRefusal(line, command.argv[0] ?? '', cwd));
         }
       });
       // Only once the report is read to its end: 'exit' can come before the
@@ -267,13 +236,20 @@ export class IsolatedDriver implements ProcessDriver {
       child.once('close', ended);
     });
 
-    this.pipes = new CommandPipes(child, events);
+    this.pipes = new CommandPipes(child, events, pty === undefined);
     if (this.paused) this.pipes.pause();
     const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
-      this.leaderStatus = { exitCode: code, signal };
+      // Under a terminal this is script's status: the command's only when its zombie was never seen.
+      this.leaderStatus ??= { exitCode: code, signal };
       clearTimeout(this.watchTimer);
+      this.terminal?.stopWatching();
       this.check();
     };
+    this.terminal?.watch((status) => {
+      // Unless nsenter's status came first (script's, when the job was reaped unseen).
+      this.leaderStatus ??= status;
+      this.check();
+    });
     if (child.exitCode !== null || child.signalCode !== null) onExit(child.exitCode, child.signalCode);
     else child.once('exit', onExit);
     child.once('close', () => {
@@ -288,9 +264,11 @@ export class IsolatedDriver implements ProcessDriver {
     clearTimeout(this.pollTimer);
     this.pollTimer = undefined;
     if (this.finished || this.leaderStatus === undefined || this.sandboxLeader === undefined) return;
-    if (!this.groupGone && !this.options.environment.groupAlive(this.sandboxLeader)) {
+    if (!this.groupGone && !this.treeAlive()) {
       this.groupGone = true;
       this.guarded?.forget();
+      // Under a terminal: the holder goes, and script drains the terminal and ends.
+      this.terminal?.release();
     }
     if (this.pipesClosed && this.groupGone) return this.finish();
     if (!this.leaderReported) {
@@ -306,6 +284,27 @@ export class IsolatedDriver implements ProcessDriver {
     // close() ends the sandbox, and the pipe is given up once quiet.
     if (!this.pipesClosed && this.groupGone && this.pipes!.giveUpWhenQuiet()) return;
     this.schedule();
+  }
+
+  /** Whether a process of the command's group (under a terminal, its session) is alive. */
+  private treeAlive(): boolean {
+    if (this.terminal !== undefined) return this.terminal.members().length > 0;
+    return this.sandboxLeader !== undefined && this.options.environment.groupAlive(this.sandboxLeader);
+  }
+
+  /** Under `pty`: the job's report (`pid N`, or what failed) gives its pid, or why the start failed. */
+  private startTerminal(line: string): number | string {
+    const found = SandboxTerminal.find(this.options.terminalTools!, this.hostLeader, line);
+    if (typeof found === 'string') return found;
+    this.terminal = found;
+    this.sandboxLeader = found.sandboxPid;
+    const grace = this.options.ownerLossGraceMs;
+    if (grace !== undefined) {
+      // Should this process die, the guardian ends the terminal's whole session.
+      this.guarded?.forget();
+      this.guarded = GuardedGroup.register(found.processes.session, grace, true);
+    }
+    return found.sandboxPid;
   }
 
   private schedule(): void {
@@ -352,23 +351,38 @@ export class IsolatedDriver implements ProcessDriver {
   }
 
   writeStdin(data: Uint8Array): Promise<void> {
+    if (this.terminal !== undefined && this.inputEnded) return Promise.reject(new StdinClosed('the terminal takes no more input'));
+    if (this.terminal !== undefined) return this.pipes?.write(data) ?? Promise.reject(new StdinClosed('the terminal is closed'));
     return this.pipes?.write(data, () => this.stdinReadable()) ?? Promise.reject(new StdinClosed('standard input is closed'));
   }
 
   closeStdin(): Promise<void> {
+    // Under a terminal the runtime has typed end-of-file; script's input stays open, or it would type another.
+    if (this.terminal !== undefined) {
+      this.inputEnded = true;
+      return Promise.resolve();
+    }
     return this.pipes?.end() ?? Promise.resolve();
+  }
+
+  /** Sets the size of the command's terminal (spec 1.5); resolves once the kernel has it. */
+  resize(cols: number, rows: number): Promise<void> {
+    return this.terminal?.resize(cols, rows) ?? Promise.reject(new StdinClosed('the command has no terminal'));
   }
 
   async signal(signal: Signal): Promise<void> {
     const leader = this.hostLeader;
-    if (leader !== undefined && !this.groupGone) {
+    if (this.terminal !== undefined) {
+      if (!this.groupGone) this.terminal.signal(signal);
+    } else if (leader !== undefined && !this.groupGone) {
       try {
         process.kill(-leader, signal);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
       }
     }
-    if (signal === 'SIGCONT' || signal === 'SIGKILL' || signal === 'SIGTERM') this.watchEntry();
+    // (Under a terminal nsenter waits for script, which never stops.)
+    if (this.terminal === undefined && (signal === 'SIGCONT' || signal === 'SIGKILL' || signal === 'SIGTERM')) this.watchEntry();
     if (signal === 'SIGKILL') {
       this.killed = true;
       if (this.leaderStatus !== undefined) this.check();
@@ -390,9 +404,10 @@ export class IsolatedDriver implements ProcessDriver {
     this.pipes?.destroy();
     clearTimeout(this.pollTimer);
     clearTimeout(this.watchTimer);
+    this.terminal?.stopWatching();
     this.finished = true;
-    const leader = this.sandboxLeader;
-    this.guarded?.forgetOnceGone(() => leader !== undefined && this.options.environment.groupAlive(leader));
+    this.guarded?.forgetOnceGone(() => this.treeAlive());
+    this.terminal?.release();
     const child = this.child;
     if (!child) return;
     for (const stream of child.stdio) stream?.destroy();

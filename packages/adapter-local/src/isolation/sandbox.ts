@@ -5,6 +5,7 @@ import { IsolatedDriver } from './driver.js';
 import type { Environment, IsolatedMount } from './environment.js';
 import type { EnvironmentHandle } from './handle.js';
 import type { IsolationSupport } from './probe.js';
+import type { IsolatedTerminalTools } from './terminal.js';
 
 /** What `sandbox.native.sandbox` tells about an isolated sandbox's environment. */
 export interface IsolatedEnvironmentInfo {
@@ -40,6 +41,8 @@ export interface IsolatedSettings {
   readonly baseEnv: Readonly<Record<string, string>>;
   readonly defaultCwd: string;
   readonly prlimitPath: string | undefined;
+  /** What commands on a terminal need; undefined where the sandbox declares no `pty`. */
+  readonly terminalTools: IsolatedTerminalTools | undefined;
 }
 
 interface Registered {
@@ -88,6 +91,7 @@ function build<Native>(registered: Registered, owner: Environment | undefined): 
         prlimitPath: settings.prlimitPath,
         user: command.user === undefined ? undefined : resolveUser(command.user),
         ownerLossGraceMs: registered.joined && settings.ownerLossMs !== undefined ? settings.graceMs : undefined,
+        terminalTools: settings.terminalTools,
       }),
     // The owner's close() ends the environment once its own commands are
     // wound down: the namespace's end is the last word. An attached handle

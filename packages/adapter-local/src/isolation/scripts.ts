@@ -162,15 +162,17 @@ done
  * nor the PWD and OLDPWD of its `cd`. No value of the command's variables
  * is on this script's command line, nor on any other (entry-env.ts). The
  * program is looked up in the command's PATH (`SANDSTREAM_ENTRY_PATH` when
- * it has one). The word after the mode is always `setpriv`'s path, which
- * holds no `=`.
+ * it has one). The exec argv always starts with `prlimit`'s or `setpriv`'s
+ * path, which holds no `=`.
  *
  * Parameters: `$1` working directory, `$2` the program to look up, `$3` how
  * the variables are set: `export`, or the path of the env(1) that sets
- * them; then the full exec argv.
+ * them; `$4` `keep` for a command on a terminal, whose holder reports its
+ * pid and sets its variables (terminal.ts): fd 3 and the carriers are then
+ * left to what this execs; else `close`; then the full exec argv.
  */
-export const ENTRY_SCRIPT = String.raw`cwd=$1 program=$2 mode=$3
-shift 3
+export const ENTRY_SCRIPT = String.raw`cwd=$1 program=$2 mode=$3 report=$4
+shift 4
 # First the pid: the driver finds this process on the host, and says go once the sandbox is
 # ready. Nothing before the go resolves a path of the sandbox's (its /tmp may still hold the
 # host's old root).
@@ -195,7 +197,11 @@ case $program in
 esac
 if [ -z "$found" ]; then echo "no such executable" >&3; exit 127; fi
 echo ok >&3
-exec 3>&- 4<&-
+exec 4<&-
+# A command on a terminal reports its pid once it runs there, and its variables are set as it
+# execs there, by the holder (terminal.ts): fd 3 and the carriers stay.
+[ "$report" = keep ] && exec "$@"
+exec 3>&-
 # env(1) expands each carrier in its split string itself, and -i leaves the command only its own.
 [ "$mode" = export ] || exec "$mode" -i -S "$SANDSTREAM_ENTRY_SPLIT" "$@"
 # The entry's own variables go, and the PWD and OLDPWD of its cd: the command's own, if it has
