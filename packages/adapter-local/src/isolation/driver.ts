@@ -288,13 +288,13 @@ export class IsolatedDriver implements ProcessDriver {
 
   /** Whether a process of the command's group (under a terminal, its session) is alive. */
   private treeAlive(): boolean {
-    if (this.terminal !== undefined) return this.terminal.members().length > 0;
+    if (this.terminal !== undefined) return this.terminal.othersAlive();
     return this.sandboxLeader !== undefined && this.options.environment.groupAlive(this.sandboxLeader);
   }
 
   /** Under `pty`: the job's report (`pid N`, or what failed) gives its pid, or why the start failed. */
   private startTerminal(line: string): number | string {
-    const found = SandboxTerminal.find(this.options.terminalTools!, this.hostLeader, line);
+    const found = SandboxTerminal.find(this.options.terminalTools!, this.options.environment.initPid ?? 0, this.hostLeader, line);
     if (typeof found === 'string') return found;
     this.terminal = found;
     this.sandboxLeader = found.sandboxPid;

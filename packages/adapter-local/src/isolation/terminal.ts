@@ -25,7 +25,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { StdinClosed, type TerminalSize } from '@sandstream/types';
-import { liveProcesses, readProcStat, readProcStatFields, type ExitStatus } from '@sandstream/types/runtime';
+import { isRunningState, liveProcesses, readProcStat, readProcStatFields, someProcess, type ExitStatus } from '@sandstream/types/runtime';
 import { sessionMembers } from '../process-group.js';
 import { findUtility } from '../utilities.js';
 import { readFirstChild } from './environment.js';
@@ -109,19 +109,35 @@ export function terminalLaunch(tools: IsolatedTerminalTools, size: TerminalSize,
 /** Signal names by number, for a status read from /proc. */
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name as NodeJS.Signals]));
 
-/** First and last interval of the poll for the command's zombie. */
+/**
+ * The poll for the command's zombie: every millisecond at first (a short
+ * command's result waits for it), then less often, doubling up to 50 ms.
+ */
 const WATCH_FIRST_MS = 1;
+const WATCH_QUICK_POLLS = 16;
 const WATCH_MAX_MS = 50;
 
 /** Field 52 of /proc/<pid>/stat (the wait status), as an index of readProcStatFields. */
 const EXIT_CODE_FIELD = 49;
 
-/** The host pids of one terminal command's processes. */
+/** The host pids of one terminal command's processes, and the numbers the sandbox knows the first two by. */
 export interface TerminalProcesses {
   /** The shell that leads the terminal's session. */
   readonly session: number;
   readonly holder: number;
   readonly job: number;
+  readonly sessionInSandbox: number;
+  readonly holderInSandbox: number;
+}
+
+/** The pid of host process `pid` in its innermost PID namespace (`NSpid`, the last number), or undefined. */
+function innermostPid(pid: number): number | undefined {
+  try {
+    const numbers = /^NSpid:\s*(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1]?.trim().split(/\s+/);
+    return numbers === undefined ? undefined : Number(numbers.at(-1));
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -133,16 +149,11 @@ function findTerminalProcesses(script: number, jobInSandbox: number): TerminalPr
   const session = readFirstChild(script).pid;
   const holder = session === undefined ? undefined : readFirstChild(session).pid;
   const job = holder === undefined ? undefined : readFirstChild(holder).pid;
-  if (session === undefined || holder === undefined || job === undefined) return undefined;
-  let namespaced: string;
-  try {
-    namespaced = readFileSync(`/proc/${job}/status`, 'latin1');
-  } catch {
-    return undefined;
-  }
-  // NSpid lists the pid in each namespace, the innermost last.
-  const pids = /^NSpid:\s*(.*)$/m.exec(namespaced)?.[1]?.trim().split(/\s+/);
-  return pids?.at(-1) === String(jobInSandbox) ? { session, holder, job } : undefined;
+  if (session === undefined || holder === undefined || job === undefined || innermostPid(job) !== jobInSandbox) return undefined;
+  const sessionInSandbox = innermostPid(session);
+  const holderInSandbox = innermostPid(holder);
+  if (sessionInSandbox === undefined || holderInSandbox === undefined) return undefined;
+  return { session, holder, job, sessionInSandbox, holderInSandbox };
 }
 
 /**
@@ -158,6 +169,8 @@ export class SandboxTerminal {
 
   private constructor(
     private readonly tools: IsolatedTerminalTools,
+    /** The sandbox's procfs, seen through its init (`/proc/<init>/root/proc`). */
+    private readonly sandboxProc: string,
     readonly processes: TerminalProcesses,
     /** The command's pid in the sandbox. */
     readonly sandboxPid: number,
@@ -171,14 +184,14 @@ export class SandboxTerminal {
    * what failed), under `script` (host pid `script`); or why the start
    * failed.
    */
-  static find(tools: IsolatedTerminalTools, script: number | undefined, line: string): SandboxTerminal | string {
+  static find(tools: IsolatedTerminalTools, init: number, script: number | undefined, line: string): SandboxTerminal | string {
     if (line === 'jobs') return "the sandbox's /bin/sh has no job control (set -m), which a command on a terminal needs";
     if (line === 'stty') return "stty could not set the size of the sandbox's terminal";
     if (!line.startsWith('pid ')) return `the terminal's holder reported ${JSON.stringify(line)} instead of the command's pid`;
     const pid = Number(line.slice(4));
     const processes = script === undefined ? undefined : findTerminalProcesses(script, pid);
     if (processes === undefined) return "the command on the sandbox's terminal was not found on the host";
-    return new SandboxTerminal(tools, processes, pid);
+    return new SandboxTerminal(tools, `/proc/${init}/root/proc`, processes, pid);
   }
 
   /**
@@ -186,11 +199,12 @@ export class SandboxTerminal {
    * command reaped unseen (its holder continued by someone) is never
    * reported here: `script`'s own status is then what is left.
    */
-  watch(ended: (status: ExitStatus) => void, delay = WATCH_FIRST_MS): void {
+  watch(ended: (status: ExitStatus) => void, polls = 0, delay = WATCH_FIRST_MS): void {
     clearTimeout(this.#watchTimer);
     const status = this.status();
     if (status === 'running') {
-      this.#watchTimer = setTimeout(() => this.watch(ended, Math.min(delay * 2, WATCH_MAX_MS)), delay);
+      const next = polls < WATCH_QUICK_POLLS ? delay : Math.min(delay * 2, WATCH_MAX_MS);
+      this.#watchTimer = setTimeout(() => this.watch(ended, polls + 1, next), delay);
     } else if (status !== 'gone') {
       ended(status);
     }
@@ -212,15 +226,22 @@ export class SandboxTerminal {
     return { exitCode: null, signal: SIGNAL_NAMES.get(signal) ?? 'SIGKILL' };
   }
 
-  /** The processes of the command's session, live, other than its shell and the holder. */
-  members(): number[] {
-    const { session, holder } = this.processes;
-    return sessionMembers(session, this.#sessionStart, liveProcesses()).filter((pid) => pid !== session && pid !== holder);
+  /**
+   * Whether a process of the command's session other than its shell and
+   * the holder is alive, as the sandbox's /proc lists them (a few, where
+   * the host's lists every process of the machine). The whole session
+   * lives in the sandbox: its processes start there and cannot leave.
+   */
+  othersAlive(): boolean {
+    const { sessionInSandbox: session, holderInSandbox: holder } = this.processes;
+    return someProcess((entry) => entry.session === session && entry.pid !== session && entry.pid !== holder && isRunningState(entry.state), { proc: this.sandboxProc }) ?? true;
   }
 
-  /** Sends `signal` to every process of the session but its shell and the holder, each by its pid. */
+  /** Sends `signal` to every live process of the session but its shell and the holder, each by its host pid. */
   signal(signal: NodeJS.Signals): void {
-    for (const pid of this.members()) {
+    const { session, holder } = this.processes;
+    const members = sessionMembers(session, this.#sessionStart, liveProcesses()).filter((pid) => pid !== session && pid !== holder);
+    for (const pid of members) {
       try {
         process.kill(pid, signal);
       } catch (error) {
