@@ -11,8 +11,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createLocalSandbox } from '@sandstream/adapter-local';
 import type { Sandbox } from '@sandstream/types';
 import { ended, isLive } from '@sandstream/test-support/processes';
+import { unless } from '@sandstream/test-support/skips';
 import { createExecServer, type JobStatus } from '../src/index.js';
 import { connect, failureOf, outcome, readOf, type Session } from './harness.js';
+import { isolation } from './isolation.js';
 
 const BOUND = 15_000;
 const home = mkdtempSync(join(tmpdir(), 'sandstream-mcp-pty-'));
@@ -98,6 +100,29 @@ describe('terminals', () => {
     await session.client.close();
     await ended(session.pid, BOUND, 'the server');
     for (const pid of pids) await ended(pid, BOUND, `pid ${pid} of the python session`);
+  });
+
+  unless(it, isolation)("isolation 'namespaces': python3 -i on the sandbox's own terminal, a line, ctrl-c, a resize, and kill leaves nothing running", async () => {
+    const { client } = await connect(['--adapter', 'local', '--isolation', 'namespaces']);
+    try {
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('sandbox_resize');
+      // Inside the sandbox the home is its own: the variables only keep the session plain.
+      const { id } = await structured<JobStatus>(client, 'sandbox_start', { argv: PYTHON.argv, env: ['PYTHONSTARTUP='], pty: { cols: 100, rows: 30 } });
+      await readUntil(client, id, (out) => out.endsWith('>>> '));
+      await structured(client, 'sandbox_write', { id, text: 'import os; print(6*7, os.ttyname(0))', keys: ['enter'] });
+      expect(await readUntil(client, id, (out) => /^42 \/dev\/pts\/\d+\n>>> $/m.test(out))).toMatch(/42 \/dev\/pts\/\d+/);
+      await structured(client, 'sandbox_write', { id, keys: ['ctrl-c'] });
+      await readUntil(client, id, (out) => /KeyboardInterrupt\n>>> $/.test(out));
+      await structured(client, 'sandbox_resize', { id, cols: 50, rows: 20 });
+      await structured(client, 'sandbox_write', { id, text: 'import shutil, subprocess; child = subprocess.Popen(["sleep", "300"]); print(shutil.get_terminal_size(), child.pid)', keys: ['enter'] });
+      await readUntil(client, id, (out) => /columns=50, lines=20\) \d+\n/.test(out));
+      expect((await structured<JobStatus>(client, 'sandbox_kill', { id })).state).toBe('exited');
+      // Seen from inside: no python and no sleep left in the sandbox.
+      const left = outcome(await call(client, 'sandbox_exec', { command: 'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f"; echo; done 2>/dev/null | grep -e python3 -e "sleep 300" | grep -v grep || echo none' }));
+      expect(left.stdout).toBe('none\n');
+    } finally {
+      await client.close();
+    }
   });
 
   it('exec on a terminal: the command has a tty, the output is text, raw gives the bytes', async () => {
