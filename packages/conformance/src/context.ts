@@ -3,7 +3,7 @@ import type { ExecResult, Sandbox, SandboxFactory } from '@sandstream/types';
 import { ConformanceFailure, describeError, HarnessError } from './assert.js';
 import type { ConformanceHooks } from './hooks.js';
 import type { OwnerLauncher } from './owner-launcher.js';
-import { probeAlive, type Exec } from './sandbox-scripts.js';
+import { killMarked, probeAlive, type Exec } from './sandbox-scripts.js';
 import type { Termination } from './termination-settings.js';
 
 /** What a case gets: a fresh sandbox and helpers that work through it. */
@@ -41,6 +41,15 @@ export interface CaseContext {
    * case's tokens (scratch directories count).
    */
   token(label: string): string;
+  /**
+   * SIGKILLs, through {@link exec}, every process carrying one of the case's
+   * tokens (scratch directories count), and returns their pids; never throws.
+   * For a case whose verdict is already a failure, before it throws: a
+   * Process the adapter holds back behind one of them (a start retried while
+   * the first attempt runs on) then settles, and the case's disposal need
+   * not wait out the termination budget of a start never confirmed.
+   */
+  endMarked(): Promise<number[]>;
   /** Runs a helper command through the sandbox; a failure to run it is a harness error. */
   exec(argv: readonly string[]): Promise<ExecResult>;
   /** Reads a file inside the sandbox, or undefined when it does not exist. */
@@ -193,6 +202,9 @@ export function createContext(
     exec,
     isAlive,
     poll,
+    async endMarked() {
+      return (await killMarked(exec, [...tokens, ...dirs]).catch(() => undefined)) ?? [];
+    },
     token(label) {
       const token = `sandstream-${label.replace(/[^a-z0-9-]/gi, '-')}-${randomUUID()}`;
       tokens.push(token);

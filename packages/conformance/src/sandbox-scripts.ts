@@ -84,6 +84,18 @@ export async function findMarked(exec: Exec, tokens: readonly string[]): Promise
   return result.stdoutText.split('\n').flatMap((line) => /^([0-9]+):/.exec(line)?.[1] ?? []).map(Number);
 }
 
+/**
+ * SIGKILLs, through `exec`, the processes whose command line carries one
+ * of `tokens` (one pass); returns their pids, or undefined where the
+ * sandbox cannot list them (no /proc).
+ */
+export async function killMarked(exec: Exec, tokens: readonly string[]): Promise<number[] | undefined> {
+  if (tokens.length === 0) return [];
+  const result = await exec(['sh', '-c', SWEEP_SCRIPT, 'sh', ...tokens.flatMap(splitToken)]);
+  if (result.exitCode !== 0) return undefined;
+  return result.stdoutText.split('\n').flatMap((line) => /^([0-9]+):/.exec(line)?.[1] ?? []).map(Number);
+}
+
 /** A process a sweep killed, the token its command line carried, and the start of that command line. */
 export interface Swept {
   readonly pid: number;

@@ -71,9 +71,14 @@ export async function arrivalOf<T>(arrival: Promise<T>, awaited: Awaited): Promi
   const stalled = lag.stop();
   if (outcome === 'pending' && stalled > 0) outcome = await settledWithin(arrival, stalled);
   if (outcome !== 'pending') return unwrap(outcome);
+  const waited = Math.round(performance.now() - printedAt);
+  // What had arrived by then, before ending the command makes an adapter let go of what it held.
+  const got = shown(awaited.got());
+  const ended = await ctx.endMarked();
   throw new ConformanceFailure(
     `${awaited.what} never arrived, though the command had printed it (it created ${marker} right after) ` +
-      `${Math.round(performance.now() - printedAt)} ms before; got instead: ${shown(awaited.got())}`,
+      `${waited} ms before; got instead: ${got}` +
+      (ended.length === 0 ? '' : `; the kit then ended the case's processes (pid ${ended.join(', ')})`),
   );
 }
 

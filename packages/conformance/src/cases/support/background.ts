@@ -233,7 +233,13 @@ export async function nextChunk(ctx: CaseContext, iterator: Chunks, marker: stri
   if (outcome === 'pending') {
     const within = await bound(ctx, STALL_MS);
     outcome = await settledWithin(pending, within);
-    if (outcome === 'pending') throw new ConformanceFailure(`${what}: nothing more arrived within ${within} ms, though the command had written it (it created ${marker})`);
+    if (outcome === 'pending') {
+      const ended = await ctx.endMarked();
+      throw new ConformanceFailure(
+        `${what}: nothing more arrived within ${within} ms, though the command had written it (it created ${marker})` +
+          (ended.length === 0 ? '' : `; the kit then ended the case's processes (pid ${ended.join(', ')})`),
+      );
+    }
   }
   if (outcome.rejected) throw outcome.reason;
   return outcome.value;

@@ -3,6 +3,7 @@
  * retried and is still waiting on, say) would hold a case until its limit; once the kit sees the
  * command running in the sandbox, by a token of its argv in a process's command line, `started()`
  * is due within the delivery bound, and its absence is the adapter's failure, found in seconds.
+ * The kit then ends the case's processes (`ctx.endMarked()`): the pending start may wait for one.
  */
 import type { Process } from '@sandstream/types';
 import { ConformanceFailure } from '../../assert.js';
@@ -37,8 +38,11 @@ export async function startedOnEvidence(ctx: CaseContext, proc: Process, argv: r
     const seenAt = performance.now();
     const after = await settledWithinLag(started, await deliveryBound(ctx));
     if (after === 'pending') {
+      const waited = Math.round(performance.now() - seenAt);
+      const ended = await ctx.endMarked();
       throw new ConformanceFailure(
-        `started() of ${what} did not settle, though the command was running in the sandbox (pid ${running.join(', ')}, found by its token) ${Math.round(performance.now() - seenAt)} ms before`,
+        `started() of ${what} did not settle, though the command was running in the sandbox (pid ${running.join(', ')}, found by its token) ${waited} ms before` +
+          (ended.length === 0 ? '' : `; the kit then ended the case's processes (pid ${ended.join(', ')})`),
       );
     }
     if (after.rejected) throw after.reason;
