@@ -13,8 +13,11 @@
  * scan, so a test that relies on `close()` to clean up what it should have
  * disposed itself still fails.
  */
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import {
@@ -202,3 +205,19 @@ afterAll(async () => {
   await Promise.allSettled([...open].map((sandbox) => sandbox.close()));
   expect(markedProcesses()).toEqual([]);
 });
+
+/** Why shellcheck cannot check the adapter's sh here, or undefined where it can (CI installs it). */
+export const shellcheckMissing = spawnSync('shellcheck', ['--version']).status === 0 ? undefined : 'shellcheck is not installed';
+
+/** What `shellcheck -s sh` says of `script` (nothing when it is clean), and its exit status. */
+export function shellcheckSh(script: string): { readonly said: string; readonly status: number | null } {
+  const dir = mkdtempSync(join(tmpdir(), 'sandstream-shellcheck-'));
+  try {
+    const file = join(dir, 'script.sh');
+    writeFileSync(file, script);
+    const checked = spawnSync('shellcheck', ['-s', 'sh', file], { encoding: 'utf8' });
+    return { said: checked.stdout + checked.stderr, status: checked.status };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

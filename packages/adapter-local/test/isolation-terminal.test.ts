@@ -6,16 +6,13 @@
  * The conformance kit's `pty.*` cases run against this mode in
  * conformance-isolated.test.ts.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { unless } from '@sandstream/test-support/skips';
 import type { LocalSandboxOptions } from '../src/index.js';
 import { probe, type IsolationSupport } from '../src/isolation/probe.js';
 import { HOLDER_SCRIPT, isolatedTerminalTools } from '../src/isolation/terminal.js';
-import { testSandbox } from './helpers.js';
+import { shellcheckMissing, shellcheckSh, testSandbox } from './helpers.js';
 
 const isolated = (options: LocalSandboxOptions = {}) => testSandbox({ isolation: 'namespaces', ...options });
 const SIZE = { cols: 101, rows: 37 };
@@ -87,17 +84,7 @@ describe("isolation: 'namespaces', where terminals cannot be made", () => {
     expect(isolatedTerminalTools(base, (name) => (name === 'stty' ? undefined : `/usr/bin/${name}`))).toEqual({ unavailable: expect.stringMatching(/stty/) });
   });
 
-  const shellcheck = spawnSync('shellcheck', ['--version']).status === 0;
-  unless(it, shellcheck ? undefined : 'shellcheck is not installed')("the holder's script is clean under shellcheck -s sh", () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sandstream-holder-'));
-    try {
-      const file = join(dir, 'holder.sh');
-      writeFileSync(file, HOLDER_SCRIPT);
-      const checked = spawnSync('shellcheck', ['-s', 'sh', file], { encoding: 'utf8' });
-      expect(checked.stdout + checked.stderr).toBe('');
-      expect(checked.status).toBe(0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  unless(it, shellcheckMissing)("the holder's script is clean under shellcheck -s sh", () => {
+    expect(shellcheckSh(HOLDER_SCRIPT)).toEqual({ said: '', status: 0 });
   });
 });

@@ -6,8 +6,8 @@
  * is replaced when it is killed. Real processes throughout: each owner is
  * a Node.js process running test/fixtures/owner.mjs on the built package.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -19,7 +19,7 @@ import { defineSandbox, liveProcesses, readProcStat } from '@sandstream/types/ru
 import { GUARDIAN_ARGS, GUARDIAN_ENV, GUARDIAN_SCRIPT, processGuardian } from '../src/guardian.js';
 import { localBackend } from '../src/index.js';
 import { probe } from '../src/isolation/probe.js';
-import { GRACE_MS, isAlive, MARKER, RUN_ID, testSandbox } from './helpers.js';
+import { GRACE_MS, isAlive, MARKER, RUN_ID, shellcheckMissing, shellcheckSh, testSandbox } from './helpers.js';
 import { commandProcesses, killOwnerAndWait, OWNER_LOSS_MS, running, startOwner, TREE } from './owner-helpers.js';
 
 describe("a plain command's tree does not outlive its owner", () => {
@@ -211,17 +211,7 @@ describe("the guardian's script", () => {
     );
   }
 
-  const shellcheck = spawnSync('shellcheck', ['--version']).status === 0;
-  unless(it, shellcheck ? undefined : 'shellcheck is not installed')('is clean under shellcheck -s sh', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sandstream-guardian-'));
-    try {
-      const file = join(dir, 'guardian.sh');
-      writeFileSync(file, GUARDIAN_SCRIPT);
-      const checked = spawnSync('shellcheck', ['-s', 'sh', file], { encoding: 'utf8' });
-      expect(checked.stdout + checked.stderr).toBe('');
-      expect(checked.status).toBe(0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  unless(it, shellcheckMissing)('is clean under shellcheck -s sh', () => {
+    expect(shellcheckSh(GUARDIAN_SCRIPT)).toEqual({ said: '', status: 0 });
   });
 });
