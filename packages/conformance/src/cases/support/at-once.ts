@@ -11,7 +11,7 @@ import type { CaseContext } from '../../context.js';
 import { deliveryBound, freshRoundTrip, settledWithinLag } from '../../timing.js';
 
 /** How `promise` settled within the delivery bound, extended as the module says; and the bound. */
-async function settledAtOnce<T>(ctx: CaseContext, promise: Promise<T>): Promise<{ outcome: Awaited<ReturnType<typeof settledWithinLag<T>>>; within: number }> {
+export async function settledAtOnce<T>(ctx: CaseContext, promise: Promise<T>): Promise<{ outcome: Awaited<ReturnType<typeof settledWithinLag<T>>>; within: number }> {
   const began = performance.now();
   let within = await deliveryBound(ctx);
   let outcome = await settledWithinLag(promise, within);

@@ -8,7 +8,8 @@
 import type { ExecResult, OutputChunk, Process, TerminalSize } from '@sandstream/types';
 import { check, checkEqual, ConformanceFailure } from '../../assert.js';
 import type { CaseContext } from '../../context.js';
-import { deliveryBound, freshRoundTrip, settledWithinLag } from '../../timing.js';
+import { deliveryBound, settledWithinLag } from '../../timing.js';
+import { settledAtOnce } from './at-once.js';
 import { nextChunk } from './background.js';
 import { expectAlive, readPid, scratch, type Watched } from './observe.js';
 
@@ -184,14 +185,7 @@ export function checkIdentity(text: string, term: string, what: string): void {
  */
 export async function endsSoon(ctx: CaseContext, proc: Process, what: string): Promise<ExecResult> {
   const began = performance.now();
-  const waiting = proc.wait();
-  let within = await deliveryBound(ctx);
-  let outcome = await settledWithinLag(waiting, within);
-  if (outcome === 'pending') {
-    const freshMs = await freshRoundTrip(ctx, Math.max(2_000, 4 * within));
-    if (freshMs !== undefined) within = Math.max(within, await deliveryBound(ctx, freshMs));
-    outcome = await settledWithinLag(waiting, Math.max(0, within - (performance.now() - began)));
-  }
+  const { outcome, within } = await settledAtOnce(ctx, proc.wait());
   if (outcome === 'pending') throw new ConformanceFailure(`${what}: the command had not ended ${Math.round(performance.now() - began)} ms later (bound: ${within} ms, the delivery bound grown to five round trips measured once it had passed)`);
   if (outcome.rejected) throw outcome.reason;
   return outcome.value;
