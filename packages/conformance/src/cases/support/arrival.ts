@@ -26,6 +26,12 @@ export interface Awaited extends Printed {
   readonly what: string;
   /** What arrived meanwhile, as text. */
   got(): string;
+  /**
+   * The caller goes on after a failure (it is not the case's verdict), so the
+   * case's processes are left running; by default a failure ends them first
+   * (`ctx.endMarked()`).
+   */
+  readonly goesOn?: boolean;
 }
 
 /** Before looking for the marker: most output arrives sooner, and then no helper command runs at all. */
@@ -74,7 +80,7 @@ export async function arrivalOf<T>(arrival: Promise<T>, awaited: Awaited): Promi
   const waited = Math.round(performance.now() - printedAt);
   // What had arrived by then, before ending the command makes an adapter let go of what it held.
   const got = shown(awaited.got());
-  const ended = await ctx.endMarked();
+  const ended = awaited.goesOn === true ? [] : await ctx.endMarked();
   throw new ConformanceFailure(
     `${awaited.what} never arrived, though the command had printed it (it created ${marker} right after) ` +
       `${waited} ms before; got instead: ${got}` +

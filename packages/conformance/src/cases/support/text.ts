@@ -35,7 +35,8 @@ function releaser(ctx: CaseContext, dir: string): { onChunk(): void; done(): Pro
     arrived.saw();
     touching = touch(ctx, `${dir}/go`).catch(() => undefined);
   };
-  const watching = arrivalOf(arrived.promise, { ctx, marker: `${dir}/printed`, what: 'the first two bytes', got: () => '' }).then(release, release);
+  // Not arriving is allowed here (the command is let go on): goesOn keeps it running.
+  const watching = arrivalOf(arrived.promise, { ctx, marker: `${dir}/printed`, what: 'the first two bytes', got: () => '', goesOn: true }).then(release, release);
   return {
     onChunk: release,
     async done() {
