@@ -8,15 +8,10 @@ export class Progress {
   #changedAt = performance.now();
   #slowestAdvance = 0;
 
-  /**
-   * Records a reading; returns how long the count has stood still (0 when it
-   * just moved). The first move from 0 is the command's start, not its pace:
-   * it does not count as an advance (an adapter that starts commands late
-   * would otherwise make every later stand-still look like progress).
-   */
+  /** Records a reading; returns how long the count has stood still (0 when it just moved). */
   see(value: number, now = performance.now()): number {
     if (value !== this.#previous) {
-      if (this.#previous > 0) this.#slowestAdvance = Math.max(this.#slowestAdvance, now - this.#changedAt);
+      if (this.#previous >= 0) this.#slowestAdvance = Math.max(this.#slowestAdvance, now - this.#changedAt);
       this.#previous = value;
       this.#changedAt = now;
     }
