@@ -57,9 +57,8 @@ describe("isolation: 'namespaces', terminals", () => {
     expect(result.exitCode).toBe(7);
     const seen = fields(result.stdoutText);
     expect(Number(seen.get('parent'))).toBeGreaterThan(1);
-    const left = await sb.run(['sh', '-c', 'for pid do [ ! -e "/proc/$pid" ] || echo "left $pid $(cat "/proc/$pid/cmdline" | tr "\\0" " ")"; done; ls /proc | grep -c "^[0-9]"', 'sh', seen.get('parent')!, seen.get('session')!]);
-    // Left: the init and its helper, and this command (ls, grep and the shell), nothing else.
-    expect(left.stdoutText.split('\n').filter((line) => line.startsWith('left'))).toEqual([]);
+    const left = await sb.run(['sh', '-c', 'for pid do [ ! -e "/proc/$pid" ] || echo "left $pid $(tr "\\0" " " < "/proc/$pid/cmdline")"; done', 'sh', seen.get('parent')!, seen.get('session')!]);
+    expect(left.stdoutText).toBe('');
   });
 
   it('a write after end() is StdinClosed; resize() after the end is refused', async () => {
@@ -77,7 +76,9 @@ describe("isolation: 'namespaces', terminals", () => {
 describe("isolation: 'namespaces', where terminals cannot be made", () => {
   const found = probe();
   const support = found instanceof Error ? undefined : found;
-  unless(it, support === undefined ? 'isolation is unavailable here' : undefined)('the sandbox declares no pty, and says why', () => {
+  // On CI the test runs (and fails where the machine cannot make the namespaces) instead of skipping.
+  const blocker = support === undefined && process.env['CI'] === undefined ? 'isolation is unavailable here' : undefined;
+  unless(it, blocker)('the sandbox declares no pty, and says why', () => {
     const base = support as IsolationSupport;
     expect(isolatedTerminalTools({ ...base, devpts: false })).toEqual({ unavailable: expect.stringMatching(/devpts/) });
     expect(isolatedTerminalTools(base, (name) => (name === 'script' ? undefined : `/usr/bin/${name}`))).toEqual({ unavailable: expect.stringMatching(/script/) });
