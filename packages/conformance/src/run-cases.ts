@@ -10,7 +10,7 @@ import type { ConformanceCase } from './case.js';
 import { measureSlowdown, retriedOutcome, retryFor, stillProgressing, type Contention } from './at-limit.js';
 import { coresBetween, sampleCpu } from './machine-cpu.js';
 import { aloneUnder, runsAlone, runScheduled, WAITING_CONCURRENCY, waitsUnder, type Release, type SchedulePlan } from './schedule.js';
-import { stallBounds, stallJudge } from './stall.js';
+import { IdleWindow, stallBounds, stallJudge } from './stall.js';
 import type { SandboxFactory } from '@sandstream/types';
 
 /** What {@link runCases} needs of the engine. */
@@ -76,6 +76,8 @@ export async function runCases(cases: readonly ConformanceCase[], runner: CaseRu
   const beside = new Beside();
   const atLimit: Array<{ testCase: ConformanceCase; index: number; first: CaseOutcome; reached: LimitReached; contention: Contention }> = [];
   const bounds = stallBounds(runner.roundTripMs);
+  // One measure of the machine's last second for every case's judge.
+  const idle = new IdleWindow();
   // Before the verdict, a case frees its slot only on a local backend, where a neighbour costs a case that only waits nothing.
   const quietRelease = plan.overlapWaiting;
   await runScheduled(
@@ -95,7 +97,7 @@ export async function runCases(cases: readonly ConformanceCase[], runner: CaseRu
         const now = sampleCpu();
         if (cpuAtStart !== undefined && now !== undefined) idleCores = coresBetween(cpuAtStart, now).idle;
       };
-      const judge = stallJudge(bounds, runner.verdictKnown);
+      const judge = stallJudge(bounds, runner.verdictKnown, idle);
       const free = (): void => {
         beside.free(entry);
         release();

@@ -30,6 +30,41 @@ export function stallBounds(roundTripMs: number | undefined): { readonly afterMs
 }
 
 /**
+ * The machine's idle cores over its last second, from samples that every
+ * case's judge takes as it looks: one window for the whole run, so a case
+ * that has just reached its first bound already knows what the machine did
+ * over the second before (a window of its own would make every case wait a
+ * second of its own first, a second per case on a broken adapter whose cases
+ * all wait).
+ */
+export class IdleWindow {
+  /** The newest sample at least a window old, then every later one. */
+  #samples: CpuSample[] = [];
+
+  constructor(
+    private readonly sample: () => CpuSample | undefined = sampleCpu,
+    private readonly windowMs = 1_000,
+  ) {}
+
+  /**
+   * Samples the machine now; the idle cores since the newest sample at least
+   * a window old, or undefined while there is none, or when the newest is
+   * over two windows old (nobody looked in between: that is not the last
+   * second).
+   */
+  look(): number | undefined {
+    const now = this.sample();
+    if (now === undefined) return undefined;
+    this.#samples.push(now);
+    let base = -1;
+    for (let i = 0; i < this.#samples.length; i++) if (now.at - this.#samples[i]!.at >= this.windowMs) base = i;
+    if (base > 0) this.#samples = this.#samples.slice(base);
+    const from = base >= 0 ? this.#samples[0] : undefined;
+    return from === undefined || now.at - from.at > 2 * this.windowMs ? undefined : coresBetween(from, now).idle;
+  }
+}
+
+/**
  * One case's judge of its stalls: called on every poll with how long the
  * case has been stalled and how long it has run, it says whether the case
  * frees its slot now. Once the verdict is known, a case also frees it when it
@@ -40,17 +75,10 @@ export function stallBounds(roundTripMs: number | undefined): { readonly afterMs
 export function stallJudge(
   bounds: { readonly afterMs: number; readonly quietMs: number },
   verdictKnown: () => boolean,
-  sample: () => CpuSample | undefined = sampleCpu,
+  idle: IdleWindow = new IdleWindow(),
 ): (stalledMs: number, runningMs?: number) => boolean {
-  let last: CpuSample | undefined;
-  let idleCores: number | undefined;
   return (stalledMs, runningMs = stalledMs) => {
-    // The machine's idle cores over the last second or so, measured as the case goes on.
-    const now = sample();
-    if (now !== undefined && (last === undefined || now.at - last.at >= 1_000)) {
-      if (last !== undefined) idleCores = coresBetween(last, now).idle;
-      last = now;
-    }
+    const idleCores = idle.look();
     const spare = idleCores !== undefined && idleCores >= SPARE_FOR_STALL;
     if (verdictKnown()) return stalledMs >= bounds.afterMs || (runningMs >= bounds.afterMs && spare);
     return stalledMs >= bounds.quietMs && spare;

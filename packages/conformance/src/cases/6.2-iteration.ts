@@ -1,7 +1,7 @@
 import { check, checkErrorCode, ConformanceFailure, thrownBy } from '../assert.js';
 import { defineCase } from '../case.js';
 import { collect } from './support/collect.js';
-import { bound, readMarker, scratch } from './support/observe.js';
+import { bound, readMarker, scratch, settledWithin } from './support/observe.js';
 import { Progress } from './support/progress.js';
 
 const FLOW_LINES = 1_600_000;
@@ -94,6 +94,10 @@ export const unreadOutputCases = [
       const begun = performance.now();
       const deadline = begun + (await bound(ctx, 30_000));
       const unstarted = begun + (await bound(ctx, 10_000));
+      // The watch begins once the command has started: a late start is not the command writing slowly,
+      // and counted as its slowest advance it would hold the reader back four times as long as the start
+      // took. A start that fails or never comes is left to the reading below (and to start.eager).
+      await settledWithin(proc.started(), Math.max(0, unstarted - performance.now()));
       const watch = new Progress();
       for (;;) {
         const progress = Number((await readMarker(ctx, `${dir}/progress`))?.trim() ?? '0');
