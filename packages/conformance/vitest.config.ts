@@ -26,5 +26,7 @@ export default sandstreamVitestConfig(
     // root's `npm test` runs that after every other package's tests, alone on the machine. Its
     // spinning processes would take the CPU that the timing checks of suites beside it wait for.
     alone: { load: ['test/load.test.ts'] },
+    // It stubs the environment (NO_COLOR) around the reporters it loads.
+    isolated: ['test/reporters.test.ts'],
   },
 );

@@ -3,9 +3,9 @@
 // reports cut out of standard error as they arrive.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { isLive, killEach, markedProcesses, procStat } from '@sandstream/test-support/processes';
 import { ReportSplitter, SUPERVISOR, SUPERVISOR_NAME, TAG_VARIABLE, supervisorArgv, type SupervisorLease, type SupervisorReport } from '../src/index.js';
 
@@ -20,12 +20,22 @@ function firstExisting(...paths: string[]): string | undefined {
 }
 
 const busybox = firstExisting('/usr/bin/busybox', '/bin/busybox');
-// busybox runs the applet its argv[0] names: an `ash` link makes `$0`-free `ash -c` work.
-const linkDir = mkdtempSync(join(tmpdir(), 'sandstream-remote-'));
+// busybox runs the applet its argv[0] names: an `ash` link makes `$0`-free `ash -c` work. The link
+// is made once in the package's ignored cache and kept: the fast loop's files share this module, and
+// a test worker can end without running exit handlers, so a per-file or per-process temporary
+// directory was left behind.
+const linkDir = fileURLToPath(new URL('../node_modules/.cache/sandstream-shells/', import.meta.url));
 let ash: string | undefined;
 if (busybox !== undefined) {
   ash = join(linkDir, 'ash');
-  symlinkSync(busybox, ash);
+  mkdirSync(linkDir, { recursive: true });
+  // Another worker may make it at the same moment; a link left to another busybox is made again.
+  if (!existsSync(ash) || readlinkSync(ash) !== busybox) {
+    const made = join(linkDir, `ash.${process.pid}`);
+    rmSync(made, { force: true });
+    symlinkSync(busybox, made);
+    renameSync(made, ash);
+  }
 }
 
 export const SHELLS: readonly Shell[] = [
@@ -34,9 +44,15 @@ export const SHELLS: readonly Shell[] = [
   { name: 'busybox ash', path: ash },
 ];
 
-export function removeLinks(): void {
-  rmSync(linkDir, { recursive: true, force: true });
+/**
+ * The shells the shell tests run under: all of {@link SHELLS}, or dash alone
+ * in the fast loop (`npm run test:fast`), which says so once per file.
+ */
+export const TESTED_SHELLS: readonly Shell[] = process.env['SANDSTREAM_TEST_LOOP'] === 'fast' ? SHELLS.slice(0, 1) : SHELLS;
+if (TESTED_SHELLS.length < SHELLS.length) {
+  console.info(`the fast loop runs the shell tests under ${TESTED_SHELLS.map((s) => s.name).join(', ')} alone; npm test runs them under ${SHELLS.map((s) => s.name).join(', ')}`);
 }
+
 
 /** Why a shell's tests are skipped, or undefined to run them. On CI a missing shell is a failure, not a skip. */
 export function missing(shell: Shell): string | undefined {

@@ -11,7 +11,7 @@ import { isLive, killEach, markedProcesses } from '@sandstream/test-support/proc
 import { unless } from '@sandstream/test-support/skips';
 import { waitFor } from '@sandstream/test-support/timing';
 import { TAG_VARIABLE, leaseArgv, sweepArgv } from '../src/index.js';
-import { SHELLS, Supervised, missing, removeLinks, uptime, type Shell } from './harness.js';
+import { TESTED_SHELLS, Supervised, missing, uptime, type Shell } from './harness.js';
 
 const started: Supervised[] = [];
 const work = mkdtempSync(join(tmpdir(), 'sandstream-lease-'));
@@ -21,7 +21,6 @@ afterEach(() => {
 });
 afterAll(() => {
   rmSync(work, { recursive: true, force: true });
-  removeLinks();
 });
 
 /** Generous bounds: these tests run beside whole suites on two cores. */
@@ -50,7 +49,7 @@ function renewalMs(file: string): number {
   return slowest;
 }
 
-describe.each(SHELLS)('the owner lease under $name', (shell) => {
+describe.each(TESTED_SHELLS)('the owner lease under $name', (shell) => {
   const it_ = unless(it, missing(shell));
 
   it_('once it lapses, the tree gets SIGTERM, then SIGKILL after the grace period, and what left the session goes by its tag', { timeout: 60_000 }, async () => {

@@ -1,16 +1,15 @@
 // The in-sandbox programs as embedded: equal to what src/sh/ generates, and read by every shell.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { unless } from '@sandstream/test-support/skips';
 // A plain ES module, the generator itself (npm run generate).
 import { GENERATED, PROGRAMS, embedLines, renderPrograms } from '../scripts/embed-sh.mjs';
 import * as generated from '../src/generated/programs.js';
 import { BACKGROUND, FOLLOWER, FORWARDED_SIGNALS, HELPER, RECORDS, STDIN_PROBE, SUPERVISOR, SUPERVISOR_NAME, TAG_VARIABLE } from '../src/index.js';
 import { CHANNEL } from '../src/helper-channel.js';
-import { SHELLS, missing, removeLinks } from './harness.js';
+import { TESTED_SHELLS, missing } from './harness.js';
 
-afterAll(() => removeLinks());
 
 const REGENERATE = 'npm run generate -w @sandstream/remote';
 
@@ -70,7 +69,7 @@ describe('src/generated/programs.ts', () => {
   });
 });
 
-describe.each(SHELLS)('the programs under $name', (shell) => {
+describe.each(TESTED_SHELLS)('the programs under $name', (shell) => {
   unless(it, missing(shell)).each(PROGRAMS.map(([name]) => [name] as const))('parses %s (sh -n)', (name) => {
     const checked = spawnSync(shell.path as string, ['-n', '-c', EXPORTED[name] as string], { encoding: 'utf8' });
     expect(checked.stderr).toBe('');

@@ -14,12 +14,11 @@ import { unless } from '@sandstream/test-support/skips';
 import { waitFor } from '@sandstream/test-support/timing';
 import { backgroundArgv, recordsArgv } from '../src/background.js';
 import { supervisorArgv, TAG_VARIABLE } from '../src/supervisor.js';
-import { SHELLS, missing, removeLinks, type Shell } from './harness.js';
+import { TESTED_SHELLS, missing, type Shell } from './harness.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sandstream-liveness-'));
 afterAll(() => {
   rmSync(root, { recursive: true, force: true });
-  removeLinks();
 });
 const started: ChildProcess[] = [];
 afterEach(() => {
@@ -78,7 +77,7 @@ function identity(pid: number): string {
   return `${pid} ${stat.startTicks}`;
 }
 
-describe.each(SHELLS)("a background record's liveness under $name", (shell) => {
+describe.each(TESTED_SHELLS)("a background record's liveness under $name", (shell) => {
   const it_ = unless(it, missing(shell));
 
   it_('the start writes the pid and start time of the shell that becomes the supervisor', async () => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ReportSplitter, supervisorArgv, type SupervisorReport } from '../src/index.js';
-import { missing, SHELLS } from './harness.js';
+import { missing, TESTED_SHELLS } from './harness.js';
 
 const ON_TERMINAL = fileURLToPath(new URL('./fixtures/on-terminal.py', import.meta.url));
 
@@ -52,7 +52,7 @@ function onTerminal(shell: string, argv: string[], input?: { bytes: string; at: 
 
 const IDS = 'read -r l < /proc/self/stat; set -- ${l##*) }; echo "ids=$$ $3 $4 $6"; for fd in 0 1 2; do [ -t $fd ] && echo "tty$fd"; done; echo "size=$(stty size)"';
 
-for (const shell of SHELLS) {
+for (const shell of TESTED_SHELLS) {
   const why = missing(shell);
   describe.skipIf(why !== undefined)(`the supervisor on a terminal under ${shell.name}${why === undefined ? '' : ` (${why})`}`, () => {
     it('runs the command as the leader of the foreground group in its own session, its reports in the record, its exit code exact', async () => {

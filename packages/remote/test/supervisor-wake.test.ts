@@ -1,16 +1,15 @@
 // The supervisor's waker (ADR-0033, "The end seen by an event"): the command's end wakes the
 // supervisor at once; the polls stay the fallback, at their old pace once the waker has called.
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { procState } from '@sandstream/test-support/processes';
 import { unless } from '@sandstream/test-support/skips';
-import { CLOCK_TICKS, SHELLS, Supervised, missing, removeLinks, uptime, type Shell } from './harness.js';
+import { CLOCK_TICKS, TESTED_SHELLS, Supervised, missing, uptime, type Shell } from './harness.js';
 
 const started: Supervised[] = [];
 
 afterEach(() => {
   for (const s of started.splice(0)) s.cleanup();
 });
-afterAll(() => removeLinks());
 
 function run(shell: Shell, argv: readonly string[]): Supervised {
   const s = new Supervised(shell, argv);
@@ -21,7 +20,7 @@ function run(shell: Shell, argv: readonly string[]): Supervised {
 /** The descriptor the command keeps the write end of the waker's pipe on (supervisor.ts). */
 const WAKE_FD = 7;
 
-describe.each(SHELLS)('the waker under $name', (shell) => {
+describe.each(TESTED_SHELLS)('the waker under $name', (shell) => {
   const it_ = unless(it, missing(shell));
 
   it_('reports the end of a command while the poll that would see it still sleeps', async () => {
