@@ -18,7 +18,7 @@ import { REQUIREMENTS } from './requirements.js';
 import { createSandbox, runCaseWatched, withTimeout, type CaseOutcome } from './run-case.js';
 import { describeFault, FAULT_ADVICE, inPhaseScope, watchRun, type Fault, type RunWatch } from './faults.js';
 import { watchWarnings } from './warnings.js';
-import { schedulePlan } from './schedule.js';
+import { LOCAL_ROUND_TRIP_MS, schedulePlan } from './schedule.js';
 import { measureCommandCpu, type CommandCpu } from './machine-cpu.js';
 import { runCases } from './run-cases.js';
 import { deselected } from './select.js';
@@ -72,14 +72,15 @@ const PROBE_WINDOW_MS = 250;
 
 /**
  * The fastest of a few runs of a trivial command: the backend's round trip,
- * with the machine's load mostly left out. Through run() only: a Process the
- * probe made and disposed could raise faults of a broken adapter outside
- * every case, before the first.
+ * with the machine's load mostly left out. With `windowMs`, the runs go on
+ * for at least that long. Through run() only: a Process the probe made and
+ * disposed could raise faults of a broken adapter outside every case, before
+ * the first.
  */
-async function roundTrip(sandbox: Sandbox): Promise<number> {
+async function roundTrip(sandbox: Sandbox, windowMs = 0): Promise<number> {
   const times: number[] = [];
   const since = performance.now();
-  for (let i = 0; i < 50 && (i < 5 || performance.now() - since < PROBE_WINDOW_MS); i++) {
+  for (let i = 0; i < 50 && (i < 5 || performance.now() - since < windowMs); i++) {
     const started = performance.now();
     await sandbox.run(['true'], { timeout: 10_000 });
     times.push(performance.now() - started);
@@ -87,10 +88,18 @@ async function roundTrip(sandbox: Sandbox): Promise<number> {
   return Math.min(...times);
 }
 
-/** The adapter as a fresh sandbox shows it, or why the run cannot go on. */
+/**
+ * The adapter as a fresh sandbox shows it, or why the run cannot go on.
+ * The machine's CPU is measured only where it can change the plan
+ * (`measureCpu`): under `'auto'`, with more than one case to run, on a
+ * backend whose first round trips are not already those of a local one
+ * (more runs can only lower the fastest). Elsewhere a few runs give the
+ * round trip, and a run of one case starts without a second of measuring.
+ */
 async function probeAdapter(
   factory: SandboxFactory,
   timeoutMs: number,
+  measureCpu: boolean,
 ): Promise<{ name: string; manifest: CapabilityManifest; problem?: string; roundTripMs?: number; cpu?: CommandCpu }> {
   const probe = await withTimeout(createSandbox(factory), timeoutMs, () => new HarnessError('the factory hung'));
   const name = typeof probe.name === 'string' && probe.name !== '' ? probe.name : 'unnamed';
@@ -99,11 +108,13 @@ async function probeAdapter(
     // A run() that hangs is the adapter's failure, for the cases to report; only a missing tool stops the run.
     const missing = await withTimeout(missingTools(probe), timeoutMs, () => new Error('hung')).catch(() => undefined);
     if (missing !== undefined) return { name, manifest, problem: missing };
-    let roundTripMs: number | undefined;
+    const timed = (windowMs: number) => withTimeout(roundTrip(probe, windowMs), timeoutMs, () => new Error('hung')).catch(() => undefined);
+    let roundTripMs = await timed(0);
+    if (!measureCpu || roundTripMs === undefined || roundTripMs < LOCAL_ROUND_TRIP_MS) return { name, manifest, ...(roundTripMs === undefined ? {} : { roundTripMs }) };
     // What the trivial commands cost this machine's CPU decides how many cases 'auto' runs at once (machine-cpu.ts).
     const cpu = await measureCommandCpu(async () => {
-      const measured = await withTimeout(roundTrip(probe), timeoutMs, () => new Error('hung')).catch(() => undefined);
-      // Measured once per CPU reading: the faster of the two is the round trip.
+      const measured = await timed(PROBE_WINDOW_MS);
+      // Measured once per CPU reading: the fastest of all is the round trip.
       roundTripMs = measured === undefined ? roundTripMs : Math.min(measured, roundTripMs ?? measured);
     });
     return { name, manifest, ...(roundTripMs === undefined ? {} : { roundTripMs }), ...(cpu === undefined || roundTripMs === undefined ? {} : { cpu }) };
@@ -227,7 +238,9 @@ async function runWatched(options: ConformanceOptions, faults: ReturnType<typeof
     if (harnessProblem === undefined) {
       faults.setPhase('the probe of the adapter, before the first case');
       try {
-        const probe = await inPhaseScope('the probe of the adapter, before the first case', faults.watch, () => probeAdapter(factory, caseTimeoutMs));
+        // Only 'auto' chooses from the CPU, and only between cases that could run side by side.
+        const measureCpu = concurrency === 'auto' && CASES.filter((c) => deselected(c, options) === undefined).length > 1;
+        const probe = await inPhaseScope('the probe of the adapter, before the first case', faults.watch, () => probeAdapter(factory, caseTimeoutMs, measureCpu));
         adapterName = probe.name;
         manifest = probe.manifest;
         harnessProblem = probe.problem;
