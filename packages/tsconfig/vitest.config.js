@@ -19,8 +19,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * out (the root's `npm test` runs each such mode after the packages' tests).
  * They are left out of the fast loop too.
  *
- * `isolated` lists files that mock modules (`vi.mock`): the fast loop, whose
- * other files share their workers' module graphs, loads theirs afresh.
+ * `isolated` lists files that mock modules (`vi.mock`) or stub what modules
+ * read as they load (the environment): the fast loop, whose other files
+ * share their workers' module graphs, loads theirs afresh.
  *
  * In the fast loop, tests see `SANDSTREAM_TEST_LOOP=fast`: a file that runs
  * the same tests under several shells may run them under one there (it says
@@ -57,7 +58,9 @@ function fastLoop(exclude, isolated) {
     ...settings,
     projects: [
       { extends: true, test: { name: 'fresh modules', include: isolated, isolate: true } },
-      { extends: true, test: { name: 'shared modules', exclude: [...exclude, ...isolated] } },
+      // Said again here: a project that extends the root did not take its `isolate: false`, and
+      // every file of these packages started a worker of its own (30 in the kit's package).
+      { extends: true, test: { name: 'shared modules', exclude: [...exclude, ...isolated], isolate: false } },
     ],
   };
 }
